@@ -1,0 +1,61 @@
+# Every target that needs Python makes .venv first, so a fresh clone needs only python3.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+SAMPLE := resources/sample.safetensors
+PIP    := $(BIN)/python -m pip -q --disable-pip-version-check --no-warn-script-location
+
+.PHONY: run test lint bench fuzz package package-test clean install install-test
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install --upgrade pip
+
+# stamps: reinstall when pyproject.toml changes
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(PIP) install -e . 2>&1 | grep -v "is ignored: it is neither a file nor a directory" || true
+	$(BIN)/python -c "import inspector, PySide6, pyqtgraph, safetensors, ml_dtypes"
+	touch $@
+
+$(VENV)/.installed-test: pyproject.toml | $(BIN)/python
+	$(PIP) install -e '.[test]' 2>&1 | grep -v "is ignored: it is neither a file nor a directory" || true
+	$(BIN)/python -c "import inspector, PySide6, pyqtgraph, safetensors, ml_dtypes, torch, pytest, pytestqt, hypothesis"
+	touch $@ $(VENV)/.installed
+
+install: $(VENV)/.installed
+install-test: $(VENV)/.installed-test
+
+run: $(VENV)/.installed
+	@if [ "$$(uname)" = Linux ] && [ -z "$$DISPLAY$$WAYLAND_DISPLAY" ] && [ -z "$$QT_QPA_PLATFORM" ]; then \
+		echo "No display found (DISPLAY/WAYLAND_DISPLAY unset): rendering the window to sample-screenshot.png instead."; \
+		QT_QPA_PLATFORM=offscreen $(BIN)/checkpoint-inspector --screenshot sample-screenshot.png $(SAMPLE) \
+			&& echo "Wrote sample-screenshot.png"; \
+	else \
+		$(BIN)/checkpoint-inspector $(SAMPLE); \
+	fi
+
+test: $(VENV)/.installed-test
+	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q
+
+lint: $(VENV)/.installed-test
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports
+
+bench: $(VENV)/.installed-test
+	$(BIN)/python bench/cast_vs_torch.py
+	$(BIN)/python bench/list_vs_safe_open.py
+	QT_QPA_PLATFORM=offscreen $(BIN)/python bench/gui_open_200k.py
+
+fuzz: $(VENV)/.installed-test
+	$(PIP) install atheris
+	$(BIN)/python tests/fuzz/fuzz_header.py -max_total_time=300
+
+package: $(VENV)/.installed
+	bash packaging/build.sh
+
+package-test: package
+	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q -m slow --run-slow tests/packaging
+
+clean:
+	rm -rf $(VENV) build dist .pytest_cache .ruff_cache

@@ -1,0 +1,267 @@
+"""Open a checkpoint — one file, a sharded ``*.safetensors.index.json``, or a folder — header only.
+
+Tensor data is never read at open time. :meth:`Checkpoint.view` maps a tensor's bytes through mmap;
+:meth:`Checkpoint.iter_chunks` streams them in bounded pieces for jobs that touch every byte.
+"""
+
+from __future__ import annotations
+
+import json
+import mmap
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .dtypes import DType
+from .errors import CheckpointError
+from .header import Header, TensorInfo, read_header
+
+INDEX_SUFFIX = ".safetensors.index.json"
+DEFAULT_CHUNK_BYTES = 8 << 20
+
+
+@dataclass
+class Checkpoint:
+    """All tensors of a checkpoint, merged across shards; each tensor knows its file."""
+
+    path: str
+    files: list[Header]
+    tensors: list[TensorInfo]
+    index_path: str | None = None
+    index_metadata: dict[str, Any] | None = None
+    _by_name: dict[str, TensorInfo] = field(default_factory=dict, repr=False)
+    _by_file: dict[str, Header] = field(default_factory=dict, repr=False)
+    _maps: dict[str, mmap.mmap] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        self._by_name = {t.name: t for t in self.tensors}
+        self._by_file = {h.path: h for h in self.files}
+
+    # -- lookup ---------------------------------------------------------------------------
+    @property
+    def is_sharded(self) -> bool:
+        return self.index_path is not None
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        """File ``__metadata__`` (single file) or the index's ``metadata`` (sharded)."""
+        if self.is_sharded:
+            return dict(self.index_metadata or {})
+        return dict(self.files[0].metadata or {})
+
+    @property
+    def total_nbytes(self) -> int:
+        return sum(t.nbytes for t in self.tensors)
+
+    def __len__(self) -> int:
+        return len(self.tensors)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._by_name
+
+    def __getitem__(self, name: str) -> TensorInfo:
+        return self._by_name[name]
+
+    def header_of(self, tensor: TensorInfo) -> Header:
+        return self._by_file[tensor.file]
+
+    def byte_range(self, tensor: TensorInfo) -> tuple[int, int]:
+        """Absolute [start, end) of the tensor's bytes inside its file."""
+        base = self._by_file[tensor.file].data_start
+        return base + tensor.start, base + tensor.end
+
+    # -- data -----------------------------------------------------------------------------
+    def _map(self, path: str) -> mmap.mmap | None:
+        mm = self._maps.get(path)
+        if mm is None:
+            header = self._by_file[path]
+            if header.file_size == 0:
+                return None
+            with open(path, "rb") as f:
+                if os.fstat(f.fileno()).st_size != header.file_size:
+                    raise CheckpointError(path, "file changed on disk since it was opened; reopen it")
+                mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+            self._maps[path] = mm
+        return mm
+
+    def view(self, tensor: TensorInfo | str) -> np.ndarray:
+        """The tensor as a read-only numpy array over the mmapped file (packed dtypes are unpacked)."""
+        t = self[tensor] if isinstance(tensor, str) else tensor
+        if t.nbytes == 0:
+            return np.zeros(t.shape, dtype=t.dtype.numpy)
+        start, end = self.byte_range(t)
+        mm = self._map(t.file)
+        if t.dtype.is_packed:
+            raw = np.frombuffer(mm, dtype=np.uint8, count=end - start, offset=start)
+            return unpack(raw, t.dtype).reshape(t.shape)
+        return np.frombuffer(mm, dtype=t.dtype.numpy, count=t.numel, offset=start).reshape(t.shape)
+
+    def iter_chunks(
+        self, tensor: TensorInfo, chunk_bytes: int = DEFAULT_CHUNK_BYTES
+    ) -> Iterator[np.ndarray]:
+        """Yield the tensor's elements as flat arrays of at most ``chunk_bytes`` each.
+
+        Reads with ``readinto`` into one reusable buffer, so resident memory stays at one chunk
+        however large the file; each yielded array is only valid until the next one is requested.
+        """
+        dtype = tensor.dtype
+        # whole elements per chunk; packed dtypes need a multiple of 3 bytes (F6) or 1 (F4)
+        unit = 3 if dtype.bits == 6 else max(1, dtype.bits // 8)
+        chunk = max(unit, chunk_bytes // unit * unit)
+        start, end = self.byte_range(tensor)
+        buf = bytearray(min(chunk, max(end - start, 0)))
+        with open(tensor.file, "rb", buffering=0) as f:
+            f.seek(start)
+            pos = start
+            while pos < end:
+                n = min(chunk, end - pos)
+                mv = memoryview(buf)[:n]
+                got = f.readinto(mv)
+                while got is not None and got < n:
+                    more = f.readinto(mv[got:])
+                    if not more:
+                        raise CheckpointError(tensor.file, "file is shorter than its header says (truncated while reading)")
+                    got += more
+                pos += n
+                raw = np.frombuffer(buf, dtype=np.uint8, count=n)
+                yield unpack(raw, dtype) if dtype.is_packed else raw.view(dtype.numpy)
+
+    def close(self) -> None:
+        for mm in self._maps.values():
+            try:
+                mm.close()
+            except BufferError:
+                pass  # a numpy view is still alive; the map closes when it is collected
+        self._maps.clear()
+
+    def __enter__(self) -> Checkpoint:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def unpack(raw: np.ndarray, dtype: DType) -> np.ndarray:
+    """Unpack sub-byte floats (F4: two per byte, low nibble first; F6: four per 3 bytes, LSB first)."""
+    if dtype.bits == 4:
+        out = np.empty(raw.size * 2, dtype=np.uint8)
+        out[0::2] = raw & 0x0F
+        out[1::2] = raw >> 4
+    elif dtype.bits == 6:
+        b = raw.reshape(-1, 3).astype(np.uint32)
+        word = b[:, 0] | (b[:, 1] << 8) | (b[:, 2] << 16)
+        out = np.empty((b.shape[0], 4), dtype=np.uint8)
+        for i in range(4):
+            out[:, i] = (word >> (6 * i)) & 0x3F
+        out = out.reshape(-1)
+    else:
+        raise ValueError(f"{dtype.name} is not a packed dtype")
+    return out.view(dtype.numpy)
+
+
+# -- opening ------------------------------------------------------------------------------
+
+def open_checkpoint(path: str | os.PathLike[str]) -> Checkpoint:
+    """Open a ``.safetensors`` file, a ``*.safetensors.index.json``, or a folder holding either."""
+    path = os.fspath(path)
+    if os.path.isdir(path):
+        return _open_folder(path)
+    if not os.path.exists(path):
+        raise CheckpointError(path, "no such file or folder")
+    if path.endswith(".json"):
+        return open_index(path)
+    header = read_header(path)
+    return Checkpoint(path, [header], list(header.tensors))
+
+
+def _open_folder(folder: str) -> Checkpoint:
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError as e:
+        raise CheckpointError(folder, f"cannot list folder: {e.strerror or e}") from None
+    indexes = [n for n in names if n.endswith(INDEX_SUFFIX)]
+    if len(indexes) > 1 and "model" + INDEX_SUFFIX in indexes:
+        indexes = ["model" + INDEX_SUFFIX]
+    if len(indexes) == 1:
+        return open_index(os.path.join(folder, indexes[0]))
+    if len(indexes) > 1:
+        raise CheckpointError(
+            folder, f"holds {len(indexes)} index files ({', '.join(indexes)}); open one of them"
+        )
+    files = [
+        n for n in names
+        if n.endswith(".safetensors") and os.path.isfile(os.path.join(folder, n))
+    ]
+    if len(files) == 1:
+        return open_checkpoint(os.path.join(folder, files[0]))
+    if not files:
+        raise CheckpointError(folder, "folder holds no .safetensors file and no *.safetensors.index.json")
+    raise CheckpointError(
+        folder,
+        f"folder holds {len(files)} .safetensors files but no index.json to join them; open one file",
+    )
+
+
+def open_index(index_path: str) -> Checkpoint:
+    """Open a sharded checkpoint; every shard and the index must agree tensor for tensor."""
+    try:
+        with open(index_path, "rb") as f:
+            raw = f.read(MAX_INDEX_BYTES + 1)
+    except OSError as e:
+        raise CheckpointError(index_path, f"cannot read: {e.strerror or e}") from None
+    if len(raw) > MAX_INDEX_BYTES:
+        raise CheckpointError(index_path, "index file is over 100 MB; not a safetensors index")
+    try:
+        index = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as e:
+        raise CheckpointError(index_path, f"index is not valid JSON ({e})") from None
+    weight_map = index.get("weight_map") if isinstance(index, dict) else None
+    if not isinstance(weight_map, dict):
+        raise CheckpointError(index_path, "not a safetensors index: no \"weight_map\" object")
+    folder = os.path.dirname(os.path.abspath(index_path))
+    shard_names: list[str] = []
+    for name, shard in weight_map.items():
+        if not isinstance(shard, str) or not shard:
+            raise CheckpointError(index_path, f"weight_map entry for {name!r} is not a file name")
+        if os.path.isabs(shard) or ".." in shard.replace("\\", "/").split("/"):
+            raise CheckpointError(index_path, f"shard {shard!r} points outside the index's folder")
+        if shard not in shard_names:
+            shard_names.append(shard)
+    shard_names.sort()
+    files: list[Header] = []
+    tensors: list[TensorInfo] = []
+    for shard in shard_names:
+        shard_path = os.path.join(folder, shard)
+        if not os.path.isfile(shard_path):
+            raise CheckpointError(index_path, f"shard {shard!r} named in the index is missing")
+        header = read_header(shard_path)
+        files.append(header)
+        present = set()
+        for t in header.tensors:
+            mapped = weight_map.get(t.name)
+            if mapped is None:
+                raise CheckpointError(
+                    shard_path, f"tensor {t.name!r} is in this shard but not in the index"
+                )
+            if mapped != shard:
+                raise CheckpointError(
+                    shard_path, f"tensor {t.name!r} is in this shard but the index puts it in {mapped!r}"
+                )
+            present.add(t.name)
+            tensors.append(t)
+        for name, mapped in weight_map.items():
+            if mapped == shard and name not in present:
+                raise CheckpointError(
+                    index_path, f"tensor {name!r} is listed in the index but missing from shard {shard!r}"
+                )
+    meta = index.get("metadata")
+    return Checkpoint(
+        index_path, files, tensors, index_path=index_path,
+        index_metadata=meta if isinstance(meta, dict) else None,
+    )
+
+
+MAX_INDEX_BYTES = 100_000_000

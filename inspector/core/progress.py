@@ -1,0 +1,39 @@
+"""Progress reporting shared by every long job (stats, cast, diff), free of any UI toolkit.
+
+Jobs are generators: they ``yield Progress`` between bounded steps and ``return`` their result.
+A caller cancels by simply not asking for the next step (then ``close()``-ing the generator),
+so cancellation is cooperative and cleanup runs in the job's ``finally`` blocks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Generator
+from dataclasses import dataclass
+from typing import TypeVar
+
+R = TypeVar("R")
+
+
+@dataclass(frozen=True)
+class Progress:
+    done: int  # bytes processed so far
+    total: int  # bytes the job will process
+    name: str = ""  # tensor being processed
+
+    @property
+    def fraction(self) -> float:
+        return 1.0 if self.total <= 0 else min(1.0, self.done / self.total)
+
+
+Job = Generator[Progress, None, R]
+
+
+def run_job(job: Job[R], on_progress: Callable[[Progress], object] | None = None) -> R:
+    """Drive a job to completion on the calling thread and return its result."""
+    while True:
+        try:
+            p = next(job)
+        except StopIteration as stop:
+            return stop.value
+        if on_progress is not None:
+            on_progress(p)
