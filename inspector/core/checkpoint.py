@@ -6,6 +6,7 @@ Tensor data is never read at open time. :meth:`Checkpoint.view` maps a tensor's 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import mmap
 import os
@@ -82,7 +83,9 @@ class Checkpoint:
                 return None
             with open(path, "rb") as f:
                 if os.fstat(f.fileno()).st_size != header.file_size:
-                    raise CheckpointError(path, "file changed on disk since it was opened; reopen it")
+                    raise CheckpointError(
+                        path, "file changed on disk since it was opened; reopen it"
+                    )
                 mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
             self._maps[path] = mm
         return mm
@@ -123,7 +126,10 @@ class Checkpoint:
                 while got is not None and got < n:
                     more = f.readinto(mv[got:])
                     if not more:
-                        raise CheckpointError(tensor.file, "file is shorter than its header says (truncated while reading)")
+                        raise CheckpointError(
+                            tensor.file,
+                            "file is shorter than its header says (truncated while reading)",
+                        )
                     got += more
                 pos += n
                 raw = np.frombuffer(buf, dtype=np.uint8, count=n)
@@ -131,10 +137,9 @@ class Checkpoint:
 
     def close(self) -> None:
         for mm in self._maps.values():
-            try:
+            # a numpy view still alive keeps the map open until it is collected
+            with contextlib.suppress(BufferError):
                 mm.close()
-            except BufferError:
-                pass  # a numpy view is still alive; the map closes when it is collected
         self._maps.clear()
 
     def __enter__(self) -> Checkpoint:
@@ -164,6 +169,7 @@ def unpack(raw: np.ndarray, dtype: DType) -> np.ndarray:
 
 # -- opening ------------------------------------------------------------------------------
 
+
 def open_checkpoint(path: str | os.PathLike[str]) -> Checkpoint:
     """Open a ``.safetensors`` file, a ``*.safetensors.index.json``, or a folder holding either."""
     path = os.fspath(path)
@@ -192,13 +198,14 @@ def _open_folder(folder: str) -> Checkpoint:
             folder, f"holds {len(indexes)} index files ({', '.join(indexes)}); open one of them"
         )
     files = [
-        n for n in names
-        if n.endswith(".safetensors") and os.path.isfile(os.path.join(folder, n))
+        n for n in names if n.endswith(".safetensors") and os.path.isfile(os.path.join(folder, n))
     ]
     if len(files) == 1:
         return open_checkpoint(os.path.join(folder, files[0]))
     if not files:
-        raise CheckpointError(folder, "folder holds no .safetensors file and no *.safetensors.index.json")
+        raise CheckpointError(
+            folder, "folder holds no .safetensors file and no *.safetensors.index.json"
+        )
     raise CheckpointError(
         folder,
         f"folder holds {len(files)} .safetensors files but no index.json to join them; open one file",
@@ -220,7 +227,7 @@ def open_index(index_path: str) -> Checkpoint:
         raise CheckpointError(index_path, f"index is not valid JSON ({e})") from None
     weight_map = index.get("weight_map") if isinstance(index, dict) else None
     if not isinstance(weight_map, dict):
-        raise CheckpointError(index_path, "not a safetensors index: no \"weight_map\" object")
+        raise CheckpointError(index_path, 'not a safetensors index: no "weight_map" object')
     folder = os.path.dirname(os.path.abspath(index_path))
     shard_names: list[str] = []
     for name, shard in weight_map.items():
@@ -248,18 +255,23 @@ def open_index(index_path: str) -> Checkpoint:
                 )
             if mapped != shard:
                 raise CheckpointError(
-                    shard_path, f"tensor {t.name!r} is in this shard but the index puts it in {mapped!r}"
+                    shard_path,
+                    f"tensor {t.name!r} is in this shard but the index puts it in {mapped!r}",
                 )
             present.add(t.name)
             tensors.append(t)
         for name, mapped in weight_map.items():
             if mapped == shard and name not in present:
                 raise CheckpointError(
-                    index_path, f"tensor {name!r} is listed in the index but missing from shard {shard!r}"
+                    index_path,
+                    f"tensor {name!r} is listed in the index but missing from shard {shard!r}",
                 )
     meta = index.get("metadata")
     return Checkpoint(
-        index_path, files, tensors, index_path=index_path,
+        index_path,
+        files,
+        tensors,
+        index_path=index_path,
         index_metadata=meta if isinstance(meta, dict) else None,
     )
 

@@ -70,19 +70,40 @@ DTYPES: dict[str, DType] = {
 CAST_TARGETS: tuple[str, ...] = ("F64", "F32", "F16", "BF16", "F8_E4M3", "F8_E5M2")
 
 _ALIASES: dict[str, str] = {
-    "float64": "F64", "double": "F64", "fp64": "F64",
-    "float32": "F32", "float": "F32", "fp32": "F32",
-    "float16": "F16", "half": "F16", "fp16": "F16",
-    "bfloat16": "BF16", "bf16": "BF16",
-    "float8_e4m3fn": "F8_E4M3", "float8_e4m3": "F8_E4M3", "fp8_e4m3": "F8_E4M3", "e4m3": "F8_E4M3",
-    "float8_e5m2": "F8_E5M2", "fp8_e5m2": "F8_E5M2", "e5m2": "F8_E5M2",
+    "float64": "F64",
+    "double": "F64",
+    "fp64": "F64",
+    "float32": "F32",
+    "float": "F32",
+    "fp32": "F32",
+    "float16": "F16",
+    "half": "F16",
+    "fp16": "F16",
+    "bfloat16": "BF16",
+    "bf16": "BF16",
+    "float8_e4m3fn": "F8_E4M3",
+    "float8_e4m3": "F8_E4M3",
+    "fp8_e4m3": "F8_E4M3",
+    "e4m3": "F8_E4M3",
+    "float8_e5m2": "F8_E5M2",
+    "fp8_e5m2": "F8_E5M2",
+    "e5m2": "F8_E5M2",
     "float8_e8m0fnu": "F8_E8M0",
     "float8_e4m3fnuz": "F8_E4M3FNUZ",
     "float8_e5m2fnuz": "F8_E5M2FNUZ",
-    "float4_e2m1fn": "F4", "fp4": "F4",
-    "int8": "I8", "uint8": "U8", "int16": "I16", "uint16": "U16",
-    "int32": "I32", "uint32": "U32", "int64": "I64", "long": "I64", "uint64": "U64",
-    "bool": "BOOL", "complex64": "C64",
+    "float4_e2m1fn": "F4",
+    "fp4": "F4",
+    "int8": "I8",
+    "uint8": "U8",
+    "int16": "I16",
+    "uint16": "U16",
+    "int32": "I32",
+    "uint32": "U32",
+    "int64": "I64",
+    "long": "I64",
+    "uint64": "U64",
+    "bool": "BOOL",
+    "complex64": "C64",
 }
 
 
@@ -97,7 +118,9 @@ def parse_dtype(text: str) -> DType:
     name = _ALIASES.get(key.lower())
     if name is None:
         known = ", ".join(DTYPES)
-        raise ValueError(f"unknown dtype {text!r} (known: {known}; aliases like float32, fp16, bf16)")
+        raise ValueError(
+            f"unknown dtype {text!r} (known: {known}; aliases like float32, fp16, bf16)"
+        )
     return DTYPES[name]
 
 

@@ -87,7 +87,9 @@ def _parse_json(text: str) -> tuple[Any, dict[int, set[str]]]:
     kwargs: dict[str, Any] = {"object_pairs_hook": hook, "parse_constant": reject_constant}
     if "-0" in text:
         # JSON "-0" is a float to serde (so not a valid dimension), an int to Python.
-        kwargs["parse_int"] = lambda s: float(s) if s.startswith("-") and s.strip("-0") == "" else int(s)
+        kwargs["parse_int"] = lambda s: (
+            float(s) if s.startswith("-") and s.strip("-0") == "" else int(s)
+        )
     obj = json.loads(text, **kwargs)
     if "\\u" in text and _has_lone_surrogate(obj):
         raise ValueError("a \\u escape encodes a lone surrogate, which is not valid UTF-8")
@@ -188,7 +190,9 @@ def read_header(path: str | os.PathLike[str]) -> Header:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
-        raise CheckpointError(path, f"header is not valid UTF-8 (bad byte at header offset {e.start})") from None
+        raise CheckpointError(
+            path, f"header is not valid UTF-8 (bad byte at header offset {e.start})"
+        ) from None
     return parse_header_text(path, text, data_start=8 + n, file_size=size)
 
 
@@ -248,9 +252,14 @@ def parse_header_text(path: str, text: str, *, data_start: int, file_size: int) 
             raise CheckpointError(path, f"tensor {name!r}: unknown dtype {_dump(dtype_name)}{hint}")
         if type(shape) is not list or not all(_check_uint(d) for d in shape):
             raise CheckpointError(
-                path, f"tensor {name!r}: shape must be a list of non-negative integers, got {_dump(shape)}"
+                path,
+                f"tensor {name!r}: shape must be a list of non-negative integers, got {_dump(shape)}",
             )
-        if type(offsets) is not list or len(offsets) != 2 or not all(_check_uint(o) for o in offsets):
+        if (
+            type(offsets) is not list
+            or len(offsets) != 2
+            or not all(_check_uint(o) for o in offsets)
+        ):
             raise CheckpointError(
                 path,
                 f"tensor {name!r}: data_offsets must be exactly two non-negative integers, got {_dump(offsets)}",
@@ -267,8 +276,15 @@ def _dump(v: Any) -> str:
 
 
 def _json_type(v: Any) -> str:
-    return {dict: "an object", list: "a list", str: "a string", bool: "a boolean", int: "a number",
-            float: "a number", type(None): "null"}.get(type(v), type(v).__name__)
+    return {
+        dict: "an object",
+        list: "a list",
+        str: "a string",
+        bool: "a boolean",
+        int: "a number",
+        float: "a number",
+        type(None): "null",
+    }.get(type(v), type(v).__name__)
 
 
 def _validate_layout(path: str, tensors: list[TensorInfo], data_len: int) -> None:

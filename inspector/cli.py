@@ -1,0 +1,370 @@
+"""Command line front for the core; with no subcommand it opens the window.
+
+Exit codes everywhere: 0 ok; 1 a check/diff found differences; 2 bad input or usage.
+Errors are one line on stderr: ``checkpoint-inspector: error: <path>: <reason>``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import math
+import os
+import sys
+from collections.abc import Sequence
+from typing import NoReturn
+
+from .core.errors import CheckpointError
+
+PROG = "checkpoint-inspector"
+SUBCOMMANDS = ("list", "check", "cast", "diff")
+EXIT_OK, EXIT_DIFFERENT, EXIT_BAD_INPUT = 0, 1, 2
+
+
+class UsageError(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but usage errors are one line and exit 2 like every other bad input."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{message} (see {self.prog} --help)")
+
+
+def _dtype_arg(text: str):
+    from .core.dtypes import parse_dtype
+
+    try:
+        return parse_dtype(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def _cast_target_arg(text: str):
+    from .core.dtypes import parse_cast_target
+
+    try:
+        return parse_cast_target(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def _atol_arg(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid number {text!r}") from None
+    if not value >= 0:
+        raise argparse.ArgumentTypeError("--atol must be a non-negative number")
+    return value
+
+
+def _build_sub_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog=PROG, description="Inspect, check, cast and compare safetensors checkpoints.")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    target_help = (
+        "model dtype to compare against / cast to (F32, F16, BF16, float32, half, ...; default F32)"
+    )
+
+    p_list = sub.add_parser("list", help="list tensors with dtype, shape and size")
+    p_list.add_argument("path", help=".safetensors file, *.safetensors.index.json, or a folder")
+    p_list.add_argument("--target", type=_dtype_arg, default="F32", help=target_help)
+    p_list.add_argument("--json", action="store_true", help="machine-readable output")
+    p_list.add_argument(
+        "--stats", action="store_true", help="add min/max/mean/std/nan/inf (reads all data)"
+    )
+
+    p_check = sub.add_parser(
+        "check", help="exit 0 if every float tensor is the target dtype, else 1"
+    )
+    p_check.add_argument("path")
+    p_check.add_argument("--target", type=_dtype_arg, default="F32", help=target_help)
+
+    p_cast = sub.add_parser("cast", help="write a copy with float tensors cast to the target dtype")
+    p_cast.add_argument("path")
+    p_cast.add_argument("--target", type=_cast_target_arg, default="F32", help=target_help)
+    p_cast.add_argument(
+        "-o", "--output", required=True, help="output file (a folder for sharded input)"
+    )
+    p_cast.add_argument(
+        "--keep",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="leave tensors whose name matches GLOB in their own dtype (repeatable)",
+    )
+    p_cast.add_argument(
+        "--report", metavar="REPORT.json", help="write per-tensor precision loss as JSON"
+    )
+
+    p_diff = sub.add_parser("diff", help="compare two checkpoints tensor by tensor")
+    p_diff.add_argument("a")
+    p_diff.add_argument("b")
+    p_diff.add_argument("--json", action="store_true")
+    p_diff.add_argument(
+        "--atol",
+        type=_atol_arg,
+        default=0.0,
+        help="absolute tolerance for 'equal' (default 0: bit-for-bit values)",
+    )
+    return p
+
+
+def _build_gui_parser() -> argparse.ArgumentParser:
+    p = _Parser(
+        prog=PROG,
+        description="Open the checkpoint-inspector window. Subcommands: list, check, cast, diff "
+        f"(see '{PROG} list --help').",
+        epilog=f"Command line forms:\n  {PROG} list PATH [--target DTYPE] [--json] [--stats]\n"
+        f"  {PROG} check PATH [--target DTYPE]\n"
+        f"  {PROG} cast PATH --target DTYPE -o OUT [--keep GLOB]... [--report REPORT.json]\n"
+        f"  {PROG} diff A B [--json] [--atol X]",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "path", nargs="?", help=".safetensors file, *.safetensors.index.json, or a folder"
+    )
+    p.add_argument(
+        "--target", type=_dtype_arg, default=None, help="model dtype (default: last used, F32)"
+    )
+    p.add_argument(
+        "--screenshot",
+        metavar="OUT.png",
+        help="render the window offscreen after loading, then exit",
+    )
+    p.add_argument("--reference", metavar="PATH", help="a second checkpoint to compare against")
+    p.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    return p
+
+
+def _version() -> str:
+    from . import __version__
+
+    return __version__
+
+
+# -- commands -----------------------------------------------------------------------------
+
+
+def _progress_printer(label: str):
+    """A one-line progress meter on stderr when it is a terminal; silent otherwise."""
+    if not sys.stderr.isatty():
+        return None
+    from .core.summary import format_bytes
+
+    def show(p) -> None:
+        sys.stderr.write(
+            f"\r{label} {p.fraction * 100:5.1f}%  {format_bytes(p.done)} / {format_bytes(p.total)}\033[K"
+        )
+        if p.done >= p.total:
+            sys.stderr.write("\r\033[K")
+        sys.stderr.flush()
+
+    return show
+
+
+def _cmd_list(args: argparse.Namespace) -> int:
+    from .core.checkpoint import open_checkpoint
+    from .core.progress import run_job
+    from .core.stats import compute_stats
+    from .core.summary import format_bytes, matches_target, summarize, tensor_status
+
+    ckpt = open_checkpoint(args.path)
+    target = args.target
+    stats = run_job(compute_stats(ckpt), _progress_printer("stats")) if args.stats else {}
+    if args.json:
+        rows = []
+        for t in ckpt.tensors:
+            row: dict[str, object] = {
+                "name": t.name,
+                "dtype": t.dtype.name,
+                "shape": list(t.shape),
+                "file": os.path.basename(t.file),
+                "nbytes": t.nbytes,
+                "matches_target": matches_target(t, target),
+            }
+            if args.stats:
+                row.update(stats[t.name].to_json())
+            rows.append(row)
+        _write_json_rows(rows, {"metadata": ckpt.metadata})
+        return EXIT_OK
+
+    status_text = {"match": "", "differs": f"≠ {target.name}", "kept": "kept (not a float)"}
+    name_w = min(max([4, *(len(t.name) for t in ckpt.tensors)]), 60)
+    lines = []
+    header = f"{'name':<{name_w}}  {'dtype':<8} {'shape':<20} {'size':>10}  {'status':<18}"
+    if args.stats:
+        header += f" {'min':>11} {'max':>11} {'mean':>11} {'std':>11} {'nan':>5} {'inf':>5}"
+    lines.append(header)
+    for t in ckpt.tensors:
+        shape = "[" + ", ".join(map(str, t.shape)) + "]"
+        line = (
+            f"{t.name:<{name_w}}  {t.dtype.name:<8} {shape:<20} {format_bytes(t.nbytes):>10}  "
+            f"{status_text[tensor_status(t, target)]:<18}"
+        )
+        if args.stats:
+            s = stats[t.name]
+            numbers = " ".join(f"{_num(v):>11}" for v in (s.min, s.max, s.mean, s.std))
+            line += f" {numbers} {s.nan:>5} {s.inf:>5}"
+        lines.append(line.rstrip())
+    lines.append(summarize(ckpt.tensors, target).line())
+    sys.stdout.write("\n".join(lines) + "\n")
+    return EXIT_OK
+
+
+def _num(v: float | None) -> str:
+    return "-" if v is None else f"{v:.4g}"
+
+
+def _json_safe(value: object) -> object:
+    """Strict JSON has no inf/NaN: they are written as the strings "inf", "-inf", "nan"."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
+    if isinstance(value, dict):
+        return {k: _json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_safe(v) for v in value]
+    return value
+
+
+def _json_text(value: object) -> str:
+    return json.dumps(_json_safe(value), allow_nan=False, ensure_ascii=False)
+
+
+def _write_json_rows(rows: list[dict[str, object]], extra: dict[str, object]) -> None:
+    """``{"tensors": [...], ...}`` with one tensor per line: greppable, and valid strict JSON."""
+    out = sys.stdout
+    out.write('{"tensors": [')
+    for i, row in enumerate(rows):
+        out.write(("," if i else "") + "\n  " + _json_text(row))
+    out.write("\n]")
+    for k, v in extra.items():
+        out.write(f", {json.dumps(k)}: {_json_text(v)}")
+    out.write("}\n")
+
+
+def _cmd_check(args: argparse.Namespace) -> int:
+    from .core.checkpoint import open_checkpoint
+    from .core.summary import summarize, tensor_status
+
+    ckpt = open_checkpoint(args.path)
+    differing = [t for t in ckpt.tensors if tensor_status(t, args.target) == "differs"]
+    summary = summarize(ckpt.tensors, args.target)
+    if not differing:
+        n_float = sum(1 for t in ckpt.tensors if t.dtype.is_float)
+        print(f"ok: all {n_float} float tensors are {args.target.name} ({summary.line()})")
+        return EXIT_OK
+    for t in differing:
+        print(f"{t.name}: {t.dtype.name} (expected {args.target.name})")
+    print(summary.line())
+    print(f"fix: {PROG} cast {args.path} --target {args.target.name} -o OUT")
+    return EXIT_DIFFERENT
+
+
+def _cmd_cast(args: argparse.Namespace) -> int:
+    from .core.checkpoint import open_checkpoint
+    from .core.convert import cast_checkpoint, plan_cast
+    from .core.progress import run_job
+    from .core.writer import write_text_atomic
+
+    ckpt = open_checkpoint(args.path)
+    plan = plan_cast(ckpt, args.target, args.keep)
+    report = run_job(
+        cast_checkpoint(ckpt, args.target, args.output, keep=args.keep, report=bool(args.report)),
+        _progress_printer("cast"),
+    )
+    changed = [(t, d) for t, d in plan if d.name != t.dtype.name]
+    if args.report:
+        write_text_atomic(args.report, json.dumps(_json_safe(report.to_json()), indent=1) + "\n")
+    print(
+        f"wrote {args.output}: {len(changed)} of {len(plan)} tensors cast to {args.target.name}"
+        + (f", report in {args.report}" if args.report else "")
+    )
+    return EXIT_OK
+
+
+def _cmd_diff(args: argparse.Namespace) -> int:
+    from .core.checkpoint import open_checkpoint
+    from .core.diff import diff_checkpoints
+    from .core.progress import run_job
+
+    a = open_checkpoint(args.a)
+    b = open_checkpoint(args.b)
+    diffs = run_job(diff_checkpoints(a, b, atol=args.atol), _progress_printer("diff"))
+    equal = all(d.is_equal for d in diffs)
+    if args.json:
+        _write_json_rows([d.to_json() for d in diffs], {"equal": equal})
+    else:
+        counts: dict[str, int] = {}
+        for d in diffs:
+            counts[d.status] = counts.get(d.status, 0) + 1
+            if d.status == "equal":
+                continue
+            detail = ""
+            if d.max_abs_diff is not None:
+                detail = f"max abs {d.max_abs_diff:.3g}, max rel {d.max_rel_diff:.3g}"
+            if d.status in ("dtype_only", "differ", "shape_mismatch") and d.dtype_a != d.dtype_b:
+                detail += f" ({d.dtype_a} vs {d.dtype_b})"
+            if d.status == "shape_mismatch":
+                detail += f" {list(d.shape_a or ())} vs {list(d.shape_b or ())}"
+            print(f"{d.status:<15} {d.name}  {detail}".rstrip())
+        verdict = "equal" if equal else "different"
+        parts = ", ".join(f"{n} {s}" for s, n in counts.items())
+        tol = f" within atol {args.atol:g}" if args.atol else ""
+        print(f"{verdict}{tol}: {parts}")
+    return EXIT_OK if equal else EXIT_DIFFERENT
+
+
+def _run_gui(args: argparse.Namespace) -> int:
+    if args.screenshot and not args.path:
+        raise UsageError("--screenshot needs a PATH to load")
+    try:
+        from .gui.app import run
+    except ImportError as e:  # a core-only install, or Qt libraries missing on this machine
+        raise UsageError(f"the window cannot start: {e}") from None
+    target = args.target.name if args.target is not None else None
+    return run(args.path, target=target, screenshot=args.screenshot, reference=args.reference)
+
+
+COMMANDS = {"list": _cmd_list, "check": _cmd_check, "cast": _cmd_cast, "diff": _cmd_diff}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        if argv and argv[0] in SUBCOMMANDS:
+            args = _build_sub_parser().parse_args(argv)
+            return COMMANDS[args.command](args)
+        return _run_gui(_build_gui_parser().parse_args(argv))
+    except UsageError as e:
+        return _fail(str(e))
+    except CheckpointError as e:
+        return _fail(str(e))
+    except KeyboardInterrupt:
+        return _fail("interrupted", code=130)
+    except BrokenPipeError:
+        # `checkpoint-inspector list big | head`: the reader left; that is not an error
+        with contextlib.suppress(OSError):
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silence the flush at exit
+        return EXIT_OK
+    except MemoryError:
+        return _fail("out of memory")
+    except OSError as e:
+        where = f"{e.filename}: " if getattr(e, "filename", None) else ""
+        return _fail(f"{where}{e.strerror or e}")
+
+
+def _fail(message: str, code: int = EXIT_BAD_INPUT) -> int:
+    sys.stderr.write(f"{PROG}: error: {' '.join(message.split())}\n")
+    return code
+
+
+def gui_main() -> int:
+    """The gui-scripts entry: same as main (on Windows it starts without a console window)."""
+    return main()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

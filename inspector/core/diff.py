@@ -1,0 +1,139 @@
+"""Compare two checkpoints tensor by tensor, matched by name, in float64, streamed.
+
+NaN at the same place in both counts as equal (a file compared with itself is equal); NaN against
+a number, or inf against a different value, is an infinite difference.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+
+from .checkpoint import Checkpoint
+from .header import TensorInfo
+from .progress import Job, Progress
+
+STATUSES = ("equal", "differ", "shape_mismatch", "dtype_only", "only_a", "only_b")
+_CHUNK_ELEMS = 1 << 20  # a multiple of 4, so packed F4/F6 chunks end on byte boundaries
+
+
+@dataclass(frozen=True)
+class TensorDiff:
+    name: str
+    status: str
+    max_abs_diff: float | None
+    max_rel_diff: float | None
+    dtype_a: str | None
+    dtype_b: str | None
+    shape_a: tuple[int, ...] | None = None
+    shape_b: tuple[int, ...] | None = None
+
+    @property
+    def is_equal(self) -> bool:
+        """Equal values (within atol), whatever the dtypes."""
+        return self.status in ("equal", "dtype_only")
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "name": self.name,
+            "status": self.status,
+            "max_abs_diff": self.max_abs_diff,
+            "max_rel_diff": self.max_rel_diff,
+            "dtype_a": self.dtype_a,
+            "dtype_b": self.dtype_b,
+            "shape_a": list(self.shape_a) if self.shape_a is not None else None,
+            "shape_b": list(self.shape_b) if self.shape_b is not None else None,
+        }
+
+
+def _elements(ckpt: Checkpoint, t: TensorInfo) -> Iterator[np.ndarray]:
+    return ckpt.iter_chunks(t, _CHUNK_ELEMS * t.dtype.bits // 8)
+
+
+def _as_float64(x: np.ndarray) -> np.ndarray:
+    return x if x.dtype.kind == "c" else x.astype(np.float64)
+
+
+def compare_arrays(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
+    """(max |a-b|, max |a-b| / max(|a|,|b|)) over one pair of equally long chunks."""
+    a64, b64 = _as_float64(a), _as_float64(b)
+    with np.errstate(invalid="ignore", over="ignore"):
+        d = np.abs(a64 - b64)
+        same = (a64 == b64) | (np.isnan(a64) & np.isnan(b64))
+        d = np.where(same, 0.0, d)
+        d = np.where(np.isnan(d), np.inf, d)  # NaN vs number, or inf - inf of opposite meaning
+        if d.size == 0:
+            return 0.0, 0.0
+        max_abs = float(d.max())
+        if max_abs == 0.0:
+            return 0.0, 0.0
+        scale = np.maximum(np.abs(a64), np.abs(b64))
+        rel = np.divide(d, scale, out=np.zeros_like(d, dtype=np.float64), where=scale > 0)
+        rel = np.where(np.isnan(rel), np.inf, rel)
+        return max_abs, float(rel.max())
+
+
+def diff_tensors(
+    a: Checkpoint, ta: TensorInfo, b: Checkpoint, tb: TensorInfo
+) -> Iterator[tuple[int, float, float]]:
+    """Yield (bytes of A done, running max abs, running max rel) chunk by chunk."""
+    max_abs = max_rel = 0.0
+    done = 0
+    for ca, cb in zip(_elements(a, ta), _elements(b, tb), strict=True):
+        m_abs, m_rel = compare_arrays(ca, cb)
+        max_abs, max_rel = max(max_abs, m_abs), max(max_rel, m_rel)
+        done += ca.size * ta.dtype.bits // 8
+        yield done, max_abs, max_rel
+
+
+def diff_checkpoints(a: Checkpoint, b: Checkpoint, atol: float = 0.0) -> Job[list[TensorDiff]]:
+    """Tensors of A in A's order, then those only in B; values compared in float64."""
+    total = sum(t.nbytes for t in a.tensors if t.name in b)
+    done = 0
+    out: list[TensorDiff] = []
+    yield Progress(0, total)
+    for ta in a.tensors:
+        if ta.name not in b:
+            out.append(TensorDiff(ta.name, "only_a", None, None, ta.dtype.name, None, ta.shape))
+            continue
+        tb = b[ta.name]
+        if ta.shape != tb.shape:
+            out.append(
+                TensorDiff(
+                    ta.name,
+                    "shape_mismatch",
+                    None,
+                    None,
+                    ta.dtype.name,
+                    tb.dtype.name,
+                    ta.shape,
+                    tb.shape,
+                )
+            )
+            done += ta.nbytes
+            continue
+        max_abs = max_rel = 0.0
+        base = done
+        for part, run_abs, run_rel in diff_tensors(a, ta, b, tb):
+            max_abs, max_rel = run_abs, run_rel
+            done = base + part
+            yield Progress(done, total, ta.name)
+        done = base + ta.nbytes
+        if max_abs <= atol:
+            status = "equal" if ta.dtype.name == tb.dtype.name else "dtype_only"
+        else:
+            status = "differ"
+        out.append(
+            TensorDiff(
+                ta.name, status, max_abs, max_rel, ta.dtype.name, tb.dtype.name, ta.shape, tb.shape
+            )
+        )
+    for tb in b.tensors:
+        if tb.name not in a:
+            out.append(
+                TensorDiff(tb.name, "only_b", None, None, None, tb.dtype.name, None, tb.shape)
+            )
+    yield Progress(total, total)
+    return out

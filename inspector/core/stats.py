@@ -1,0 +1,147 @@
+"""Per-tensor statistics and value histograms, streamed chunk by chunk in float64.
+
+min/max/mean/std are over the finite values; NaN and ±inf are counted apart, because a single
+inf would otherwise make every other number meaningless.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from .checkpoint import Checkpoint
+from .header import TensorInfo
+from .progress import Job, Progress
+
+STATS_CHUNK_BYTES = 4 << 20
+
+
+@dataclass(frozen=True)
+class TensorStats:
+    name: str
+    numel: int
+    min: float | None
+    max: float | None
+    mean: float | None
+    std: float | None  # population standard deviation
+    nan: int
+    inf: int
+
+    def to_json(self) -> dict[str, object]:
+        d = asdict(self)
+        del d["name"], d["numel"]
+        return d
+
+
+class _Moments:
+    """Chan et al.'s parallel update: exact-enough mean/variance without a second pass."""
+
+    __slots__ = ("count", "inf", "m2", "max", "mean", "min", "nan")
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.mean = 0.0
+        self.m2 = 0.0
+        self.min = math.inf
+        self.max = -math.inf
+        self.nan = 0
+        self.inf = 0
+
+    def add(self, chunk: np.ndarray, is_float: bool) -> None:
+        if chunk.dtype.kind == "c":
+            chunk = np.abs(chunk)
+        x = chunk.astype(np.float64, copy=False)
+        if is_float or x.dtype.kind == "f":
+            finite = np.isfinite(x)
+            n_bad = x.size - int(np.count_nonzero(finite))
+            if n_bad:
+                n_nan = int(np.count_nonzero(np.isnan(x)))
+                self.nan += n_nan
+                self.inf += n_bad - n_nan
+                x = x[finite]
+        n = x.size
+        if n == 0:
+            return
+        mean = float(x.mean())
+        m2 = float(np.square(x - mean).sum())
+        self.min = min(self.min, float(x.min()))
+        self.max = max(self.max, float(x.max()))
+        total = self.count + n
+        delta = mean - self.mean
+        self.mean += delta * n / total
+        self.m2 += m2 + delta * delta * self.count * n / total
+        self.count = total
+
+    def result(self, t: TensorInfo) -> TensorStats:
+        if self.count == 0:
+            return TensorStats(t.name, t.numel, None, None, None, None, self.nan, self.inf)
+        std = math.sqrt(max(self.m2, 0.0) / self.count)
+        return TensorStats(t.name, t.numel, self.min, self.max, self.mean, std, self.nan, self.inf)
+
+
+def tensor_stats(ckpt: Checkpoint, tensor: TensorInfo) -> TensorStats:
+    """Statistics of one tensor, reading it once in bounded chunks."""
+    acc = _Moments()
+    for chunk in ckpt.iter_chunks(tensor, STATS_CHUNK_BYTES):
+        acc.add(chunk, tensor.dtype.is_float)
+    return acc.result(tensor)
+
+
+def compute_stats(
+    ckpt: Checkpoint, tensors: Sequence[TensorInfo] | None = None
+) -> Job[dict[str, TensorStats]]:
+    """Stats for many tensors; yields Progress after each chunk so callers can cancel."""
+    todo = list(ckpt.tensors if tensors is None else tensors)
+    total = sum(t.nbytes for t in todo)
+    done = 0
+    out: dict[str, TensorStats] = {}
+    yield Progress(0, total)
+    for t in todo:
+        acc = _Moments()
+        for chunk in ckpt.iter_chunks(t, STATS_CHUNK_BYTES):
+            acc.add(chunk, t.dtype.is_float)
+            done += chunk.nbytes if not t.dtype.is_packed else (chunk.size * t.dtype.bits) // 8
+            yield Progress(done, total, t.name)
+        out[t.name] = acc.result(t)
+    yield Progress(total, total)
+    return out
+
+
+def histogram(
+    values: np.ndarray, bins: int = 64, value_range: tuple[float, float] | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Histogram of the finite values as (edges[bins+1], counts[bins]) in float64."""
+    x = np.asarray(values).astype(np.float64, copy=False).ravel()
+    x = x[np.isfinite(x)]
+    if value_range is None:
+        value_range = (float(x.min()), float(x.max())) if x.size else (0.0, 1.0)
+    lo, hi = value_range
+    if lo == hi:
+        lo, hi = lo - 0.5, hi + 0.5
+    counts, edges = np.histogram(x, bins=bins, range=(lo, hi))
+    return edges, counts
+
+
+def value_histogram(
+    ckpt: Checkpoint,
+    tensor: TensorInfo,
+    bins: int = 64,
+    value_range: tuple[float, float] | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Histogram of a tensor's finite values, streamed (two passes if no range is given)."""
+    if value_range is None:
+        s = tensor_stats(ckpt, tensor)
+        value_range = (s.min, s.max) if s.min is not None else (0.0, 1.0)
+    lo, hi = value_range
+    if lo == hi:
+        lo, hi = lo - 0.5, hi + 0.5
+    counts = np.zeros(bins, dtype=np.int64)
+    edges = np.linspace(lo, hi, bins + 1)
+    for chunk in ckpt.iter_chunks(tensor, STATS_CHUNK_BYTES):
+        x = chunk.astype(np.float64) if chunk.dtype.kind != "c" else np.abs(chunk)
+        c, _ = np.histogram(x[np.isfinite(x)], bins=edges)
+        counts += c
+    return edges, counts
