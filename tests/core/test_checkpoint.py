@@ -1,0 +1,183 @@
+"""Opening files, indexes and folders; mmap views of every dtype compared with torch."""
+
+from __future__ import annotations
+
+import json
+import struct
+
+import ml_dtypes
+import numpy as np
+import pytest
+import torch
+from safetensors.numpy import save_file as save_numpy
+from safetensors.torch import save_file
+
+from inspector.core.checkpoint import open_checkpoint, unpack
+from inspector.core.dtypes import DTYPES
+from inspector.core.errors import CheckpointError
+from inspector.core.header import read_header
+
+TORCH_DTYPES = {
+    "F64": torch.float64,
+    "F32": torch.float32,
+    "F16": torch.float16,
+    "BF16": torch.bfloat16,
+    "F8_E4M3": torch.float8_e4m3fn,
+    "F8_E5M2": torch.float8_e5m2,
+    "I64": torch.int64,
+    "I32": torch.int32,
+    "I16": torch.int16,
+    "I8": torch.int8,
+    "U8": torch.uint8,
+    "BOOL": torch.bool,
+}
+
+
+@pytest.mark.parametrize("name", sorted(TORCH_DTYPES))
+def test_view_matches_torch_for_every_torch_dtype(tmp_path, name):
+    g = torch.Generator().manual_seed(0)
+    base = torch.randn(5, 7, generator=g) * 10
+    t = base.to(TORCH_DTYPES[name]) if name != "BOOL" else base > 0
+    path = tmp_path / "m.safetensors"
+    save_file({"t": t, "pad": torch.zeros(3)}, path)
+    ckpt = open_checkpoint(path)
+    view = ckpt.view("t")
+    assert view.shape == (5, 7)
+    assert ckpt["t"].dtype.name == name
+    assert not view.flags.writeable
+    ref = t.view(torch.uint8) if t.dtype.itemsize == 1 and name != "BOOL" else t
+    if name in ("F8_E4M3", "F8_E5M2"):
+        np.testing.assert_array_equal(view.view(np.uint8), ref.numpy())
+        np.testing.assert_array_equal(view.astype(np.float32), t.float().numpy())
+    elif name == "BF16":
+        np.testing.assert_array_equal(view.astype(np.float32), t.float().numpy())
+    else:
+        np.testing.assert_array_equal(view, t.numpy())
+
+
+@pytest.mark.parametrize(
+    "name", ["F8_E8M0", "F8_E4M3FNUZ", "F8_E5M2FNUZ", "C64", "U16", "U32", "U64"]
+)
+def test_view_of_dtypes_torch_lacks(tmp_path, name):
+    np_dtype = DTYPES[name].numpy
+    values = np.arange(1, 13, dtype=np.float64).reshape(3, 4)
+    arr = values.astype(np_dtype)
+    save_numpy({"t": arr}, str(tmp_path / "m.safetensors"))
+    view = open_checkpoint(tmp_path / "m.safetensors").view("t")
+    assert view.dtype == np_dtype
+    np.testing.assert_array_equal(view, arr)
+
+
+def _raw_file(path, name, dtype, shape, payload: bytes):
+    header = json.dumps({name: {"dtype": dtype, "shape": shape, "data_offsets": [0, len(payload)]}})
+    header += " " * (-len(header) % 8)
+    path.write_bytes(struct.pack("<Q", len(header)) + header.encode() + payload)
+
+
+def test_f4_is_unpacked_low_nibble_first(tmp_path):
+    # codes 0..15 of float4_e2m1fn, two per byte, first element in the low nibble
+    codes = np.arange(16, dtype=np.uint8)
+    packed = (codes[0::2] | (codes[1::2] << 4)).astype(np.uint8)
+    _raw_file(tmp_path / "f4.safetensors", "t", "F4", [4, 4], packed.tobytes())
+    view = open_checkpoint(tmp_path / "f4.safetensors").view("t")
+    expected = codes.view(ml_dtypes.float4_e2m1fn).astype(np.float32).reshape(4, 4)
+    np.testing.assert_array_equal(view.astype(np.float32), expected)
+    assert view.astype(np.float32)[0, :4].tolist() == [0.0, 0.5, 1.0, 1.5]
+
+
+def test_f6_unpacks_four_values_from_three_bytes(tmp_path):
+    codes = np.array([1, 2, 3, 63, 0, 5, 10, 20], dtype=np.uint32)
+    words = codes.reshape(-1, 4)
+    word = words[:, 0] | words[:, 1] << 6 | words[:, 2] << 12 | words[:, 3] << 18
+    raw = np.stack([word & 0xFF, (word >> 8) & 0xFF, word >> 16], axis=1).astype(np.uint8)
+    out = unpack(raw.ravel(), DTYPES["F6_E2M3"])
+    np.testing.assert_array_equal(out.view(np.uint8), codes.astype(np.uint8))
+
+
+def test_iter_chunks_covers_the_tensor_in_bounded_pieces(tmp_path):
+    t = torch.arange(10_001, dtype=torch.float64)
+    save_file({"t": t}, tmp_path / "m.safetensors")
+    ckpt = open_checkpoint(tmp_path / "m.safetensors")
+    sizes, parts = [], []
+    for chunk in ckpt.iter_chunks(ckpt["t"], chunk_bytes=4096):
+        sizes.append(chunk.nbytes)
+        parts.append(chunk.copy())
+    assert max(sizes) == 4096
+    np.testing.assert_array_equal(np.concatenate(parts), t.numpy())
+
+
+def test_header_keeps_json_order_and_metadata(tmp_path):
+    save_file(
+        {"z": torch.zeros(2), "a": torch.ones(3, dtype=torch.float64)},
+        tmp_path / "m.safetensors",
+        metadata={"format": "pt"},
+    )
+    h = read_header(tmp_path / "m.safetensors")
+    text_order = [k for k in json.loads(h.header_text) if k != "__metadata__"]
+    assert [t.name for t in h.tensors] == text_order
+    assert h.metadata == {"format": "pt"}
+    ckpt = open_checkpoint(tmp_path / "m.safetensors")
+    assert ckpt.metadata == {"format": "pt"}
+    assert ckpt.total_nbytes == 2 * 4 + 3 * 8
+
+
+def _sharded(tmp_path):
+    from huggingface_hub import save_torch_state_dict
+
+    g = torch.Generator().manual_seed(1)
+    sd = {f"layer.{i}.weight": torch.randn(64, 64, generator=g) for i in range(6)}
+    sd["layer.0.weight"] = sd["layer.0.weight"].double()
+    sd["buf"] = torch.arange(4)
+    save_torch_state_dict(sd, tmp_path, max_shard_size="40KB")
+    return sd
+
+
+def test_sharded_index_and_folder_merge_all_shards(tmp_path):
+    sd = _sharded(tmp_path)
+    index = tmp_path / "model.safetensors.index.json"
+    assert index.exists()
+    for path in (index, tmp_path):
+        ckpt = open_checkpoint(path)
+        assert ckpt.is_sharded
+        assert len(ckpt.files) > 1
+        assert sorted(t.name for t in ckpt.tensors) == sorted(sd)
+        for name, value in sd.items():
+            got = ckpt.view(name)
+            np.testing.assert_array_equal(got, value.numpy())
+            assert json.loads(index.read_text())["weight_map"][name] in ckpt[name].file
+
+
+def test_folder_with_one_file_opens_it(tmp_path):
+    save_file({"a": torch.zeros(1)}, tmp_path / "only.safetensors")
+    assert open_checkpoint(tmp_path).path.endswith("only.safetensors")
+
+
+def test_folder_with_several_files_and_no_index_is_an_error(tmp_path):
+    save_file({"a": torch.zeros(1)}, tmp_path / "a.safetensors")
+    save_file({"a": torch.zeros(1)}, tmp_path / "b.safetensors")
+    with pytest.raises(CheckpointError, match="2 .safetensors files but no index"):
+        open_checkpoint(tmp_path)
+
+
+def test_empty_folder_says_what_is_missing(tmp_path):
+    with pytest.raises(CheckpointError, match="no .safetensors file"):
+        open_checkpoint(tmp_path)
+
+
+def test_pytorch_pickle_is_named(tmp_path):
+    torch.save({"w": torch.zeros(2)}, tmp_path / "model.pt")
+    with pytest.raises(CheckpointError, match="PyTorch pickle"):
+        open_checkpoint(tmp_path / "model.pt")
+
+
+def test_header_only_open_does_not_read_data(tmp_path):
+    """A header pointing at 1 GiB of (sparse) data opens instantly and reads nothing else."""
+    path = tmp_path / "big.safetensors"
+    n = 1 << 30
+    header = json.dumps({"t": {"dtype": "F32", "shape": [n // 4], "data_offsets": [0, n]}}).encode()
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(header)) + header)
+        f.truncate(8 + len(header) + n)
+    ckpt = open_checkpoint(path)
+    assert ckpt["t"].numel == n // 4
+    assert ckpt.byte_range(ckpt["t"]) == (8 + len(header), 8 + len(header) + n)

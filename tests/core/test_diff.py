@@ -1,0 +1,107 @@
+"""Diff statuses and numbers, checked against values computed independently with torch."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+from safetensors.torch import save_file
+
+from inspector.core import diff as diff_mod
+from inspector.core.checkpoint import open_checkpoint
+from inspector.core.diff import diff_checkpoints
+from inspector.core.progress import run_job
+
+
+def _pair(tmp_path, a: dict, b: dict):
+    save_file(a, tmp_path / "a.safetensors")
+    save_file(b, tmp_path / "b.safetensors")
+    return open_checkpoint(tmp_path / "a.safetensors"), open_checkpoint(tmp_path / "b.safetensors")
+
+
+def _by_name(diffs):
+    return {d.name: d for d in diffs}
+
+
+def test_every_status(tmp_path):
+    g = torch.Generator().manual_seed(0)
+    w = torch.randn(50, 40, generator=g)
+    a, b = _pair(
+        tmp_path,
+        {k: w.clone() for k in ("same", "cast", "moved", "shape", "gone")}
+        | {"ints": torch.arange(5)},
+        {
+            "same": w.clone(),
+            "cast": w.double(),
+            "moved": w + 1e-3,
+            "shape": w.T.contiguous(),
+            "new": w,
+            "ints": torch.arange(5),
+        },
+    )
+    d = _by_name(run_job(diff_checkpoints(a, b)))
+    assert {k: v.status for k, v in d.items()} == {
+        "same": "equal",
+        "cast": "dtype_only",
+        "moved": "differ",
+        "shape": "shape_mismatch",
+        "gone": "only_a",
+        "ints": "equal",
+        "new": "only_b",
+    }
+    moved = (w.double() - (w + 1e-3).double()).abs()
+    assert d["moved"].max_abs_diff == moved.max().item()
+    assert d["shape"].max_abs_diff is None
+    assert d["new"].dtype_a is None and d["new"].dtype_b == "F32"
+
+
+def test_bf16_file_against_what_pytorch_read(tmp_path):
+    """The seed's workflow: BF16 file vs PyTorch reading it into F32 is exact (dtype_only)."""
+    g = torch.Generator().manual_seed(1)
+    bf16 = torch.randn(300, generator=g).to(torch.bfloat16)
+    a, b = _pair(tmp_path, {"w": bf16}, {"w": bf16.float()})
+    (d,) = run_job(diff_checkpoints(a, b))
+    assert d.status == "dtype_only" and d.max_abs_diff == 0.0
+
+
+def test_atol_and_relative_difference(tmp_path):
+    a, b = _pair(
+        tmp_path, {"w": torch.tensor([1.0, 2.0, -4.0])}, {"w": torch.tensor([1.0, 2.5, -4.0])}
+    )
+    (strict,) = run_job(diff_checkpoints(a, b))
+    assert strict.status == "differ"
+    assert strict.max_abs_diff == 0.5 and strict.max_rel_diff == pytest.approx(0.5 / 2.5)
+    (loose,) = run_job(diff_checkpoints(a, b, atol=0.5))
+    assert loose.status == "equal"
+
+
+def test_nan_handling(tmp_path):
+    nan = float("nan")
+    a, b = _pair(
+        tmp_path,
+        {
+            "both": torch.tensor([nan, 1.0]),
+            "one": torch.tensor([nan, 1.0]),
+            "inf": torch.tensor([math.inf]),
+        },
+        {
+            "both": torch.tensor([nan, 1.0]),
+            "one": torch.tensor([0.0, 1.0]),
+            "inf": torch.tensor([-math.inf]),
+        },
+    )
+    d = _by_name(run_job(diff_checkpoints(a, b)))
+    assert d["both"].status == "equal"
+    assert d["one"].status == "differ" and d["one"].max_abs_diff == math.inf
+    assert d["inf"].max_abs_diff == math.inf
+
+
+def test_chunked_diff_finds_the_one_changed_element(tmp_path, monkeypatch):
+    monkeypatch.setattr(diff_mod, "_CHUNK_ELEMS", 64)
+    x = torch.zeros(10_000, dtype=torch.float64)
+    y = x.clone()
+    y[7777] = 3.0
+    a, b = _pair(tmp_path, {"x": x}, {"x": y.to(torch.float16)})
+    (d,) = run_job(diff_checkpoints(a, b))
+    assert d.status == "differ" and d.max_abs_diff == 3.0 and d.max_rel_diff == 1.0

@@ -1,0 +1,106 @@
+"""Streamed statistics against torch/numpy computed on the whole tensor at once."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from safetensors.torch import save_file
+
+from inspector.core import stats as stats_mod
+from inspector.core.checkpoint import open_checkpoint
+from inspector.core.progress import Progress, run_job
+from inspector.core.stats import compute_stats, histogram, tensor_stats, value_histogram
+
+
+def _write(tmp_path, **tensors):
+    path = tmp_path / "m.safetensors"
+    save_file(tensors, path)
+    return open_checkpoint(path)
+
+
+def test_stats_match_torch_across_many_chunks(tmp_path, monkeypatch):
+    monkeypatch.setattr(stats_mod, "STATS_CHUNK_BYTES", 1000)  # force ~100 chunks
+    g = torch.Generator().manual_seed(3)
+    t = torch.randn(200, 130, generator=g, dtype=torch.float64) * 5 + 2
+    ckpt = _write(tmp_path, t=t)
+    s = tensor_stats(ckpt, ckpt["t"])
+    assert s.numel == t.numel()
+    assert s.min == t.min().item() and s.max == t.max().item()
+    assert s.mean == pytest.approx(t.mean().item(), rel=1e-12)
+    assert s.std == pytest.approx(t.std(unbiased=False).item(), rel=1e-10)
+    assert (s.nan, s.inf) == (0, 0)
+
+
+def test_nan_and_inf_are_counted_apart_from_the_finite_stats(tmp_path):
+    t = torch.tensor([1.0, float("nan"), 3.0, float("inf"), -float("inf"), float("nan")])
+    ckpt = _write(tmp_path, t=t.to(torch.bfloat16))
+    s = tensor_stats(ckpt, ckpt["t"])
+    assert (s.nan, s.inf) == (2, 2)
+    assert (s.min, s.max, s.mean, s.std) == (1.0, 3.0, 2.0, 1.0)
+
+
+def test_all_nan_and_empty_tensors_have_no_numbers(tmp_path):
+    ckpt = _write(tmp_path, a=torch.full((3,), float("nan")), e=torch.zeros(0, 4))
+    a, e = tensor_stats(ckpt, ckpt["a"]), tensor_stats(ckpt, ckpt["e"])
+    assert a.min is None and a.nan == 3
+    assert e.numel == 0 and e.mean is None and e.nan == 0
+
+
+def test_integer_and_bool_tensors(tmp_path):
+    ckpt = _write(tmp_path, i=torch.arange(-5, 6), b=torch.tensor([True, False, True, True]))
+    i, b = tensor_stats(ckpt, ckpt["i"]), tensor_stats(ckpt, ckpt["b"])
+    assert (i.min, i.max, i.mean) == (-5.0, 5.0, 0.0)
+    assert b.mean == 0.75
+
+
+def test_compute_stats_reports_progress_to_the_total(tmp_path):
+    ckpt = _write(tmp_path, a=torch.ones(1000), b=torch.arange(10))
+    seen: list[Progress] = []
+    result = run_job(compute_stats(ckpt), seen.append)
+    assert set(result) == {"a", "b"}
+    assert seen[-1].done == seen[-1].total == ckpt.total_nbytes
+    dones = [p.done for p in seen]
+    assert dones == sorted(dones)
+
+
+def test_closing_compute_stats_stops_it(tmp_path):
+    ckpt = _write(tmp_path, a=torch.ones(10), b=torch.ones(10))
+    job = compute_stats(ckpt)
+    next(job)
+    job.close()  # cancel: no exception, nothing left running
+    with pytest.raises(StopIteration):
+        next(job)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.floats(allow_nan=True, allow_infinity=True, width=32), min_size=0, max_size=300))
+def test_stats_property_against_numpy(values):
+    arr = np.array(values, dtype=np.float32)
+    acc = stats_mod._Moments()
+    for part in np.array_split(arr, 7):
+        acc.add(part, True)
+    finite = arr[np.isfinite(arr)].astype(np.float64)
+    assert acc.nan == int(np.isnan(arr).sum())
+    assert acc.inf == int(np.isinf(arr).sum())
+    assert acc.count == finite.size
+    if finite.size:
+        assert acc.min == finite.min() and acc.max == finite.max()
+        scale = max(1.0, float(np.abs(finite).max()))
+        assert math.isclose(acc.mean, float(finite.mean()), rel_tol=1e-9, abs_tol=1e-9 * scale)
+
+
+def test_histograms(tmp_path):
+    t = torch.tensor([0.0, 0.1, 0.2, 0.9, 1.0, float("nan"), float("inf")])
+    edges, counts = histogram(t.numpy(), bins=2)
+    assert edges.tolist() == [0.0, 0.5, 1.0]
+    assert counts.tolist() == [3, 2]
+    ckpt = _write(tmp_path, t=t)
+    e2, c2 = value_histogram(ckpt, ckpt["t"], bins=2)
+    assert e2.tolist() == edges.tolist() and c2.tolist() == counts.tolist()
+    e3, c3 = value_histogram(ckpt, ckpt["t"], bins=4, value_range=(0.0, 2.0))
+    assert c3.tolist() == [3, 1, 1, 0]

@@ -1,0 +1,59 @@
+from __future__ import annotations
+
+import torch
+from safetensors.torch import save_file
+
+from inspector.core.checkpoint import open_checkpoint
+from inspector.core.dtypes import DTYPES, parse_cast_target, parse_dtype
+from inspector.core.summary import (
+    format_bytes,
+    format_count,
+    matches_target,
+    summarize,
+    tensor_status,
+)
+
+
+def test_summary_line_counts_differing_and_kept(tmp_path):
+    save_file(
+        {
+            "a": torch.zeros(10, 10, dtype=torch.float64),
+            "b": torch.zeros(4),
+            "c": torch.zeros(3, dtype=torch.bfloat16),
+            "ids": torch.arange(6),
+        },
+        tmp_path / "m.safetensors",
+    )
+    ckpt = open_checkpoint(tmp_path / "m.safetensors")
+    s = summarize(ckpt.tensors, DTYPES["F32"])
+    assert (s.n_tensors, s.n_differ, s.params) == (4, 2, 113)
+    assert s.line() == "2 of 4 tensors differ from F32 · 113 params · 870 B · F64×1 BF16×1 I64×1"
+    assert tensor_status(ckpt["ids"], DTYPES["F32"]) == "kept"
+    assert matches_target(ckpt["ids"], DTYPES["F32"]) is None
+    assert matches_target(ckpt["b"], DTYPES["F32"]) is True
+    assert matches_target(ckpt["a"], DTYPES["F32"]) is False
+
+
+def test_formats():
+    assert format_bytes(86.7 * 2**20) == "86.7 MiB"
+    assert format_bytes(512) == "512 B"
+    assert format_count(22_700_000) == "22.7 M"
+    assert format_count(999) == "999"
+
+
+def test_dtype_aliases():
+    assert parse_dtype("float32") is DTYPES["F32"]
+    assert parse_dtype("fp16") is DTYPES["F16"]
+    assert parse_dtype("half") is DTYPES["F16"]
+    assert parse_dtype("bfloat16") is DTYPES["BF16"]
+    assert parse_dtype("torch.float64") is DTYPES["F64"]
+    assert parse_dtype("bf16") is DTYPES["BF16"]
+    assert parse_dtype("f8_e4m3") is DTYPES["F8_E4M3"]
+    assert parse_cast_target("e5m2") is DTYPES["F8_E5M2"]
+    for bad in ("int4", "float128", ""):
+        try:
+            parse_dtype(bad)
+        except ValueError as e:
+            assert "unknown dtype" in str(e)
+        else:
+            raise AssertionError(bad)
