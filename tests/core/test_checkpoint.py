@@ -155,12 +155,12 @@ def test_folder_with_one_file_opens_it(tmp_path):
 def test_folder_with_several_files_and_no_index_is_an_error(tmp_path):
     save_file({"a": torch.zeros(1)}, tmp_path / "a.safetensors")
     save_file({"a": torch.zeros(1)}, tmp_path / "b.safetensors")
-    with pytest.raises(CheckpointError, match="2 .safetensors files but no index"):
+    with pytest.raises(CheckpointError, match=r"2 \.safetensors files but no index"):
         open_checkpoint(tmp_path)
 
 
 def test_empty_folder_says_what_is_missing(tmp_path):
-    with pytest.raises(CheckpointError, match="no .safetensors file"):
+    with pytest.raises(CheckpointError, match=r"no \.safetensors file"):
         open_checkpoint(tmp_path)
 
 

@@ -102,5 +102,5 @@ def test_histograms(tmp_path):
     ckpt = _write(tmp_path, t=t)
     e2, c2 = value_histogram(ckpt, ckpt["t"], bins=2)
     assert e2.tolist() == edges.tolist() and c2.tolist() == counts.tolist()
-    e3, c3 = value_histogram(ckpt, ckpt["t"], bins=4, value_range=(0.0, 2.0))
+    _, c3 = value_histogram(ckpt, ckpt["t"], bins=4, value_range=(0.0, 2.0))
     assert c3.tolist() == [3, 1, 1, 0]
