@@ -3,22 +3,24 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 SAMPLE := resources/sample.safetensors
-PIP    := $(BIN)/python -m pip -q --disable-pip-version-check --no-warn-script-location
+PIP    := $(BIN)/python -m pip -q --disable-pip-version-check
+# pip's output goes to a log that is shown only when it fails (this machine's mirrors are chatty)
+QUIET  = > $(VENV)/pip.log 2>&1 || { cat $(VENV)/pip.log; exit 1; }
 
 .PHONY: run test lint bench fuzz package package-test clean install install-test
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
-	$(PIP) install --upgrade pip
+	$(PIP) install --upgrade pip $(QUIET)
 
 # stamps: reinstall when pyproject.toml changes
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
-	$(PIP) install -e . 2>&1 | grep -v "is ignored: it is neither a file nor a directory" || true
+	$(PIP) install -e . $(QUIET)
 	$(BIN)/python -c "import inspector, PySide6, pyqtgraph, safetensors, ml_dtypes"
 	touch $@
 
 $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
-	$(PIP) install -e '.[test]' 2>&1 | grep -v "is ignored: it is neither a file nor a directory" || true
+	$(PIP) install -e '.[test]' $(QUIET)
 	$(BIN)/python -c "import inspector, PySide6, pyqtgraph, safetensors, ml_dtypes, torch, pytest, pytestqt, hypothesis"
 	touch $@ $(VENV)/.installed
 
