@@ -1,0 +1,173 @@
+"""Ask where to save the cast checkpoint, to which dtype, and which tensors to keep as they are."""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from inspector.core.checkpoint import Checkpoint
+from inspector.core.dtypes import CAST_TARGETS, DTYPES, DType
+
+
+def proposed_output(ckpt: Checkpoint, target: DType) -> str:
+    """``<stem>.<target>.safetensors`` next to a file; ``<folder>.<target>`` for a sharded one."""
+    if ckpt.is_sharded:
+        folder = os.path.dirname(os.path.abspath(ckpt.index_path or ckpt.path))
+        return f"{folder.rstrip(os.sep)}.{target.name}"
+    path = os.path.abspath(ckpt.files[0].path)
+    stem = os.path.basename(path)
+    if stem.endswith(".safetensors"):
+        stem = stem[: -len(".safetensors")]
+    return os.path.join(os.path.dirname(path), f"{stem}.{target.name}.safetensors")
+
+
+def parse_keep(text: str) -> tuple[str, ...]:
+    """Space or comma separated glob patterns."""
+    return tuple(p for p in text.replace(",", " ").split() if p)
+
+
+def count_plan(ckpt: Checkpoint, target: DType, keep: tuple[str, ...]) -> tuple[int, int, int]:
+    """(tensors that will change dtype, kept by --keep, not floats) — as the cast engine plans."""
+    try:
+        from inspector.core.convert import plan_cast
+    except ImportError:
+        plan = None
+    else:
+        plan = plan_cast(ckpt, target, keep=keep)
+    change = kept = nonfloat = 0
+    if plan is not None:
+        for t, dt in plan:
+            if not t.dtype.is_float:
+                nonfloat += 1
+            elif dt.name != t.dtype.name:
+                change += 1
+            elif t.dtype.name != target.name:
+                kept += 1
+        return change, kept, nonfloat
+    for t in ckpt.tensors:
+        if not t.dtype.is_float:
+            nonfloat += 1
+        elif any(fnmatch.fnmatchcase(t.name, p) for p in keep):
+            kept += 1
+        elif t.dtype.name != target.name:
+            change += 1
+    return change, kept, nonfloat
+
+
+class CastDialog(QDialog):
+    def __init__(
+        self, ckpt: Checkpoint, target: DType, parent: QWidget | None = None, keep: str = ""
+    ) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Cast & save")
+        self.ckpt = ckpt
+        self.setMinimumWidth(560)
+        lay = QVBoxLayout(self)
+        form = QFormLayout()
+        self.target_box = QComboBox()
+        self.target_box.addItems(list(CAST_TARGETS))
+        self.target_box.setCurrentText(target.name)
+        self.out_edit = QLineEdit(proposed_output(ckpt, target))
+        self._auto_out = self.out_edit.text()
+        browse = QPushButton("Browse…")
+        browse.clicked.connect(self._browse)
+        row = QHBoxLayout()
+        row.addWidget(self.out_edit, 1)
+        row.addWidget(browse)
+        self.keep_edit = QLineEdit(keep)
+        self.keep_edit.setPlaceholderText(
+            "e.g. *.LayerNorm.* *inv_freq  (glob patterns, kept as is)"
+        )
+        form.addRow("Target dtype:", self.target_box)
+        form.addRow("Save as:" if not ckpt.is_sharded else "Save into folder:", row)
+        form.addRow("Keep dtype of:", self.keep_edit)
+        lay.addLayout(form)
+        self.plan_label = QLabel()
+        self.plan_label.setWordWrap(True)
+        lay.addWidget(self.plan_label)
+        self.buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
+        )
+        self.buttons.button(QDialogButtonBox.StandardButton.Ok).setText("Cast && Save")
+        self.buttons.accepted.connect(self.accept)
+        self.buttons.rejected.connect(self.reject)
+        lay.addWidget(self.buttons)
+        self.target_box.currentTextChanged.connect(self._target_changed)
+        self.keep_edit.textChanged.connect(self._update_plan)
+        self.out_edit.textChanged.connect(self._update_plan)
+        self._update_plan()
+
+    # -- values -----------------------------------------------------------------------------
+    @property
+    def target(self) -> DType:
+        return DTYPES[self.target_box.currentText()]
+
+    @property
+    def output(self) -> str:
+        return os.path.abspath(os.path.expanduser(self.out_edit.text().strip()))
+
+    @property
+    def keep(self) -> tuple[str, ...]:
+        return parse_keep(self.keep_edit.text())
+
+    def problem(self) -> str | None:
+        out = self.out_edit.text().strip()
+        if not out:
+            return "Choose where to save."
+        src = {os.path.abspath(h.path) for h in self.ckpt.files}
+        if self.ckpt.index_path:
+            src.add(os.path.abspath(self.ckpt.index_path))
+            src.add(os.path.dirname(os.path.abspath(self.ckpt.index_path)))
+        if self.output in src:
+            return "The output would overwrite the checkpoint being read; choose another name."
+        parent = os.path.dirname(self.output)
+        if not os.path.isdir(parent):
+            return f"Folder {parent} does not exist."
+        return None
+
+    # -- slots ------------------------------------------------------------------------------
+    def _target_changed(self, name: str) -> None:
+        if self.out_edit.text() == self._auto_out:
+            self._auto_out = proposed_output(self.ckpt, DTYPES[name])
+            self.out_edit.setText(self._auto_out)
+        self._update_plan()
+
+    def _update_plan(self) -> None:
+        change, kept, nonfloat = count_plan(self.ckpt, self.target, self.keep)
+        parts = [f"{change} of {len(self.ckpt.tensors)} tensors will be cast to {self.target.name}"]
+        if kept:
+            parts.append(f"{kept} kept by pattern")
+        if nonfloat:
+            parts.append(f"{nonfloat} kept (not a float)")
+        text = "; ".join(parts) + "."
+        problem = self.problem()
+        if problem:
+            text += f"<br><b>{problem}</b>"
+        elif os.path.exists(self.output):
+            text += "<br>The existing output will be replaced."
+        self.plan_label.setText(text)
+        self.buttons.button(QDialogButtonBox.StandardButton.Ok).setEnabled(problem is None)
+
+    def _browse(self) -> None:
+        if self.ckpt.is_sharded:
+            path = QFileDialog.getExistingDirectory(self, "Save shards into folder", self.output)
+        else:
+            path, _ = QFileDialog.getSaveFileName(
+                self, "Save cast checkpoint", self.output, "safetensors (*.safetensors)"
+            )
+        if path:
+            self.out_edit.setText(path)

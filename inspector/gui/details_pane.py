@@ -1,0 +1,157 @@
+"""The selected tensor: where it lives, its statistics, and its value / error histograms."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QFormLayout,
+    QLabel,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
+
+from inspector.core.checkpoint import Checkpoint
+from inspector.core.header import TensorInfo
+from inspector.core.summary import format_bytes
+
+from .plots import ErrorHistogramPlot, HistogramPlot
+from .precision import BeforeAfter
+from .tensor_table import format_shape
+
+
+def _g(x: float | None) -> str:
+    return "—" if x is None else f"{x:.6g}"
+
+
+class DetailsPane(QWidget):
+    FIELDS = ("Name", "DType", "Shape", "File", "Bytes", "Range", "Mean ± std", "NaN / inf", "Cast")
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(4, 0, 0, 0)
+        self.heading = QLabel("No tensor selected")
+        f = self.heading.font()
+        f.setBold(True)
+        self.heading.setFont(f)
+        self.heading.setWordWrap(True)
+        self.heading.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        lay.addWidget(self.heading)
+        form = QFormLayout()
+        form.setContentsMargins(0, 0, 0, 0)
+        form.setVerticalSpacing(2)
+        form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+        self.fields: dict[str, QLabel] = {}
+        for name in self.FIELDS[1:]:
+            lab = QLabel("")
+            lab.setWordWrap(True)
+            lab.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+            self.fields[name] = lab
+            form.addRow(name + ":", lab)
+        lay.addLayout(form)
+        self.splitter = QSplitter(Qt.Orientation.Vertical)
+        self.histogram = HistogramPlot()
+        self.error_plot = ErrorHistogramPlot()
+        self.splitter.addWidget(self.histogram)
+        self.splitter.addWidget(self.error_plot)
+        self.splitter.setChildrenCollapsible(False)
+        lay.addWidget(self.splitter, 1)
+        self.error_plot.hide()
+        self.tensor: TensorInfo | None = None
+        self.stats: Any = None
+
+    def field(self, name: str) -> str:
+        return self.fields[name].text()
+
+    def clear(self) -> None:
+        self.tensor = None
+        self.stats = None
+        self.heading.setText("No tensor selected")
+        for lab in self.fields.values():
+            lab.setText("")
+        self.histogram.clear_data()
+        self.error_plot.clear_data()
+        self.error_plot.hide()
+
+    def show_tensor(self, ckpt: Checkpoint, t: TensorInfo, status: str) -> None:
+        self.tensor = t
+        self.stats = None
+        self.heading.setText(t.name)
+        self.fields["DType"].setText(f"{t.dtype.name} — {status}")
+        self.fields["Shape"].setText(f"{format_shape(t.shape)} · {t.numel:,} values")
+        rel = os.path.basename(t.file)
+        self.fields["File"].setText(rel)
+        self.fields["File"].setToolTip(t.file)
+        start, end = ckpt.byte_range(t)
+        self.fields["Bytes"].setText(f"{start:,} – {end:,} ({format_bytes(t.nbytes)})")
+        for k in ("Range", "Mean ± std", "NaN / inf"):
+            self.fields[k].setText("computing…")
+        self.fields["Cast"].setText("not cast yet (Ctrl+S)")
+        self.histogram.clear_data(f"Values of {_short(t.name)} (computing…)")
+        self.error_plot.clear_data()
+        self.error_plot.hide()
+
+    def set_stats(self, stats: Any, edges: Any, counts: Any) -> None:
+        self.stats = stats
+        self.fields["Range"].setText(f"{_g(stats.min)} … {_g(stats.max)}")
+        self.fields["Mean ± std"].setText(f"{_g(stats.mean)} ± {_g(stats.std)}")
+        self.fields["NaN / inf"].setText(f"{stats.nan:,} / {stats.inf:,}")
+        if self.histogram.mode != "before_after":
+            name = _short(self.tensor.name) if self.tensor else ""
+            self.histogram.set_values(edges, counts, f"Values of {name} ({self._dtype()})")
+
+    def set_stats_error(self, message: str) -> None:
+        for k in ("Range", "Mean ± std", "NaN / inf"):
+            self.fields[k].setText(f"unavailable: {message}")
+        self.histogram.clear_data("Values: unavailable")
+
+    def _dtype(self) -> str:
+        return self.tensor.dtype.name if self.tensor else ""
+
+    def set_cast(self, rep: Any) -> None:
+        """The cast report line of this tensor (TensorCastReport) or None."""
+        if rep is None:
+            return
+        if rep.from_ == rep.to:
+            why = (
+                "not a float"
+                if self.tensor is not None and not self.tensor.dtype.is_float
+                else "kept"
+            )
+            self.fields["Cast"].setText(f"written unchanged as {rep.to} ({why})")
+            return
+        head = f"{rep.from_} → {rep.to}: "
+        if rep.lossless:
+            head += "lossless (every value exact)"
+        else:
+            head += f"max rel. err {_g(rep.max_rel_err)}, max abs. err {_g(rep.max_abs_err)}"
+        self.fields["Cast"].setText(
+            f"{head}\noverflow {rep.overflow:,} · underflow {rep.underflow:,} · NaN created {rep.nan:,}"
+        )
+
+    def set_before_after(self, ba: BeforeAfter, rep: Any) -> None:
+        src, dst = (rep.from_, rep.to) if rep is not None else ("original", "saved")
+        sampled = f", every {ba.stride}th value" if ba.sampled else ""
+        self.histogram.set_before_after(
+            ba.edges,
+            ba.before,
+            ba.after,
+            f"original {src}",
+            f"saved {dst}",
+            f"Values before / after cast ({_short(ba.name)}{sampled})",
+        )
+        pct = 100.0 * ba.exact / ba.n if ba.n else 100.0
+        self.error_plot.set_errors(
+            ba.err_edges,
+            ba.err_counts,
+            f"Relative error of saved values — {pct:.1f}% exact",
+        )
+        self.error_plot.show()
+
+
+def _short(name: str, n: int = 48) -> str:
+    return name if len(name) <= n else "…" + name[-(n - 1) :]

@@ -1,0 +1,83 @@
+"""What the differing dtypes mean for the framework that loads the file, with the one-line fix."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QGuiApplication, QPalette
+from PySide6.QtWidgets import (
+    QFrame,
+    QGridLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QWidget,
+)
+
+from inspector.core.summary import Summary
+
+
+def burn_fix_line(target: str) -> str:
+    return f"PyTorchToBurnAdapter.chain(FloatCastAdapter::to(DType::{target}))"
+
+
+class HintPanel(QFrame):
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("HintPanel")
+        self.setFrameShape(QFrame.Shape.StyledPanel)
+        mid = self.palette().color(QPalette.ColorRole.Mid).name()
+        self.setStyleSheet(f"#HintPanel {{ border: 1px solid {mid}; border-radius: 4px; }}")
+        grid = QGridLayout(self)
+        grid.setContentsMargins(8, 6, 8, 6)
+        grid.setVerticalSpacing(3)
+        self.title = QLabel()
+        self.title.setWordWrap(True)
+        self.torch = QLabel()
+        self.torch.setWordWrap(True)
+        self.burn = QLabel()
+        self.burn.setWordWrap(True)
+        for lab in (self.title, self.torch, self.burn):
+            lab.setTextFormat(Qt.TextFormat.RichText)
+            lab.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.fix = QLineEdit()
+        self.fix.setReadOnly(True)
+        self.fix.setAcceptDrops(False)
+        self.fix.setAccessibleName("burn-store fix")
+        f = self.fix.font()
+        f.setFamily("monospace")
+        f.setStyleHint(f.StyleHint.Monospace)
+        self.fix.setFont(f)
+        self.copy_button = QPushButton("Copy")
+        self.copy_button.setToolTip("Copy the line to the clipboard")
+        self.copy_button.clicked.connect(self.copy_fix)
+        grid.addWidget(self.title, 0, 0, 1, 2)
+        grid.addWidget(self.torch, 1, 0, 1, 2)
+        grid.addWidget(self.burn, 2, 0, 1, 2)
+        grid.addWidget(self.fix, 3, 0)
+        grid.addWidget(self.copy_button, 3, 1)
+        self.hide()
+
+    def update_summary(self, s: Summary | None) -> None:
+        if s is None or s.n_differ == 0:
+            self.hide()
+            return
+        kinds = ", ".join(f"{n} {k}" for k, n in s.differing_dtypes.items())
+        noun = "tensor" if s.n_differ == 1 else "tensors"
+        self.title.setText(
+            f"<b>{s.n_differ} {noun} ({kinds}) differ from the model dtype {s.target}.</b>"
+        )
+        self.torch.setText(
+            "<b>PyTorch</b> <code>load_state_dict</code> copies each tensor into the parameter's "
+            f"dtype: they become {s.target} silently."
+        )
+        self.burn.setText(
+            "<b>burn-store</b> keeps the stored dtype, so the model fails with "
+            "<code>matmul: dtype mismatch</code>. Fix it there (or cast this file, Ctrl+S):"
+        )
+        self.fix.setText(burn_fix_line(s.target))
+        self.fix.setCursorPosition(0)
+        self.show()
+
+    def copy_fix(self) -> None:
+        QGuiApplication.clipboard().setText(self.fix.text())
+        self.copy_button.setText("Copied")

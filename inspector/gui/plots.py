@@ -1,0 +1,238 @@
+"""pyqtgraph plots. Each plot creates its items once and then only calls ``setData``.
+
+Colours come from the widget's QPalette so light and dark themes both read well.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QColor, QPalette
+from PySide6.QtWidgets import QWidget
+
+AFTER_COLOR = QColor(
+    230, 110, 0
+)  # orange: distinct from the palette highlight (blue) in both themes
+LOSSLESS_COLOR = QColor(30, 160, 70)
+
+
+def _with_alpha(c: QColor, a: int) -> QColor:
+    c = QColor(c)
+    c.setAlpha(a)
+    return c
+
+
+class _Plot(pg.PlotWidget):
+    def __init__(self, parent: QWidget | None = None, title: str = "") -> None:
+        super().__init__(parent)
+        self.setAcceptDrops(False)
+        self.viewport().setAcceptDrops(False)
+        self.setMinimumHeight(140)
+        pal = self.palette()
+        self._text = pal.color(QPalette.ColorRole.Text)
+        self._highlight = pal.color(QPalette.ColorRole.Highlight)
+        self.setBackground(pal.color(QPalette.ColorRole.Base))
+        pi = self.getPlotItem()
+        for name in ("left", "bottom"):
+            ax = pi.getAxis(name)
+            ax.setPen(pg.mkPen(_with_alpha(self._text, 160)))
+            ax.setTextPen(pg.mkPen(self._text))
+        pi.showGrid(x=True, y=True, alpha=0.15)
+        pi.setMenuEnabled(False)
+        self._title = ""
+        self.set_title(title)
+        self._legend: pg.LegendItem | None = None
+
+    def set_title(self, title: str) -> None:
+        self._title = title
+        self.getPlotItem().setTitle(title, color=self._text.name(), size="9pt")
+
+    @property
+    def title(self) -> str:
+        return self._title
+
+    def _add_legend(self) -> pg.LegendItem:
+        leg = self.getPlotItem().addLegend(offset=(-8, 8), labelTextColor=self._text)
+        leg.setBrush(pg.mkBrush(_with_alpha(self.palette().color(QPalette.ColorRole.Base), 200)))
+        self._legend = leg
+        return leg
+
+
+class HistogramPlot(_Plot):
+    """Value histogram of one tensor; after a cast, original and saved values overlaid."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent, "Values")
+        leg = self._add_legend()
+        self.before_item = pg.PlotDataItem(
+            stepMode="center",
+            fillLevel=0,
+            fillBrush=pg.mkBrush(_with_alpha(self._highlight, 90)),
+            pen=pg.mkPen(self._highlight, width=1.5),
+            name="original",
+        )
+        self.after_item = pg.PlotDataItem(
+            stepMode="center",
+            pen=pg.mkPen(AFTER_COLOR, width=2, style=Qt.PenStyle.DashLine),
+            name="saved",
+        )
+        self.addItem(self.before_item)
+        self.addItem(self.after_item)
+        leg.setVisible(False)
+        self.getPlotItem().setLabel("left", "count", color=self._text.name())
+        self.mode = "empty"
+
+    def set_values(self, edges: np.ndarray, counts: np.ndarray, title: str = "Values") -> None:
+        self.before_item.setData(np.asarray(edges, float), np.asarray(counts, float))
+        self.after_item.setData([], [])
+        self.before_item.opts["name"] = "values"
+        if self._legend is not None:
+            self._legend.setVisible(False)
+        self.set_title(title)
+        self.getPlotItem().enableAutoRange()
+        self.mode = "values"
+
+    def set_before_after(
+        self,
+        edges: np.ndarray,
+        before: np.ndarray,
+        after: np.ndarray,
+        before_label: str,
+        after_label: str,
+        title: str,
+    ) -> None:
+        self.before_item.setData(np.asarray(edges, float), np.asarray(before, float))
+        self.after_item.setData(np.asarray(edges, float), np.asarray(after, float))
+        if self._legend is not None:
+            self._legend.clear()
+            self._legend.addItem(self.before_item, before_label)
+            self._legend.addItem(self.after_item, after_label)
+            self._legend.setVisible(True)
+        self.set_title(title)
+        self.getPlotItem().enableAutoRange()
+        self.mode = "before_after"
+
+    def clear_data(self, title: str = "Values") -> None:
+        self.before_item.setData([], [])
+        self.after_item.setData([], [])
+        if self._legend is not None:
+            self._legend.setVisible(False)
+        self.set_title(title)
+        self.mode = "empty"
+
+
+class ErrorHistogramPlot(_Plot):
+    """Histogram of log10 relative error of one tensor's saved values."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent, "Relative error")
+        self.item = pg.PlotDataItem(
+            stepMode="center",
+            fillLevel=0,
+            fillBrush=pg.mkBrush(_with_alpha(AFTER_COLOR, 90)),
+            pen=pg.mkPen(AFTER_COLOR, width=1.5),
+        )
+        self.addItem(self.item)
+        pi = self.getPlotItem()
+        pi.setLabel("bottom", "log10 |saved − original| / |original|", color=self._text.name())
+        pi.setLabel("left", "count", color=self._text.name())
+
+    def set_errors(self, edges: np.ndarray, counts: np.ndarray, title: str) -> None:
+        self.item.setData(np.asarray(edges, float), np.asarray(counts, float))
+        self.set_title(title)
+        self.getPlotItem().enableAutoRange()
+
+    def clear_data(self, title: str = "Relative error") -> None:
+        self.item.setData([], [])
+        self.set_title(title)
+
+
+class OverviewPlot(_Plot):
+    """One point per tensor on a log scale; exact (zero) values drawn as marked triangles at the
+    bottom. Clicking a point emits :attr:`tensor_clicked` with the tensor's name."""
+
+    tensor_clicked = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None, title: str = "", ylabel: str = "") -> None:
+        super().__init__(parent, title)
+        pi = self.getPlotItem()
+        pi.setLogMode(x=False, y=True)
+        pi.setLabel("bottom", "tensor # (file order)", color=self._text.name())
+        if ylabel:
+            pi.setLabel("left", ylabel, color=self._text.name())
+        leg = self._add_legend()
+        self.lossy_item = pg.PlotDataItem(
+            pen=None,
+            symbol="o",
+            symbolSize=7,
+            symbolBrush=pg.mkBrush(AFTER_COLOR),
+            symbolPen=pg.mkPen(_with_alpha(self._text, 120)),
+            name="changed",
+        )
+        self.lossless_item = pg.PlotDataItem(
+            pen=None,
+            symbol="t1",
+            symbolSize=9,
+            symbolBrush=pg.mkBrush(LOSSLESS_COLOR),
+            symbolPen=pg.mkPen(_with_alpha(self._text, 120)),
+            name="lossless (0)",
+        )
+        self.selected_item = pg.PlotDataItem(
+            pen=None,
+            symbol="o",
+            symbolSize=14,
+            symbolBrush=None,
+            symbolPen=pg.mkPen(self._highlight, width=2),
+        )
+        for item in (self.lossy_item, self.lossless_item, self.selected_item):
+            self.addItem(item)
+        leg.addItem(self.lossy_item, "changed")
+        leg.addItem(self.lossless_item, "lossless (0, drawn at the bottom)")
+        self.lossy_item.sigPointsClicked.connect(self._clicked)
+        self.lossless_item.sigPointsClicked.connect(self._clicked)
+        self.names: list[str] = []
+        self.values = np.zeros(0)
+        self.floor = 1e-12
+        self._positions: dict[str, tuple[float, float]] = {}
+
+    def set_values(self, names: Sequence[str], values: Sequence[float | None], title: str) -> None:
+        """``values[i]`` is the tensor's number; 0 means exact; None means not applicable."""
+        self.names = list(names)
+        vals = np.array([np.nan if v is None else float(v) for v in values], dtype=float)
+        self.values = vals
+        x = np.arange(len(vals), dtype=float)
+        pos = np.isfinite(vals) & (vals > 0)
+        inf = np.isinf(vals)
+        zero = vals == 0
+        floor = float(vals[pos].min()) / 10 if pos.any() else 1e-8
+        top = float(vals[pos].max()) * 10 if pos.any() else 1.0
+        self.floor = floor
+        ylossy = np.where(inf, top, vals)
+        lossy = pos | inf
+        names_arr = np.array(self.names, dtype=object)
+        self.lossy_item.setData(x[lossy], ylossy[lossy], data=names_arr[lossy])
+        self.lossless_item.setData(x[zero], np.full(int(zero.sum()), floor), data=names_arr[zero])
+        self._positions = {n: (x[i], ylossy[i]) for i, n in enumerate(self.names) if lossy[i]}
+        self._positions.update({n: (x[i], floor) for i, n in enumerate(self.names) if zero[i]})
+        self.selected_item.setData([], [])
+        self.set_title(title)
+        self.getPlotItem().enableAutoRange()
+
+    def mark(self, name: str | None) -> None:
+        p = self._positions.get(name) if name else None
+        if p is None:
+            self.selected_item.setData([], [])
+        else:
+            self.selected_item.setData([p[0]], [p[1]])
+
+    def clear_data(self) -> None:
+        self.set_values([], [], self.title)
+
+    def _clicked(self, item: object, points: Sequence[object], *args: object) -> None:
+        if len(points):
+            name = points[0].data()
+            if name:
+                self.tensor_clicked.emit(str(name))

@@ -1,0 +1,84 @@
+"""Numbers behind the precision plots (numpy only, no Qt): before/after histograms of one tensor.
+
+Runs on a worker thread. Big tensors are sampled with a fixed stride (the same elements from the
+original and the saved file), so a 1 GB tensor costs a few MB; the per-tensor maxima in the cast
+report stay exact because the cast engine computes them over every element.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+MAX_SAMPLES = 2_000_000
+
+
+@dataclass(frozen=True)
+class BeforeAfter:
+    name: str
+    edges: np.ndarray  # float64, bins + 1
+    before: np.ndarray  # counts, original values
+    after: np.ndarray  # counts, saved values
+    err_edges: np.ndarray  # log10 of relative error, bins + 1
+    err_counts: np.ndarray
+    n: int  # elements looked at
+    numel: int
+    exact: int  # elements whose saved value equals the original
+    sampled: bool
+
+    @property
+    def stride(self) -> int:
+        return max(1, self.numel // max(1, self.n))
+
+
+def _flat64(a: np.ndarray, step: int) -> np.ndarray:
+    flat = a.reshape(-1)
+    if step > 1:
+        flat = flat[::step]
+    if flat.dtype.kind == "c":
+        flat = np.abs(flat)
+    return flat.astype(np.float64)
+
+
+def sample_step(numel: int, max_samples: int = MAX_SAMPLES) -> int:
+    return max(1, -(-numel // max_samples))
+
+
+def before_after(
+    name: str, before: np.ndarray, after: np.ndarray, bins: int = 64, max_samples: int = MAX_SAMPLES
+) -> BeforeAfter:
+    """Histograms of ``before`` and ``after`` on shared edges, and of log10 relative error."""
+    numel = int(before.size)
+    step = sample_step(numel, max_samples)
+    a = _flat64(before, step)
+    b = _flat64(after, step)
+    fa, fb = np.isfinite(a), np.isfinite(b)
+    both = np.concatenate([a[fa], b[fb]])
+    if both.size:
+        lo, hi = float(both.min()), float(both.max())
+    else:
+        lo, hi = 0.0, 1.0
+    if lo == hi:
+        lo, hi = lo - 0.5, hi + 0.5
+    edges = np.linspace(lo, hi, bins + 1)
+    cb, _ = np.histogram(a[fa], bins=edges)
+    ca, _ = np.histogram(b[fb], bins=edges)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ok = fa & fb & (a != 0)
+        rel = np.abs(b[ok] - a[ok]) / np.abs(a[ok])
+    exact = int(np.count_nonzero(a == b) + np.count_nonzero(np.isnan(a) & np.isnan(b)))
+    nz = rel[rel > 0]
+    if nz.size:
+        lg = np.log10(nz)
+        elo, ehi = float(np.floor(lg.min())), float(np.ceil(lg.max()))
+        if elo == ehi:
+            elo, ehi = elo - 1, ehi + 1
+        err_edges = np.linspace(elo, ehi, bins + 1)
+        err_counts, _ = np.histogram(lg, bins=err_edges)
+    else:
+        err_edges = np.array([-8.0, 0.0])
+        err_counts = np.array([0])
+    return BeforeAfter(
+        name, edges, cb, ca, err_edges, err_counts, int(a.size), numel, exact, step > 1
+    )

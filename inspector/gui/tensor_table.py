@@ -1,0 +1,487 @@
+"""The tensor table: a QAbstractTableModel over ``TensorInfo`` rows and a filter proxy.
+
+Built for 200k rows: per-row values are derived on demand for the visible rows only; sorting
+happens in the source model with precomputed keys (one Python sort instead of millions of
+``lessThan`` calls), and the proxy only filters, from a precomputed boolean mask.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from collections.abc import Sequence
+from enum import IntEnum
+from typing import Any
+
+from PySide6.QtCore import (
+    QAbstractTableModel,
+    QModelIndex,
+    QPersistentModelIndex,
+    QSortFilterProxyModel,
+    Qt,
+)
+from PySide6.QtGui import QBrush, QColor, QGuiApplication, QIcon, QPalette
+from PySide6.QtWidgets import QApplication, QStyle
+
+from inspector.core.dtypes import DType
+from inspector.core.header import TensorInfo
+from inspector.core.summary import format_bytes, tensor_status
+
+Index = QModelIndex | QPersistentModelIndex
+
+
+class Col(IntEnum):
+    NAME = 0
+    DTYPE = 1
+    SHAPE = 2
+    PARAMS = 3
+    SIZE = 4
+    STATUS = 5
+    CAST_ERR = 6
+    REF_DIFF = 7
+
+
+HEADERS = {
+    Col.NAME: "Name",
+    Col.DTYPE: "DType",
+    Col.SHAPE: "Shape",
+    Col.PARAMS: "Params",
+    Col.SIZE: "Size",
+    Col.STATUS: "Status",
+    Col.CAST_ERR: "Max rel. error (cast)",
+    Col.REF_DIFF: "Max |Δ| vs reference",
+}
+TOOLTIPS = {
+    Col.STATUS: "Whether the tensor's dtype matches the target dtype. "
+    "Integer and bool tensors are kept as they are (FloatCastAdapter only casts floats).",
+    Col.CAST_ERR: "Largest relative error between the original and the saved value (float64)",
+    Col.REF_DIFF: "Largest absolute difference to the reference checkpoint (float64)",
+}
+
+TensorRole = Qt.ItemDataRole.UserRole + 1  # the TensorInfo
+StatusRole = Qt.ItemDataRole.UserRole + 2  # "match" | "differs" | "kept"
+SortRole = Qt.ItemDataRole.UserRole + 3
+
+STATUS_RANK = {"differs": 0, "kept": 1, "match": 2}
+_DIFF_STATUS_TEXT = {
+    "shape_mismatch": "shape mismatch",
+    "only_a": "not in reference",
+    "only_b": "only in reference",
+}
+
+
+def format_shape(shape: Sequence[int]) -> str:
+    return "[" + ", ".join(str(d) for d in shape) + "]" if shape else "[] (scalar)"
+
+
+def format_float(x: float | None) -> str:
+    if x is None:
+        return "—"
+    if x == 0:
+        return "0 (lossless)"
+    if x != x or x in (float("inf"), float("-inf")):
+        return str(x)
+    return f"{x:.3g}"
+
+
+def status_text(status: str, t: TensorInfo, target: DType) -> str:
+    if status == "differs":
+        return f"differs: {t.dtype.name} → {target.name}"
+    if status == "kept":
+        return "kept (not a float)"
+    return f"matches {target.name}"
+
+
+_NAT = re.compile(r"(\d+)")
+
+
+def natural_key(name: str) -> tuple:
+    """``layer.2`` before ``layer.10``."""
+    return tuple(int(p) if p.isdigit() else p for p in _NAT.split(name))
+
+
+def highlight_colors(palette: QPalette | None = None) -> tuple[QColor, QColor]:
+    """(background for differing rows, accent) readable in light and dark palettes."""
+    pal = palette or QGuiApplication.palette()
+    base = pal.color(QPalette.ColorRole.Base)
+    amber = QColor(255, 170, 0)
+    a = 0.28 if base.lightness() > 128 else 0.35
+    mix = QColor(
+        round(base.red() * (1 - a) + amber.red() * a),
+        round(base.green() * (1 - a) + amber.green() * a),
+        round(base.blue() * (1 - a) + amber.blue() * a),
+    )
+    return mix, amber
+
+
+class TensorTableModel(QAbstractTableModel):
+    """Rows are tensors in file order; :meth:`sort` reorders a permutation, not the tensors."""
+
+    def __init__(self, parent: Any = None) -> None:
+        super().__init__(parent)
+        self._tensors: list[TensorInfo] = []
+        self._order: list[int] = []  # display row -> tensor index
+        self._pos: dict[str, int] = {}  # name -> tensor index
+        self._target: DType | None = None
+        self._status: list[str] = []
+        self._cast: dict[str, Any] = {}  # name -> TensorCastReport
+        self._diff: dict[str, Any] = {}  # name -> TensorDiff
+        self._sort_keys: dict[int, list] = {}
+        self._sort_column = -1
+        self._sort_order = Qt.SortOrder.AscendingOrder
+        self._bg, _ = highlight_colors()
+        self._bg_brush = QBrush(self._bg)
+        self._icons: dict[str, QIcon] = {}
+
+    # -- API --------------------------------------------------------------------------------
+    def set_rows(self, tensors: Sequence[TensorInfo], target: DType | None = None) -> None:
+        self.beginResetModel()
+        self._tensors = list(tensors)
+        self._order = list(range(len(self._tensors)))
+        self._pos = {t.name: i for i, t in enumerate(self._tensors)}
+        self._cast = {}
+        self._diff = {}
+        self._sort_keys = {}
+        if target is not None:
+            self._target = target
+        self._recompute_status()
+        if self._sort_column >= 0:
+            self._order = self._sorted_order(self._sort_column, self._sort_order)
+        self.endResetModel()
+
+    def set_target(self, target: DType) -> None:
+        if self._target is not None and target.name == self._target.name:
+            return
+        self._target = target
+        self._recompute_status()
+        self._sort_keys.pop(Col.STATUS, None)
+        if self._tensors:
+            self.dataChanged.emit(
+                self.index(0, 0), self.index(len(self._tensors) - 1, len(Col) - 1)
+            )
+            if self._sort_column == Col.STATUS:
+                self.sort(self._sort_column, self._sort_order)
+
+    def set_cast_report(self, tensors: Sequence[Any] | None) -> None:
+        """Per-tensor cast results (``TensorCastReport``), or None to clear the column."""
+        self._cast = {r.name: r for r in tensors or ()}
+        self._changed_column(Col.CAST_ERR)
+
+    def set_diff(self, diffs: Sequence[Any] | None) -> None:
+        """Per-tensor ``TensorDiff`` against a reference, or None to clear the column."""
+        self._diff = {d.name: d for d in diffs or ()}
+        self._changed_column(Col.REF_DIFF)
+
+    @property
+    def target(self) -> DType | None:
+        return self._target
+
+    @property
+    def tensors(self) -> list[TensorInfo]:
+        return self._tensors
+
+    def tensor_at(self, row: int) -> TensorInfo:
+        return self._tensors[self._order[row]]
+
+    def tensor_index(self, row: int) -> int:
+        """Index into :attr:`tensors` (file order) of display row ``row``."""
+        return self._order[row]
+
+    def row_of(self, name: str) -> int:
+        i = self._pos.get(name)
+        if i is None:
+            return -1
+        return self._order.index(i) if self._sort_column >= 0 else i
+
+    def status_of(self, i: int) -> str:
+        return self._status[i]
+
+    def statuses(self) -> list[str]:
+        return self._status
+
+    def cast_result(self, name: str) -> Any:
+        return self._cast.get(name)
+
+    def diff_result(self, name: str) -> Any:
+        return self._diff.get(name)
+
+    # -- internals --------------------------------------------------------------------------
+    def _recompute_status(self) -> None:
+        tgt = self._target
+        if tgt is None:
+            self._status = ["match"] * len(self._tensors)
+        else:
+            self._status = [tensor_status(t, tgt) for t in self._tensors]
+
+    def _changed_column(self, col: int) -> None:
+        self._sort_keys.pop(col, None)
+        if self._tensors:
+            self.dataChanged.emit(self.index(0, col), self.index(len(self._tensors) - 1, col))
+            if self._sort_column == col:
+                self.sort(self._sort_column, self._sort_order)
+
+    def _icon(self, status: str) -> QIcon:
+        icon = self._icons.get(status)
+        if icon is None:
+            style = QApplication.style()
+            sp = {
+                "differs": QStyle.StandardPixmap.SP_MessageBoxWarning,
+                "match": QStyle.StandardPixmap.SP_DialogApplyButton,
+                "kept": QStyle.StandardPixmap.SP_MessageBoxInformation,
+            }[status]
+            if style is None:  # no QApplication yet
+                return QIcon()
+            icon = style.standardIcon(sp)
+            self._icons[status] = icon
+        return icon
+
+    # -- Qt model ---------------------------------------------------------------------------
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self._tensors)
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(Col)
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = 0) -> Any:
+        if orientation == Qt.Orientation.Horizontal and 0 <= section < len(Col):
+            if role == Qt.ItemDataRole.DisplayRole:
+                return HEADERS[Col(section)]
+            if role == Qt.ItemDataRole.ToolTipRole:
+                return TOOLTIPS.get(Col(section))
+        if orientation == Qt.Orientation.Vertical and role == Qt.ItemDataRole.DisplayRole:
+            return section + 1
+        return None
+
+    def flags(self, index: Index) -> Qt.ItemFlag:
+        if not index.isValid():
+            return Qt.ItemFlag.NoItemFlags
+        return (
+            Qt.ItemFlag.ItemIsEnabled
+            | Qt.ItemFlag.ItemIsSelectable
+            | Qt.ItemFlag.ItemNeverHasChildren
+        )
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid():
+            return None
+        row, col = index.row(), index.column()
+        if not (0 <= row < len(self._order)) or not (0 <= col < len(Col)):
+            return None
+        i = self._order[row]
+        t = self._tensors[i]
+        status = self._status[i]
+        R = Qt.ItemDataRole
+        if role == R.DisplayRole:
+            return self._display(t, status, col)
+        if role == R.BackgroundRole:
+            return self._bg_brush if status == "differs" else None
+        if role == R.DecorationRole:
+            return self._icon(status) if col == Col.STATUS else None
+        if role == R.ToolTipRole:
+            if col == Col.STATUS:
+                return self._status_tooltip(t, status)
+            if col == Col.NAME:
+                return t.name
+            return None
+        if role == R.TextAlignmentRole:
+            if col in (Col.PARAMS, Col.SIZE, Col.CAST_ERR, Col.REF_DIFF):
+                return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+            return None
+        if role == R.FontRole:
+            return None
+        if role == TensorRole:
+            return t
+        if role == StatusRole:
+            return status
+        if role == SortRole:
+            return self._keys(col)[i]
+        if role == R.AccessibleTextRole and col == Col.STATUS:
+            return status_text(status, t, self._target) if self._target else status
+        return None
+
+    def _display(self, t: TensorInfo, status: str, col: int) -> str:
+        if col == Col.NAME:
+            return t.name
+        if col == Col.DTYPE:
+            return t.dtype.name
+        if col == Col.SHAPE:
+            return format_shape(t.shape)
+        if col == Col.PARAMS:
+            return f"{t.numel:,}"
+        if col == Col.SIZE:
+            return format_bytes(t.nbytes)
+        if col == Col.STATUS:
+            return status_text(status, t, self._target) if self._target else ""
+        if col == Col.CAST_ERR:
+            r = self._cast.get(t.name)
+            if r is None:
+                return ""
+            if r.from_ == r.to:
+                return "not cast"
+            return "0 (lossless)" if r.lossless else format_float(r.max_rel_err)
+        if col == Col.REF_DIFF:
+            d = self._diff.get(t.name)
+            if d is None:
+                return ""
+            if d.status in _DIFF_STATUS_TEXT:
+                return _DIFF_STATUS_TEXT[d.status]
+            return "0 (equal)" if d.max_abs_diff == 0 else format_float(d.max_abs_diff)
+        return ""
+
+    def _status_tooltip(self, t: TensorInfo, status: str) -> str:
+        tgt = self._target.name if self._target else "?"
+        if status == "differs":
+            return (
+                f"Stored as {t.dtype.name}, the model uses {tgt}. PyTorch's load_state_dict casts "
+                f"it silently; burn-store keeps {t.dtype.name} and fails with a dtype mismatch."
+            )
+        if status == "kept":
+            return f"{t.dtype.name} is not a float type: casting leaves it unchanged."
+        return f"Already {tgt}."
+
+    # -- sorting ----------------------------------------------------------------------------
+    def _keys(self, col: int) -> list:
+        keys = self._sort_keys.get(col)
+        if keys is not None:
+            return keys
+        ts = self._tensors
+        inf = float("inf")
+        if col == Col.NAME:
+            keys = [natural_key(t.name) for t in ts]
+        elif col == Col.DTYPE:
+            keys = [(t.dtype.kind != "float", t.dtype.bits, t.dtype.name) for t in ts]
+        elif col == Col.SHAPE:
+            keys = [(len(t.shape), t.shape) for t in ts]
+        elif col == Col.PARAMS:
+            keys = [t.numel for t in ts]
+        elif col == Col.SIZE:
+            keys = [t.nbytes for t in ts]
+        elif col == Col.STATUS:
+            keys = [STATUS_RANK[s] for s in self._status]
+        elif col == Col.CAST_ERR:
+            c = self._cast
+            keys = []
+            for t in ts:
+                r = c.get(t.name)
+                v = r.max_rel_err if r is not None and r.max_rel_err is not None else None
+                keys.append((v is None, -inf if v is None else v))
+        elif col == Col.REF_DIFF:
+            d = self._diff
+            keys = []
+            for t in ts:
+                r = d.get(t.name)
+                v = r.max_abs_diff if r is not None and r.max_abs_diff is not None else None
+                keys.append((v is None, -inf if v is None else v))
+        else:
+            keys = list(range(len(ts)))
+        self._sort_keys[col] = keys
+        return keys
+
+    def _sorted_order(self, column: int, order: Qt.SortOrder) -> list[int]:
+        n = len(self._tensors)
+        if column < 0 or column >= len(Col):
+            return list(range(n))
+        keys = self._keys(column)
+        # stable: ties keep file order; descending keeps file order for ties too
+        rev = order == Qt.SortOrder.DescendingOrder
+        return sorted(range(n), key=keys.__getitem__, reverse=rev)
+
+    def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
+        self._sort_column, self._sort_order = column, order
+        if not self._tensors:
+            return
+        self.layoutAboutToBeChanged.emit()
+        old = self.persistentIndexList()
+        old_ids = [(self._order[p.row()], p.column()) for p in old]
+        self._order = self._sorted_order(column, order)
+        if old:
+            where = {ti: r for r, ti in enumerate(self._order)}
+            new = [self.index(where[ti], c) for ti, c in old_ids]
+            self.changePersistentIndexList(old, new)
+        self.layoutChanged.emit()
+
+
+class TensorFilterProxy(QSortFilterProxyModel):
+    """Filters by name (substring terms, globs with ``*``/``?``) and "only differing".
+
+    Sorting is delegated to the source model (see :meth:`TensorTableModel.sort`).
+    """
+
+    def __init__(self, parent: Any = None) -> None:
+        super().__init__(parent)
+        self._text = ""
+        self._only_differing = False
+        self._mask: list[bool] | None = None  # by tensor index
+        self.setDynamicSortFilter(False)
+
+    def setSourceModel(self, model: TensorTableModel) -> None:  # type: ignore[override]
+        super().setSourceModel(model)
+        model.modelAboutToBeReset.connect(self._drop_mask)
+        model.modelReset.connect(self.refresh)
+
+    def _drop_mask(self) -> None:
+        self._mask = None
+
+    def source(self) -> TensorTableModel:
+        return self.sourceModel()  # type: ignore[return-value]
+
+    def set_name_filter(self, text: str) -> None:
+        if text != self._text:
+            self._text = text
+            self.refresh()
+
+    def set_only_differing(self, on: bool) -> None:
+        if on != self._only_differing:
+            self._only_differing = on
+            self.refresh()
+
+    @property
+    def name_filter(self) -> str:
+        return self._text
+
+    @property
+    def only_differing(self) -> bool:
+        return self._only_differing
+
+    def refresh(self) -> None:
+        """Recompute the mask (e.g. after the target dtype changed) and re-filter."""
+        src = self.source()
+        begin = getattr(self, "beginFilterChange", None)
+        if begin is not None:
+            begin()
+        self._mask = self._compute_mask(src) if src is not None else None
+        end = getattr(self, "endFilterChange", None)
+        if end is not None:
+            end(QSortFilterProxyModel.Direction.Rows)
+        else:  # Qt < 6.9
+            self.invalidateFilter()
+
+    def _compute_mask(self, src: TensorTableModel) -> list[bool] | None:
+        terms = self._text.lower().split()
+        if not terms and not self._only_differing:
+            return None
+        tensors = src.tensors
+        mask = [True] * len(tensors)
+        if self._only_differing:
+            mask = [s == "differs" for s in src.statuses()]
+        for term in terms:
+            if any(c in term for c in "*?["):
+                pat = re.compile(fnmatch.translate(term))
+                mask = [
+                    m and pat.match(t.name.lower()) is not None
+                    for m, t in zip(mask, tensors, strict=True)
+                ]
+            else:
+                mask = [m and term in t.name.lower() for m, t in zip(mask, tensors, strict=True)]
+        return mask
+
+    def filterAcceptsRow(self, source_row: int, source_parent: Index) -> bool:
+        mask = self._mask
+        if mask is None:
+            return True
+        return mask[self.source().tensor_index(source_row)]
+
+    def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
+        src = self.source()
+        if src is not None:
+            src.sort(column, order)

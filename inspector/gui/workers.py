@@ -1,0 +1,150 @@
+"""Run core jobs off the GUI thread.
+
+A core job is a generator that yields :class:`~inspector.core.progress.Progress` and returns its
+result. :class:`JobWorker` drives one on a ``QThreadPool`` thread and reports through Qt signals
+(queued back to the GUI thread): ``progress``, ``finished(result)``, ``errored(exc)``, ``aborted``,
+and always ``done`` last. Cancel is cooperative: the flag is checked between yields, then the
+generator is ``close()``-d so its ``finally`` blocks (temp-file cleanup) run on the worker thread.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Generator
+from typing import Any
+
+from PySide6.QtCore import QObject, QThreadPool, Signal
+
+from inspector.core.progress import Progress
+
+
+class Worker(QObject):
+    """Base: signals plus a cancel flag. Subclasses implement :meth:`_work`."""
+
+    started = Signal()
+    progress = Signal(object)  # Progress
+    finished = Signal(object)  # result
+    errored = Signal(object)  # the exception
+    aborted = Signal()
+    done = Signal()  # always emitted last, whatever happened
+
+    def __init__(self, name: str = "", parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.name = name
+        self._cancel = False
+        self.is_running = False
+        self.is_done = False
+
+    def cancel(self) -> None:
+        self._cancel = True
+
+    @property
+    def cancelled(self) -> bool:
+        return self._cancel
+
+    def start(self, pool: QThreadPool) -> Worker:
+        self.is_running = True
+        pool.start(self.run)
+        return self
+
+    def run(self) -> None:
+        self.started.emit()
+        try:
+            result = self._work()
+        except _Aborted:
+            self.aborted.emit()
+        except Exception as e:  # reported to the GUI, never swallowed
+            if self._cancel:
+                self.aborted.emit()
+            else:
+                self.errored.emit(e)
+        else:
+            if self._cancel:
+                self.aborted.emit()
+            else:
+                self.finished.emit(result)
+        finally:
+            self.is_running = False
+            self.is_done = True
+            self.done.emit()
+
+    def _work(self) -> Any:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+class _Aborted(Exception):
+    pass
+
+
+class FunctionWorker(Worker):
+    """Call ``fn(*args)`` on a pool thread; a cancelled call's result is dropped."""
+
+    def __init__(self, fn: Callable[..., Any], *args: Any, name: str = "") -> None:
+        super().__init__(name)
+        self._fn = fn
+        self._args = args
+
+    def _work(self) -> Any:
+        if self._cancel:
+            raise _Aborted
+        return self._fn(*self._args)
+
+
+class JobWorker(Worker):
+    """Drive a core job (generator of Progress returning a result), with throttled progress."""
+
+    def __init__(
+        self,
+        job_factory: Callable[[], Generator[Progress, None, Any]],
+        name: str = "",
+        min_interval: float = 0.05,
+    ) -> None:
+        super().__init__(name)
+        self._factory = job_factory
+        self._min_interval = min_interval
+
+    def _work(self) -> Any:
+        job = self._factory()
+        last = 0.0
+        try:
+            while True:
+                if self._cancel:
+                    job.close()  # runs the job's cleanup (e.g. removes the temp file)
+                    raise _Aborted
+                try:
+                    p = next(job)
+                except StopIteration as stop:
+                    return stop.value
+                now = time.monotonic()
+                if now - last >= self._min_interval or p.done >= p.total:
+                    last = now
+                    self.progress.emit(p)
+        finally:
+            job.close()
+
+
+class WorkerSet(QObject):
+    """Keeps running workers alive until they are done; one pool per window."""
+
+    def __init__(self, parent: QObject | None = None, max_threads: int = 3) -> None:
+        super().__init__(parent)
+        self.pool = QThreadPool(self)
+        self.pool.setMaxThreadCount(max_threads)
+        self._running: set[Worker] = set()
+
+    def start(self, worker: Worker) -> Worker:
+        self._running.add(worker)
+        worker.done.connect(lambda w=worker: self._running.discard(w))
+        worker.start(self.pool)
+        return worker
+
+    def running(self) -> list[Worker]:
+        return [w for w in self._running if not w.is_done]
+
+    def cancel_all(self, name: str | None = None) -> None:
+        for w in list(self._running):
+            if name is None or w.name == name:
+                w.cancel()
+
+    def wait(self, msecs: int = 10_000) -> bool:
+        return self.pool.waitForDone(msecs)

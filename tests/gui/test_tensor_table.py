@@ -1,0 +1,154 @@
+"""The table model and its proxy, tested without any view."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+
+from inspector.core.checkpoint import open_checkpoint
+from inspector.core.dtypes import DTYPES
+from inspector.gui.tensor_table import (
+    Col,
+    StatusRole,
+    TensorFilterProxy,
+    TensorTableModel,
+    natural_key,
+)
+
+from .conftest import BF16_NAMES, F64_NAMES, INT_NAMES
+
+DISPLAY = Qt.ItemDataRole.DisplayRole
+BG = Qt.ItemDataRole.BackgroundRole
+
+
+def _model(path, target="F32"):
+    ckpt = open_checkpoint(path)
+    m = TensorTableModel()
+    m.set_rows(ckpt.tensors, DTYPES[target])
+    return ckpt, m
+
+
+def _row(m, name):
+    r = m.row_of(name)
+    assert r >= 0
+    return r
+
+
+def test_model_passes_qabstractitemmodeltester(qtmodeltester, model_file):
+    m = TensorTableModel()
+    qtmodeltester.check(m)
+    ckpt = open_checkpoint(model_file)
+    m.set_rows(ckpt.tensors, DTYPES["F32"])
+    qtmodeltester.check(m)
+    m.set_target(DTYPES["BF16"])
+    m.sort(Col.NAME, Qt.SortOrder.DescendingOrder)
+    qtmodeltester.check(m)
+
+
+def test_proxy_passes_qabstractitemmodeltester(qtmodeltester, model_file):
+    _, m = _model(model_file)
+    p = TensorFilterProxy()
+    p.setSourceModel(m)
+    p.set_name_filter("layer.1")
+    qtmodeltester.check(p)
+
+
+def test_rows_columns_and_values(model_file):
+    ckpt, m = _model(model_file)
+    assert m.rowCount() == len(ckpt.tensors) == 21
+    assert m.columnCount() == len(Col)
+    r = _row(m, "embeddings.word_embeddings.weight")
+    assert m.index(r, Col.DTYPE).data(DISPLAY) == "F32"
+    assert m.index(r, Col.SHAPE).data(DISPLAY) == "[100, 16]"
+    assert m.index(r, Col.PARAMS).data(DISPLAY) == "1,600"
+    assert m.index(r, Col.SIZE).data(DISPLAY) == "6.2 KiB"
+    assert m.index(r, Col.STATUS).data(DISPLAY) == "matches F32"
+    assert m.headerData(Col.STATUS, Qt.Orientation.Horizontal, DISPLAY) == "Status"
+
+
+def test_status_text_icon_and_colour_for_differing_rows(qapp, model_file):
+    _, m = _model(model_file)
+    for name in F64_NAMES:
+        r = _row(m, name)
+        assert m.index(r, Col.STATUS).data(DISPLAY) == "differs: F64 → F32"
+        assert m.index(r, Col.STATUS).data(StatusRole) == "differs"
+        # not colour alone: text plus an icon, and the colour on every cell of the row
+        assert not m.index(r, Col.STATUS).data(Qt.ItemDataRole.DecorationRole).isNull()
+        assert m.index(r, Col.NAME).data(BG) is not None
+    r = _row(m, INT_NAMES[0])
+    assert m.index(r, Col.STATUS).data(DISPLAY) == "kept (not a float)"
+    assert m.index(r, Col.NAME).data(BG) is None
+    r = _row(m, "embeddings.LayerNorm.bias")
+    assert m.index(r, Col.NAME).data(BG) is None
+
+
+def test_target_change_moves_the_highlight(qtbot, model_file):
+    _, m = _model(model_file)
+    differing = lambda: {  # noqa: E731
+        m.tensor_at(r).name for r in range(m.rowCount()) if m.index(r, 0).data(BG) is not None
+    }
+    assert differing() == set(F64_NAMES + BF16_NAMES)
+    with qtbot.waitSignal(m.dataChanged):
+        m.set_target(DTYPES["F64"])
+    assert m.index(_row(m, F64_NAMES[0]), Col.STATUS).data(DISPLAY) == "matches F64"
+    assert len(differing()) == 21 - len(F64_NAMES) - len(INT_NAMES)
+    assert m.index(_row(m, INT_NAMES[0]), Col.STATUS).data(DISPLAY) == "kept (not a float)"
+
+
+def test_sort_every_column_both_ways(model_file):
+    _, m = _model(model_file)
+    for col in Col:
+        for order in (Qt.SortOrder.AscendingOrder, Qt.SortOrder.DescendingOrder):
+            m.sort(col, order)
+            assert sorted(m.tensor_at(r).name for r in range(m.rowCount())) == sorted(
+                t.name for t in m.tensors
+            )
+    m.sort(Col.PARAMS, Qt.SortOrder.DescendingOrder)
+    numels = [m.tensor_at(r).numel for r in range(m.rowCount())]
+    assert numels == sorted(numels, reverse=True)
+    m.sort(Col.STATUS, Qt.SortOrder.AscendingOrder)
+    first = {m.tensor_at(r).name for r in range(5)}
+    assert first == set(F64_NAMES + BF16_NAMES)
+    m.sort(Col.NAME, Qt.SortOrder.AscendingOrder)
+    names = [m.tensor_at(r).name for r in range(m.rowCount())]
+    assert names == sorted(names, key=natural_key)
+    m.sort(-1)
+    assert [m.tensor_at(r).name for r in range(m.rowCount())] == [t.name for t in m.tensors]
+
+
+def test_natural_name_order():
+    names = ["layer.10.w", "layer.2.w", "layer.1.w"]
+    assert sorted(names, key=natural_key) == ["layer.1.w", "layer.2.w", "layer.10.w"]
+
+
+def test_proxy_filters_names_and_only_differing(model_file):
+    _, m = _model(model_file)
+    p = TensorFilterProxy()
+    p.setSourceModel(m)
+    assert p.rowCount() == 21
+    p.set_name_filter("LAYER.1 self weight")
+    names = {p.index(r, 0).data(DISPLAY) for r in range(p.rowCount())}
+    assert names == set(F64_NAMES[:3])
+    p.set_name_filter("*.bias")
+    assert all(p.index(r, 0).data(DISPLAY).endswith(".bias") for r in range(p.rowCount()))
+    p.set_name_filter("")
+    p.set_only_differing(True)
+    names = {p.index(r, 0).data(DISPLAY) for r in range(p.rowCount())}
+    assert names == set(F64_NAMES + BF16_NAMES)
+    m.set_target(DTYPES["BF16"])
+    p.refresh()
+    assert BF16_NAMES[0] not in {p.index(r, 0).data(DISPLAY) for r in range(p.rowCount())}
+    # sorting through the proxy sorts the source and keeps the filter
+    p.sort(Col.NAME, Qt.SortOrder.DescendingOrder)
+    names = [p.index(r, 0).data(DISPLAY) for r in range(p.rowCount())]
+    assert names == sorted(names, key=natural_key, reverse=True)
+
+
+def test_set_rows_resets_and_keeps_filter(model_file, f32_file):
+    _, m = _model(model_file)
+    p = TensorFilterProxy()
+    p.setSourceModel(m)
+    p.set_only_differing(True)
+    assert p.rowCount() == 5
+    ckpt = open_checkpoint(f32_file)
+    m.set_rows(ckpt.tensors)
+    assert p.rowCount() == 0
