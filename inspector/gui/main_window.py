@@ -528,8 +528,14 @@ class MainWindow(QMainWindow):
             return []
         return [u.toLocalFile() for u in md.urls() if u.isLocalFile()]
 
+    @staticmethod
+    def _has_urls(ev: QDropEvent | QDragEnterEvent) -> bool:
+        md = ev.mimeData()
+        return md is not None and md.hasUrls()
+
     def dragEnterEvent(self, ev: QDragEnterEvent) -> None:
-        if self._local_paths(ev):
+        # any URL is accepted so that a drop we cannot open still gets an explanation
+        if self._has_urls(ev):
             ev.acceptProposedAction()
             self.statusBar().showMessage(
                 "Drop to open · hold Shift to compare with it as reference", 3000
@@ -538,7 +544,7 @@ class MainWindow(QMainWindow):
             ev.ignore()
 
     def dragMoveEvent(self, ev: QDragMoveEvent) -> None:
-        if self._local_paths(ev):
+        if self._has_urls(ev):
             ev.acceptProposedAction()
         else:
             ev.ignore()

@@ -1,0 +1,191 @@
+"""Cast & save from the window: same bytes as the CLI, cancel, errors, and the precision plots."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+from PySide6.QtWidgets import QDialogButtonBox
+
+pytest.importorskip("inspector.core.convert")
+
+from inspector.core.checkpoint import open_checkpoint
+from inspector.gui.cast_dialog import proposed_output
+from inspector.gui.tensor_table import Col
+
+from .conftest import BF16_NAMES, F64_NAMES
+
+
+def cast_via_button(qtbot, win, out=None, keep=""):
+    win.cast_action.trigger()
+    dlg = win.cast_dialog
+    assert dlg is not None and dlg.isVisible()
+    if out is not None:
+        dlg.out_edit.setText(str(out))
+    dlg.keep_edit.setText(keep)
+    with qtbot.waitSignal(win.cast_done, timeout=30_000) as blocker:
+        dlg.buttons.button(QDialogButtonBox.StandardButton.Ok).click()
+    return blocker.args[0]
+
+
+def test_dialog_proposes_stem_target_name(loaded, model_file):
+    loaded.cast_action.trigger()
+    dlg = loaded.cast_dialog
+    assert dlg.out_edit.text() == str(model_file.parent / "model.F32.safetensors")
+    dlg.target_box.setCurrentText("BF16")
+    assert dlg.out_edit.text() == str(model_file.parent / "model.BF16.safetensors")
+    assert dlg.plan_label.text().startswith("19 of 21 tensors will be cast to BF16")
+    dlg.keep_edit.setText("*inv_freq")
+    assert "1 kept by pattern" in dlg.plan_label.text()
+    dlg.out_edit.setText(str(model_file))
+    ok = dlg.buttons.button(QDialogButtonBox.StandardButton.Ok)
+    assert not ok.isEnabled()  # would overwrite the input
+    dlg.reject()
+
+
+def test_cast_button_writes_the_same_file_as_the_cli(qtbot, loaded, model_file, tmp_path):
+    from inspector.cli import main as cli_main
+
+    report = cast_via_button(qtbot, loaded)
+    out = model_file.parent / "model.F32.safetensors"
+    assert out.is_file()
+    assert loaded.cast_output == str(out)
+    cli_out = tmp_path / "cli.safetensors"
+    assert cli_main(["cast", str(model_file), "--target", "F32", "-o", str(cli_out)]) == 0
+    assert out.read_bytes() == cli_out.read_bytes()
+    # nothing else left next to it (no temp files)
+    assert sorted(p.name for p in model_file.parent.iterdir() if p.is_file()) == [
+        "cli.safetensors",
+        "model.F32.safetensors",
+        "model.safetensors",
+        "settings.ini",
+    ]
+    assert report.target == "F32"
+    saved = open_checkpoint(out)
+    assert {t.dtype.name for t in saved.tensors} == {"F32", "I64"}
+
+
+def test_plots_after_cast_hold_the_report(qtbot, loaded, model_file):
+    report = cast_via_button(qtbot, loaded)
+    by_name = {r.name: r for r in report.tensors}
+    plot = loaded.precision_plot
+    assert plot.isVisible()
+    assert not loaded.table.isColumnHidden(Col.CAST_ERR)
+    changed = [r for r in report.tensors if r.from_ != r.to]
+    assert {r.name for r in changed} == set(F64_NAMES + BF16_NAMES)
+    x, y = plot.lossy_item.getData()
+    xl, _ = plot.lossless_item.getData()
+    lossy = [r for r in changed if not r.lossless]
+    assert len(x) == len(lossy) and len(xl) == len(changed) - len(lossy)
+    # BF16 -> F32 is exact, F64 -> F32 is not
+    assert by_name[BF16_NAMES[0]].lossless
+    assert not by_name[F64_NAMES[0]].lossless
+    idx = [t.name for t in loaded.ckpt.tensors].index(F64_NAMES[0])
+    assert plot.values[idx] == pytest.approx(by_name[F64_NAMES[0]].max_rel_err)
+    assert 0 < by_name[F64_NAMES[0]].max_rel_err < 2**-23
+    # the table shows the same number
+    r = loaded.model.row_of(F64_NAMES[0])
+    assert loaded.model.index(r, Col.CAST_ERR).data() == f"{by_name[F64_NAMES[0]].max_rel_err:.3g}"
+
+    # the selected tensor: before/after histograms overlaid + an error histogram
+    with qtbot.waitSignal(loaded.details_ready, timeout=10_000):
+        loaded.select_tensor(F64_NAMES[1])
+    d = loaded.details
+    assert d.histogram.mode == "before_after"
+    edges, before = d.histogram.before_item.getData()
+    edges2, after = d.histogram.after_item.getData()
+    t = loaded.ckpt[F64_NAMES[1]]
+    assert before.sum() == after.sum() == t.numel
+    assert np.array_equal(edges, edges2)
+    src = np.asarray(loaded.ckpt.view(t), np.float64).ravel()
+    expect, _ = np.histogram(src, bins=edges)
+    assert np.array_equal(before, expect)
+    assert d.error_plot.isVisible()
+    ex, ec = d.error_plot.item.getData()
+    assert len(ex) == len(ec) + 1 and ec.sum() > 0
+    assert ex.max() <= -6  # F64 -> F32 relative error is below 2^-24 ≈ 6e-8
+    assert "overflow 0 · underflow 0 · NaN created 0" in d.field("Cast")
+
+
+def test_offer_to_open_the_saved_file_shows_no_differing_tensors(qtbot, loaded, model_file):
+    cast_via_button(qtbot, loaded)
+    bar = loaded.message_bar
+    assert bar.kind == "ok" and bar.action.isVisible()
+    with qtbot.waitSignal(loaded.loaded, timeout=10_000):
+        bar.action.click()
+    assert loaded.ckpt.path == str(model_file.parent / "model.F32.safetensors")
+    assert loaded.summary.n_differ == 0
+    assert loaded.summary_label.text().startswith("✓ 0 of 21 tensors differ from F32")
+    assert not loaded.hint.isVisible()
+
+
+def test_keep_patterns_from_the_dialog(qtbot, loaded, model_file, tmp_path):
+    out = tmp_path / "kept.safetensors"
+    cast_via_button(qtbot, loaded, out=out, keep="*inv_freq")
+    saved = open_checkpoint(out)
+    assert saved["encoder.rotary.inv_freq"].dtype.name == "F64"
+    assert saved[F64_NAMES[0]].dtype.name == "F32"
+
+
+def test_cancel_leaves_no_file(qtbot, window, big_file, tmp_path):
+    with qtbot.waitSignal(window.loaded, timeout=20_000):
+        window.open_path(str(big_file))
+    out = tmp_path / "out" / "big.F16.safetensors"
+    out.parent.mkdir()
+    from inspector.core.dtypes import DTYPES
+
+    seen = []
+    w = window.start_cast(str(out), DTYPES["F16"])
+    assert window.cancel_button.isVisible()
+    w.progress.connect(lambda p: seen.append(p) or window.cancel_button.click())
+    with qtbot.waitSignal(window.cast_cancelled, timeout=30_000):
+        pass
+    assert seen and seen[0].done < seen[0].total
+    qtbot.waitUntil(lambda: not window.cancel_button.isVisible(), timeout=5000)
+    assert os.listdir(out.parent) == []
+    assert window.cast_report is None
+    assert window.cast_action.isEnabled()
+
+
+def test_cast_error_is_shown_in_a_dialog(qtbot, loaded, tmp_path):
+    missing = tmp_path / "no" / "such" / "dir" / "x.safetensors"
+    with qtbot.waitSignal(loaded.cast_failed, timeout=10_000) as blocker:
+        loaded.start_cast(str(missing))
+    assert blocker.args[0]
+    box = loaded.error_box
+    assert box.isVisible()
+    assert box.windowTitle() == "Cast failed"
+    assert "Could not save" in box.text()
+    box.close()
+    assert not missing.exists()
+    assert loaded.cast_report is None
+
+
+def test_proposed_output_for_shards(tmp_path):
+    import json
+
+    import torch
+    from safetensors.torch import save_file
+
+    folder = tmp_path / "llm"
+    folder.mkdir()
+    save_file(
+        {"a": torch.zeros(2, dtype=torch.float64)}, str(folder / "model-00001-of-00002.safetensors")
+    )
+    save_file({"b": torch.zeros(2)}, str(folder / "model-00002-of-00002.safetensors"))
+    (folder / "model.safetensors.index.json").write_text(
+        json.dumps(
+            {
+                "metadata": {"total_size": 24},
+                "weight_map": {
+                    "a": "model-00001-of-00002.safetensors",
+                    "b": "model-00002-of-00002.safetensors",
+                },
+            }
+        )
+    )
+    from inspector.core.dtypes import DTYPES
+
+    ckpt = open_checkpoint(folder)
+    assert proposed_output(ckpt, DTYPES["F32"]) == str(tmp_path / "llm.F32")

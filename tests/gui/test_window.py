@@ -1,0 +1,209 @@
+"""The window, driven like a person would: drops, the target chooser, details, compare."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
+from PySide6.QtGui import QDragEnterEvent, QDropEvent
+from PySide6.QtWidgets import QApplication
+
+from inspector.core.checkpoint import open_checkpoint
+from inspector.gui.main_window import EMPTY_TEXT
+from inspector.gui.tensor_table import Col
+
+from .conftest import BF16_NAMES, F64_NAMES
+
+BG = Qt.ItemDataRole.BackgroundRole
+
+
+def drop(target, paths, modifiers=Qt.KeyboardModifier.NoModifier, urls=None):
+    """Send DragEnter then Drop carrying file URLs, as a file manager would."""
+    md = QMimeData()
+    md.setUrls(urls if urls is not None else [QUrl.fromLocalFile(str(p)) for p in paths])
+    pos = QPointF(target.width() / 2, target.height() / 2)
+    enter = QDragEnterEvent(pos, Qt.DropAction.CopyAction, md, Qt.MouseButton.LeftButton, modifiers)
+    QApplication.sendEvent(target, enter)
+    ev = QDropEvent(pos, Qt.DropAction.CopyAction, md, Qt.MouseButton.LeftButton, modifiers)
+    QApplication.sendEvent(target, ev)
+    return enter, ev
+
+
+def highlighted(win):
+    m = win.model
+    return {m.tensor_at(r).name for r in range(m.rowCount()) if m.index(r, 0).data(BG) is not None}
+
+
+def test_empty_state_invites_a_drop(window):
+    assert window.stack.currentIndex() == 0
+    assert window.empty_label.text() == EMPTY_TEXT
+    assert not window.cast_action.isEnabled()
+
+
+def test_drop_of_a_file_url_loads_it(qtbot, window, model_file):
+    with qtbot.waitSignals([window.loaded, window.details_ready], timeout=20_000):
+        enter, ev = drop(window, [model_file])
+        assert enter.isAccepted()
+        assert ev.isAccepted()
+    assert window.stack.currentIndex() == 1
+    assert window.model.rowCount() == 21
+    assert window.ckpt.path == str(model_file)
+    assert str(model_file) in window.recent_files()
+    assert "model.safetensors" in window.windowTitle()
+    assert window.summary_label.text() == (
+        "⚠ 5 of 21 tensors differ from F32 · 4.4 k params · 20.2 KiB · F64×4 BF16×1 I64×1"
+    )
+    # the first differing tensor is selected and its statistics are shown
+    t = window.current_tensor()
+    assert t.name in F64_NAMES
+    ref = np.asarray(window.ckpt.view(t), dtype=np.float64)
+    assert window.details.stats.max == pytest.approx(ref.max())
+    assert window.details.stats.mean == pytest.approx(ref.mean())
+    edges, counts = window.details.histogram.before_item.getData()
+    assert len(edges) == len(counts) + 1 == 65  # stepMode="center"
+    assert counts.sum() == t.numel
+
+
+def test_drop_onto_a_child_widget_and_a_folder(qtbot, window, model_file):
+    # a drop on the table's viewport (or anywhere) reaches the window; folders open too
+    viewport = window.table.viewport()
+    assert not viewport.acceptDrops() and not window.filter_edit.acceptDrops()
+    with qtbot.waitSignal(window.loaded, timeout=20_000):
+        drop(window, [model_file.parent])
+    assert window.model.rowCount() == 21
+
+
+def test_bad_drop_shows_a_message_and_keeps_what_was_open(qtbot, loaded, tmp_path):
+    bad = tmp_path / "notes.safetensors"
+    bad.write_bytes(b"this is not a checkpoint at all")
+    with qtbot.waitSignal(loaded.load_failed, timeout=10_000) as blocker:
+        drop(loaded, [bad])
+    assert "notes.safetensors" in blocker.args[0]
+    assert loaded.message_bar.isVisible()
+    assert loaded.message_bar.kind == "error"
+    assert "Could not open" in loaded.message_bar.text
+    assert "still showing the previous checkpoint" in loaded.message_bar.text
+    assert loaded.model.rowCount() == 21
+    assert loaded.ckpt.path.endswith("model.safetensors")
+
+    # a pickle is named as such
+    pt = tmp_path / "model.pt"
+    pt.write_bytes(b"\x80\x02}q\x00.")
+    with qtbot.waitSignal(loaded.load_failed, timeout=10_000) as blocker:
+        drop(loaded, [pt])
+    assert "pickle" in blocker.args[0].lower()
+    # a remote URL is refused with words, not silently
+    drop(loaded, [], urls=[QUrl("https://example.com/model.safetensors")])
+    assert "Only local files" in loaded.message_bar.text
+
+
+def test_bad_drop_on_empty_window(qtbot, window, tmp_path):
+    with qtbot.waitSignal(window.load_failed, timeout=10_000):
+        drop(window, [tmp_path / "missing.safetensors"])
+    assert "no such file" in window.message_bar.text
+    assert window.stack.currentIndex() == 0
+
+
+def test_target_chooser_changes_highlighting_and_is_remembered(qtbot, loaded, settings):
+    assert highlighted(loaded) == set(F64_NAMES + BF16_NAMES)
+    assert loaded.hint.isVisible()
+    assert "FloatCastAdapter::to(DType::F32)" in loaded.hint.fix.text()
+
+    loaded.target_box.setCurrentText("F64")
+    assert loaded.target.name == "F64"
+    assert F64_NAMES[0] not in highlighted(loaded)
+    assert len(highlighted(loaded)) == 21 - 4 - 1  # every non-F64 float
+    assert loaded.summary_label.text().startswith("⚠ 16 of 21 tensors differ from F64")
+    assert "DType::F64" in loaded.hint.fix.text()
+    assert settings.value("target") == "F64"
+
+    loaded.target_box.setCurrentText("BF16")
+    assert highlighted(loaded) == {
+        n
+        for n in (t.name for t in loaded.ckpt.tensors)
+        if n not in BF16_NAMES and n != "embeddings.position_ids"
+    }
+    # remembered for the next window
+    from inspector.gui.main_window import MainWindow
+
+    again = MainWindow(settings=settings)
+    qtbot.addWidget(again)
+    assert again.target.name == "BF16"
+
+
+def test_hint_copy_puts_the_fix_on_the_clipboard(loaded):
+    loaded.hint.copy_button.click()
+    assert QApplication.clipboard().text() == (
+        "PyTorchToBurnAdapter.chain(FloatCastAdapter::to(DType::F32))"
+    )
+
+
+def test_filter_box_and_only_differing(qtbot, loaded):
+    loaded.filter_edit.setText("classifier")
+    qtbot.waitUntil(lambda: loaded.proxy.rowCount() == 2, timeout=3000)
+    loaded.filter_edit.clear()
+    qtbot.waitUntil(lambda: loaded.proxy.rowCount() == 21, timeout=3000)
+    loaded.only_differing.setChecked(True)
+    assert loaded.proxy.rowCount() == 5
+    assert loaded.count_label.text() == "5 of 21"
+    loaded.target_box.setCurrentText("F64")
+    assert loaded.proxy.rowCount() == 16
+
+
+def test_header_click_sorts(qtbot, loaded):
+    header = loaded.table.horizontalHeader()
+    header.setSortIndicator(Col.SIZE, Qt.SortOrder.DescendingOrder)
+    sizes = [loaded.proxy.index(r, Col.SIZE).data(Qt.ItemDataRole.DisplayRole) for r in range(3)]
+    assert sizes[0] == "6.2 KiB"  # word embeddings, the biggest tensor
+
+
+def test_selecting_a_tensor_shows_its_details(qtbot, loaded):
+    name = "embeddings.position_ids"
+    with qtbot.waitSignal(loaded.details_ready, timeout=10_000):
+        assert loaded.select_tensor(name)
+    d = loaded.details
+    assert d.heading.text() == name
+    assert d.field("DType") == "I64 — kept (not a float)"
+    assert d.field("Shape") == "[1, 32] · 32 values"
+    t = loaded.ckpt[name]
+    start, end = loaded.ckpt.byte_range(t)
+    assert d.field("Bytes").startswith(f"{start:,} – {end:,}")
+    assert d.field("Range") == "0 … 31"
+    _, counts = d.histogram.before_item.getData()
+    assert counts.sum() == 32
+    # cached: selecting it again is immediate
+    loaded.select_tensor(F64_NAMES[0])
+    qtbot.waitSignal(loaded.details_ready, timeout=10_000)
+    with qtbot.waitSignal(loaded.details_ready, timeout=1000):
+        loaded.select_tensor(name)
+
+
+def test_compare_with_reference_by_shift_drop(qtbot, loaded, f32_file):
+    with qtbot.waitSignal(loaded.diff_done, timeout=20_000) as blocker:
+        drop(loaded, [f32_file], modifiers=Qt.KeyboardModifier.ShiftModifier)
+    diffs = {d.name: d for d in blocker.args[0]}
+    # the primary stays open; the reference is compared against it
+    assert loaded.ckpt.path.endswith("model.safetensors")
+    assert loaded.reference.path == str(f32_file)
+    assert not loaded.table.isColumnHidden(Col.REF_DIFF)
+    src = open_checkpoint(loaded.ckpt.path)
+    ref = open_checkpoint(f32_file)
+    q = F64_NAMES[0]
+    a = np.asarray(src.view(q), np.float64)
+    b = np.asarray(ref.view(q), np.float64)
+    assert diffs[q].max_abs_diff == pytest.approx(np.abs(a - b).max())
+    assert diffs[q].max_abs_diff > 0
+    assert diffs["embeddings.LayerNorm.weight"].max_abs_diff == 0
+    m = loaded.model
+    r = m.row_of(q)
+    assert m.index(r, Col.REF_DIFF).data() == f"{diffs[q].max_abs_diff:.3g}"
+    # the plot holds one point per tensor; the equal ones are the marked (triangle) ones
+    plot = loaded.diff_plot
+    assert plot.isVisible()
+    x, y = plot.lossy_item.getData()
+    # log-mode plot: data stored raw, mapped by the item
+    assert len(x) == sum(1 for d in diffs.values() if d.max_abs_diff)
+    xl, _ = plot.lossless_item.getData()
+    assert len(xl) == sum(1 for d in diffs.values() if d.max_abs_diff == 0)
+    assert len(x) + len(xl) == 21
+    assert "Compared with model.f32.safetensors" in loaded.message_bar.text
