@@ -18,7 +18,7 @@ import numpy as np
 
 from .dtypes import DType
 from .errors import CheckpointError
-from .header import Header, TensorInfo, read_header
+from .header import Header, TensorInfo, _open_regular, read_header
 
 INDEX_SUFFIX = ".safetensors.index.json"
 DEFAULT_CHUNK_BYTES = 8 << 20
@@ -81,26 +81,38 @@ class Checkpoint:
             header = self._by_file[path]
             if header.file_size == 0:
                 return None
-            with open(path, "rb") as f:
-                if os.fstat(f.fileno()).st_size != header.file_size:
-                    raise CheckpointError(
-                        path, "file changed on disk since it was opened; reopen it"
-                    )
-                mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+            try:
+                with open(path, "rb") as f:
+                    if os.fstat(f.fileno()).st_size != header.file_size:
+                        raise CheckpointError(
+                            path, "file changed on disk since it was opened; reopen it"
+                        )
+                    mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+            except (OSError, ValueError) as e:
+                raise CheckpointError(path, f"cannot map the file: {_why(e)}") from None
             self._maps[path] = mm
         return mm
 
     def view(self, tensor: TensorInfo | str) -> np.ndarray:
         """The tensor as a read-only numpy array over the mmapped file (packed dtypes are unpacked)."""
         t = self[tensor] if isinstance(tensor, str) else tensor
-        if t.nbytes == 0:
-            return np.zeros(t.shape, dtype=t.dtype.numpy)
-        start, end = self.byte_range(t)
-        mm = self._map(t.file)
-        if t.dtype.is_packed:
-            raw = np.frombuffer(mm, dtype=np.uint8, count=end - start, offset=start)
-            return unpack(raw, t.dtype).reshape(t.shape)
-        return np.frombuffer(mm, dtype=t.dtype.numpy, count=t.numel, offset=start).reshape(t.shape)
+        try:
+            if t.nbytes == 0:
+                return np.zeros(t.shape, dtype=t.dtype.numpy)
+            start, end = self.byte_range(t)
+            mm = self._map(t.file)
+            if t.dtype.is_packed:
+                raw = np.frombuffer(mm, dtype=np.uint8, count=end - start, offset=start)
+                return unpack(raw, t.dtype).reshape(t.shape)
+            arr = np.frombuffer(mm, dtype=t.dtype.numpy, count=t.numel, offset=start)
+            return arr.reshape(t.shape)
+        except ValueError:
+            # valid safetensors (the reference accepts it), but no numpy array has this shape
+            raise CheckpointError(
+                t.file,
+                f"tensor {_short(t.name)}: shape {_short(list(t.shape))} cannot be shown as an "
+                "array (numpy allows at most 64 dimensions and 2**63 bytes)",
+            ) from None
 
     def iter_chunks(
         self, tensor: TensorInfo, chunk_bytes: int = DEFAULT_CHUNK_BYTES
@@ -116,7 +128,11 @@ class Checkpoint:
         chunk = max(unit, chunk_bytes // unit * unit)
         start, end = self.byte_range(tensor)
         buf = bytearray(min(chunk, max(end - start, 0)))
-        with open(tensor.file, "rb", buffering=0) as f:
+        try:
+            f = open(tensor.file, "rb", buffering=0)  # noqa: SIM115 - closed by the with below
+        except OSError as e:
+            raise CheckpointError(tensor.file, f"cannot read: {_why(e)}") from None
+        with f:
             f.seek(start)
             pos = start
             while pos < end:
@@ -214,27 +230,54 @@ def _open_folder(folder: str) -> Checkpoint:
 
 def open_index(index_path: str) -> Checkpoint:
     """Open a sharded checkpoint; every shard and the index must agree tensor for tensor."""
-    try:
-        with open(index_path, "rb") as f:
+    with _open_regular(index_path) as f:  # refuses a FIFO or device instead of blocking on it
+        try:
             raw = f.read(MAX_INDEX_BYTES + 1)
-    except OSError as e:
-        raise CheckpointError(index_path, f"cannot read: {e.strerror or e}") from None
+        except OSError as e:
+            raise CheckpointError(index_path, f"cannot read: {_why(e)}") from None
     if len(raw) > MAX_INDEX_BYTES:
         raise CheckpointError(index_path, "index file is over 100 MB; not a safetensors index")
+    if not raw.strip():
+        raise CheckpointError(index_path, "index file is empty")
     try:
         index = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as e:
-        raise CheckpointError(index_path, f"index is not valid JSON ({e})") from None
-    weight_map = index.get("weight_map") if isinstance(index, dict) else None
+    except UnicodeDecodeError as e:
+        raise CheckpointError(
+            index_path, f"index is not valid UTF-8 (bad byte at offset {e.start})"
+        ) from None
+    except json.JSONDecodeError as e:
+        raise CheckpointError(
+            index_path, f"index is not valid JSON ({e.msg} at character {e.pos})"
+        ) from None
+    except (ValueError, RecursionError):
+        raise CheckpointError(
+            index_path, "index is not valid JSON (nested too deeply or a number too long)"
+        ) from None
+    if not isinstance(index, dict):
+        raise CheckpointError(
+            index_path, f"not a safetensors index: the JSON is {_json_kind(index)}, not an object"
+        )
+    if "weight_map" not in index:
+        raise CheckpointError(index_path, 'not a safetensors index: no "weight_map"')
+    weight_map = index["weight_map"]
     if not isinstance(weight_map, dict):
-        raise CheckpointError(index_path, 'not a safetensors index: no "weight_map" object')
+        raise CheckpointError(
+            index_path,
+            f'"weight_map" must be an object of tensor name to shard file, got {_json_kind(weight_map)}',
+        )
+    if not weight_map:
+        raise CheckpointError(index_path, '"weight_map" is empty: the index names no tensors')
     folder = os.path.dirname(os.path.abspath(index_path))
     shard_names: list[str] = []
     for name, shard in weight_map.items():
         if not isinstance(shard, str) or not shard:
-            raise CheckpointError(index_path, f"weight_map entry for {name!r} is not a file name")
+            raise CheckpointError(
+                index_path, f"weight_map entry for {_short(name)} is not a file name"
+            )
         if os.path.isabs(shard) or ".." in shard.replace("\\", "/").split("/"):
-            raise CheckpointError(index_path, f"shard {shard!r} points outside the index's folder")
+            raise CheckpointError(
+                index_path, f"shard {_short(shard)} points outside the index's folder"
+            )
         if shard not in shard_names:
             shard_names.append(shard)
     shard_names.sort()
@@ -242,8 +285,10 @@ def open_index(index_path: str) -> Checkpoint:
     tensors: list[TensorInfo] = []
     for shard in shard_names:
         shard_path = os.path.join(folder, shard)
-        if not os.path.isfile(shard_path):
-            raise CheckpointError(index_path, f"shard {shard!r} named in the index is missing")
+        if not os.path.exists(shard_path):
+            raise CheckpointError(
+                index_path, f"shard {_short(shard)} named in the index is missing"
+            )
         header = read_header(shard_path)
         files.append(header)
         present = set()
@@ -277,3 +322,25 @@ def open_index(index_path: str) -> Checkpoint:
 
 
 MAX_INDEX_BYTES = 100_000_000
+
+
+def _why(e: BaseException) -> str:
+    return (getattr(e, "strerror", None) or str(e) or type(e).__name__).rstrip(".")
+
+
+def _short(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _json_kind(v: object) -> str:
+    kinds = {
+        dict: "an object",
+        list: "a list",
+        str: "a string",
+        bool: "a boolean",
+        int: "a number",
+        float: "a number",
+        type(None): "null",
+    }
+    return kinds.get(type(v), type(v).__name__)

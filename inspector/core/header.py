@@ -7,47 +7,89 @@ problem in words a person understands.
 
 from __future__ import annotations
 
+import itertools
 import json
+import math
 import os
+import re
+import stat
 import struct
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal
+
+import msgspec
 
 from .dtypes import DTYPES, DType
 from .errors import CheckpointError
 
 MAX_HEADER_SIZE = 100_000_000  # the reference loader's limit
 _U64_MAX = 2**64 - 1
+_BITS = {name: d.bits for name, d in DTYPES.items()}
 
 
-class TensorInfo:
-    """Where one tensor lives: ``start``/``end`` are offsets inside the data section of ``file``."""
+_DTYPE_NAMES = Literal[
+    "BOOL",
+    "F4",
+    "F6_E2M3",
+    "F6_E3M2",
+    "U8",
+    "I8",
+    "F8_E5M2",
+    "F8_E4M3",
+    "F8_E8M0",
+    "F8_E4M3FNUZ",
+    "F8_E5M2FNUZ",
+    "I16",
+    "U16",
+    "F16",
+    "BF16",
+    "I32",
+    "U32",
+    "F32",
+    "C64",
+    "F64",
+    "I64",
+    "U64",
+]
+_UInt = Annotated[int, msgspec.Meta(ge=0)]
 
-    __slots__ = ("dtype", "end", "file", "name", "shape", "start")
 
-    def __init__(
-        self, name: str, dtype: DType, shape: tuple[int, ...], start: int, end: int, file: str
-    ) -> None:
-        self.name = name
-        self.dtype = dtype
-        self.shape = shape
-        self.start = start
-        self.end = end
-        self.file = file
+class TensorInfo(msgspec.Struct, gc=False, omit_defaults=True):
+    """Where one tensor lives: ``start``/``end`` are offsets inside the data section of ``file``.
+
+    A msgspec Struct so a 200k-tensor header decodes straight into these, validated in C.
+    """
+
+    # Optional only so that decoding never stops at a missing field: the fast path then hands
+    # the header to the careful parser, which names the problem. Every TensorInfo built has all.
+    dtype_name: _DTYPE_NAMES | None = msgspec.field(default=None, name="dtype")
+    shape: tuple[_UInt, ...] | None = None
+    data_offsets: tuple[_UInt, _UInt] | None = None
+    name: str = ""
+    file: str = ""
+
+    @property
+    def dtype(self) -> DType:
+        return DTYPES[self.dtype_name]
+
+    @property
+    def start(self) -> int:
+        return self.data_offsets[0]
+
+    @property
+    def end(self) -> int:
+        return self.data_offsets[1]
 
     @property
     def nbytes(self) -> int:
-        return self.end - self.start
+        return self.data_offsets[1] - self.data_offsets[0]
 
     @property
     def numel(self) -> int:
-        n = 1
-        for d in self.shape:
-            n *= d
-        return n
+        return math.prod(self.shape)
 
     def __repr__(self) -> str:
-        return f"TensorInfo({self.name!r}, {self.dtype.name}, {list(self.shape)}, {self.file!r})"
+        return f"TensorInfo({self.name!r}, {self.dtype_name}, {list(self.shape)}, {self.file!r})"
 
 
 @dataclass
@@ -59,33 +101,63 @@ class Header:
     metadata: dict[str, str] | None
     data_start: int  # absolute offset of byte 0 of the data section
     file_size: int
-    header_text: str = field(repr=False, default="")
 
 
-def _parse_json(text: str) -> tuple[Any, dict[int, set[str]]]:
-    """Parse like serde would; return the object and, per dict id, the keys it repeated.
+_NEG_ZERO_INT = re.compile(r"-0(?![0-9.eE])")
+_FIELDS = frozenset(("dtype", "shape", "data_offsets"))
+_MAX_DEPTH = 127  # serde_json's recursion limit, as the reference loader meets it
+_F64_MAX = 1.7976931348623157e308
+
+
+class _NeedRepeats(Exception):
+    """The fast parse met something whose meaning depends on repeated JSON keys."""
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not allowed in JSON")
+
+
+def _parse_float(s: str) -> float:
+    v = float(s)
+    if v in (_INF, -_INF):
+        raise ValueError(f"number {_clip(s, 30)} is out of range")
+    return v
+
+
+_INF = float("inf")
+
+
+def _parse_json(
+    text: str, track_repeats: bool
+) -> tuple[Any, dict[int, tuple[Any, set[str]]] | None]:
+    """Parse like serde would; with ``track_repeats``, also return, per dict id, the keys it repeated.
 
     serde rejects a repeated struct field (``dtype`` twice in one tensor, ``__metadata__`` twice)
     but lets a repeated map key win last, so repeats are recorded and judged by where they are.
+    Each recorded dict is kept alive in the table so its id cannot be reused by another dict.
+    Tracking costs a Python call per object, so the caller first parses without it and comes back
+    only when the text could hold a repeated field.
     """
-    repeats: dict[int, set[str]] = {}
+    kwargs: dict[str, Any] = {"parse_constant": _reject_constant, "parse_float": _parse_float}
+    repeats: dict[int, tuple[Any, set[str]]] | None = None
+    if track_repeats:
+        repeats = {}
+        table = repeats
 
-    def hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-        d = dict(pairs)
-        if len(d) != len(pairs):
-            seen: set[str] = set()
-            rep = repeats.setdefault(id(d), set())
-            for k, _ in pairs:
-                if k in seen:
-                    rep.add(k)
-                seen.add(k)
-        return d
+        def hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+            d = dict(pairs)
+            if len(d) != len(pairs):
+                seen: set[str] = set()
+                rep: set[str] = set()
+                for k, _ in pairs:
+                    if k in seen:
+                        rep.add(k)
+                    seen.add(k)
+                table[id(d)] = (d, rep)
+            return d
 
-    def reject_constant(name: str) -> Any:
-        raise ValueError(f"{name} is not allowed in JSON")
-
-    kwargs: dict[str, Any] = {"object_pairs_hook": hook, "parse_constant": reject_constant}
-    if "-0" in text:
+        kwargs["object_pairs_hook"] = hook
+    if "-0" in text and _NEG_ZERO_INT.search(text):
         # JSON "-0" is a float to serde (so not a valid dimension), an int to Python.
         kwargs["parse_int"] = lambda s: (
             float(s) if s.startswith("-") and s.strip("-0") == "" else int(s)
@@ -94,6 +166,24 @@ def _parse_json(text: str) -> tuple[Any, dict[int, set[str]]]:
     if "\\u" in text and _has_lone_surrogate(obj):
         raise ValueError("a \\u escape encodes a lone surrogate, which is not valid UTF-8")
     return obj, repeats
+
+
+def _could_repeat_fields(text: str, obj: dict[str, Any]) -> bool:
+    """True unless the text provably repeats no tensor field and no ``__metadata__``.
+
+    Every tensor object needs each field once, so a field name quoted more often than there are
+    top-level entries means some object repeats it (or the text merely mentions the word, which
+    only costs the slower, exact parse). A backslash-u escape can spell a field name, so it also does.
+    """
+    if "\\u" in text:
+        return True
+    n = len(obj)
+    return (
+        text.count('"__metadata__"') > 1
+        or text.count('"dtype"') > n
+        or text.count('"shape"') > n
+        or text.count('"data_offsets"') > n
+    )
 
 
 def _has_lone_surrogate(obj: Any) -> bool:
@@ -113,8 +203,31 @@ def _has_lone_surrogate(obj: Any) -> bool:
     return False
 
 
+def _extra_field_problem(value: Any) -> str | None:
+    """What serde would reject in a tensor's unknown field (it parses and then ignores it).
+
+    The value sits at nesting depth 3 (file object, tensor object, value); serde gives up past
+    depth 127, and numbers it turns into f64 must stay finite.
+    """
+    stack = [(value, 3)]
+    while stack:
+        x, depth = stack.pop()
+        t = type(x)
+        if t is dict or t is list:
+            if depth > _MAX_DEPTH:
+                return f"nested more than {_MAX_DEPTH} levels deep"
+            stack.extend((v, depth + 1) for v in (x.values() if t is dict else x))
+        elif t is int and not -_F64_MAX <= x <= _F64_MAX:
+            return "holds a number too large for a 64-bit float"
+    return None
+
+
 def sniff_foreign_format(head: bytes) -> str | None:
-    """Name a well-known non-safetensors format from its first bytes, so the error says what it is."""
+    """Name a well-known non-safetensors format from its first bytes, so the error says what it is.
+
+    Only meaningful for a file already found not to be safetensors: a valid header length can
+    begin with these bytes too (640 is ``80 02 00 ..``, the start of a pickle).
+    """
     if head.startswith(b"PK\x03\x04"):
         return "a zip archive (a PyTorch .pt/.bin pickle checkpoint saved by torch.save?), not safetensors"
     if head[:1] == b"\x80" and head[1:2] in (b"\x02", b"\x03", b"\x04", b"\x05"):
@@ -125,6 +238,12 @@ def sniff_foreign_format(head: bytes) -> str | None:
         return "an HDF5 file (Keras .h5?), not safetensors"
     if head.startswith(b"\x93NUMPY"):
         return "a NumPy .npy file, not safetensors"
+    if len(head) >= 8 and all(32 <= b < 127 or b in (9, 10, 13) for b in head[:8]):
+        # a real header length is < 2**27, so its bytes 4..7 are zero, never printable
+        start = head.decode("ascii", "replace").lstrip()
+        if start.startswith(("{", "[")):
+            return "a JSON text file (an index.json or config?), not safetensors"
+        return f"a text file (it starts with {head[:8].decode('ascii')!r}), not safetensors"
     return None
 
 
@@ -134,7 +253,9 @@ def _is_pickle_zip(path: str) -> bool:
     try:
         with zipfile.ZipFile(path) as zf:
             return any(n.endswith("data.pkl") for n in zf.namelist())
-    except (zipfile.BadZipFile, OSError, ValueError):
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError, NotImplementedError):
+        return False
+    except Exception:  # zipfile raises assorted errors on crafted archives; sniffing must not
         return False
 
 
@@ -153,12 +274,60 @@ def read_header(path: str | os.PathLike[str]) -> Header:
     """Read and validate the header of one ``.safetensors`` file; raise CheckpointError if invalid."""
     path = os.fspath(path)
     try:
-        with open(path, "rb") as f:
+        return _read_header(path)
+    except CheckpointError as e:
+        # A file that is not safetensors: say what it is instead, when its first bytes tell.
+        try:
+            with open(path, "rb") as f:  # a regular file by now: _read_header checked
+                head = f.read(16)
+        except OSError:
+            raise e from None
+        foreign = _foreign_reason(path, head) if len(head) >= 4 else None
+        if foreign:
+            raise CheckpointError(path, foreign) from None
+        raise
+
+
+def _open_regular(path: str) -> Any:
+    """Open ``path`` for reading without blocking on a FIFO; refuse anything but a regular file."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    except IsADirectoryError:
+        raise CheckpointError(path, "is a folder, not a .safetensors file") from None
+    except FileNotFoundError:
+        raise CheckpointError(path, "no such file") from None
+    except PermissionError:
+        raise CheckpointError(path, "permission denied") from None
+    except OSError as e:
+        raise CheckpointError(path, f"cannot open: {e.strerror or e}") from None
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise CheckpointError(path, "is a folder, not a .safetensors file")
+        if not stat.S_ISREG(st.st_mode):
+            kind = (
+                "a named pipe (FIFO)"
+                if stat.S_ISFIFO(st.st_mode)
+                else "a device"
+                if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode)
+                else "a socket"
+                if stat.S_ISSOCK(st.st_mode)
+                else "not a regular file"
+            )
+            raise CheckpointError(path, f"is {kind}, not a .safetensors file")
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _read_header(path: str) -> Header:
+    with _open_regular(path) as f:
+        try:
             size = os.fstat(f.fileno()).st_size
             head = f.read(8)
-            foreign = _foreign_reason(path, head + f.read(8)) if len(head) >= 4 else None
-            if foreign:
-                raise CheckpointError(path, foreign)
             if len(head) < 8:
                 raise CheckpointError(
                     path,
@@ -175,104 +344,199 @@ def read_header(path: str | os.PathLike[str]) -> Header:
                     path,
                     f"header length {n:,} bytes runs past the end of the file ({size:,} bytes): truncated or not safetensors",
                 )
-            f.seek(8)
             raw = f.read(n)
-    except IsADirectoryError:
-        raise CheckpointError(path, "is a folder, not a .safetensors file") from None
-    except FileNotFoundError:
-        raise CheckpointError(path, "no such file") from None
-    except PermissionError:
-        raise CheckpointError(path, "permission denied") from None
-    except OSError as e:
-        raise CheckpointError(path, f"cannot read: {e.strerror or e}") from None
+        except OSError as e:
+            raise CheckpointError(path, f"cannot read: {e.strerror or e}") from None
     if len(raw) != n:
         raise CheckpointError(path, "file changed while reading its header")
+    from .header_fast import parse_fast  # imports this module: import on first use
+
+    try:
+        fast = parse_fast(path, raw, data_start=8 + n, file_size=size)
+    except Exception:  # e.g. msgspec's RecursionError on deep nesting: the careful path judges
+        fast = None
+    if fast is not None:
+        return fast
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
         raise CheckpointError(
             path, f"header is not valid UTF-8 (bad byte at header offset {e.start})"
         ) from None
+    del raw
     return parse_header_text(path, text, data_start=8 + n, file_size=size)
-
-
-def _check_uint(value: Any) -> bool:
-    return type(value) is int and 0 <= value <= _U64_MAX
 
 
 def parse_header_text(path: str, text: str, *, data_start: int, file_size: int) -> Header:
     """Validate decoded header JSON against a file of ``file_size`` bytes."""
+    obj, _ = _load(path, text, track_repeats=False)
+    if type(obj) is not dict or not _could_repeat_fields(text, obj):
+        try:
+            return _build(path, text, obj, None, data_start, file_size)
+        except _NeedRepeats:
+            pass
+    obj, repeats = _load(path, text, track_repeats=True)
+    return _build(path, text, obj, repeats or {}, data_start, file_size)
+
+
+def _load(
+    path: str, text: str, *, track_repeats: bool
+) -> tuple[Any, dict[int, tuple[Any, set[str]]] | None]:
     try:
-        obj, repeats = _parse_json(text)
+        return _parse_json(text, track_repeats)
     except RecursionError:
         raise CheckpointError(path, "header JSON is nested too deeply") from None
     except ValueError as e:
-        msg = str(e).split(":")[0] if not isinstance(e, json.JSONDecodeError) else e.msg
-        pos = f" at character {e.pos}" if isinstance(e, json.JSONDecodeError) else ""
-        raise CheckpointError(path, f"header is not valid JSON ({msg}{pos})") from None
-    if not isinstance(obj, dict):
-        raise CheckpointError(
-            path, f"header JSON must be an object of tensors, got {type(obj).__name__}"
-        )
+        if isinstance(e, json.JSONDecodeError):
+            msg = f"{e.msg.removesuffix(' at')} at character {e.pos}"
+        elif "Exceeds the limit" in str(e):
+            msg = "a number has too many digits"
+        else:
+            msg = str(e)
+        raise CheckpointError(path, f"header is not valid JSON ({msg})") from None
 
-    if "__metadata__" in repeats.get(id(obj), ()):
+
+def _build(
+    path: str,
+    text: str,
+    obj: Any,
+    repeats: dict[int, tuple[Any, set[str]]] | None,
+    data_start: int,
+    file_size: int,
+) -> Header:
+    if type(obj) is not dict:
+        raise CheckpointError(
+            path, f"header JSON must be an object of tensors, got {_json_type(obj)}"
+        )
+    if repeats and "__metadata__" in repeats.get(id(obj), ((), ()))[1]:
         raise CheckpointError(path, "header JSON has __metadata__ twice")
     metadata = obj.pop("__metadata__", None)
     if metadata is not None:
-        if not isinstance(metadata, dict):
+        if type(metadata) is not dict:
             raise CheckpointError(path, "__metadata__ must be an object of string to string")
         for k, v in metadata.items():
-            if not isinstance(v, str):
+            if type(v) is not str:
                 raise CheckpointError(
-                    path, f"__metadata__ value for {k!r} must be a string, got {_json_type(v)}"
+                    path, f"__metadata__ value for {_q(k)} must be a string, got {_json_type(v)}"
                 )
 
     tensors: list[TensorInfo] = []
     append = tensors.append
+    dtypes = DTYPES
+    u64 = _U64_MAX
     for name, info in obj.items():
-        if type(info) is not dict:
+        ti = type(info)
+        if ti is dict:
+            if repeats and id(info) in repeats:
+                field = sorted(repeats[id(info)][1] & _FIELDS)
+                if field:
+                    raise CheckpointError(
+                        path, f"tensor {_q(name)}: field {field[0]!r} appears twice"
+                    )
+            try:
+                dtype_name = info["dtype"]
+                shape = info["shape"]
+                offsets = info["data_offsets"]
+            except KeyError as e:
+                raise CheckpointError(
+                    path, f"tensor {_q(name)}: missing field {e.args[0]!r}"
+                ) from None
+            if len(info) != 3:
+                for key, value in info.items():
+                    if key not in _FIELDS:
+                        problem = _extra_field_problem(value)
+                        if problem:
+                            raise CheckpointError(
+                                path, f"tensor {_q(name)}: extra field {_q(key)} {problem}"
+                            )
+        elif ti is list and len(info) == 3:
+            # serde also reads a struct from a JSON array of its fields, in declaration order
+            dtype_name, shape, offsets = info
+        else:
+            what = f"a list of {len(info)} items" if ti is list else _json_type(info)
             raise CheckpointError(
-                path, f"tensor {name!r}: entry must be an object, got {_json_type(info)}"
+                path,
+                f"tensor {_q(name)}: entry must be an object with dtype, shape and data_offsets, got {what}",
             )
-        if repeats and id(info) in repeats:
-            field = sorted(repeats[id(info)] & {"dtype", "shape", "data_offsets"})
-            if field:
-                raise CheckpointError(path, f"tensor {name!r}: field {field[0]!r} appears twice")
-        try:
-            dtype_name = info["dtype"]
-            shape = info["shape"]
-            offsets = info["data_offsets"]
-        except KeyError as e:
-            raise CheckpointError(path, f"tensor {name!r}: missing field {e.args[0]!r}") from None
-        dtype = DTYPES.get(dtype_name) if type(dtype_name) is str else None
+        dtype = dtypes.get(dtype_name) if type(dtype_name) is str else None
         if dtype is None:
-            hint = ""
-            if isinstance(dtype_name, str) and dtype_name.upper() in DTYPES:
-                hint = f" (dtype names are upper case: {dtype_name.upper()})"
-            raise CheckpointError(path, f"tensor {name!r}: unknown dtype {_dump(dtype_name)}{hint}")
-        if type(shape) is not list or not all(_check_uint(d) for d in shape):
-            raise CheckpointError(
-                path,
-                f"tensor {name!r}: shape must be a list of non-negative integers, got {_dump(shape)}",
-            )
+            dtype = _dtype_from_map(path, name, dtype_name, repeats)
+        if type(shape) is not list:
+            _bad_shape(path, name, shape)
+        for d in shape:
+            if type(d) is not int or d < 0 or d > u64:
+                _bad_shape(path, name, shape)
+        if type(offsets) is not list or len(offsets) != 2:
+            _bad_offsets_field(path, name, offsets)
+        start, end = offsets
         if (
-            type(offsets) is not list
-            or len(offsets) != 2
-            or not all(_check_uint(o) for o in offsets)
+            type(start) is not int
+            or type(end) is not int
+            or start < 0
+            or end < 0
+            or start > u64
+            or end > u64
         ):
-            raise CheckpointError(
-                path,
-                f"tensor {name!r}: data_offsets must be exactly two non-negative integers, got {_dump(offsets)}",
+            _bad_offsets_field(path, name, offsets)
+        append(
+            TensorInfo(
+                dtype_name=dtype.name,
+                shape=tuple(shape),
+                data_offsets=(start, end),
+                name=name,
+                file=path,
             )
-        append(TensorInfo(name, dtype, tuple(shape), offsets[0], offsets[1], path))
+        )
 
     _validate_layout(path, tensors, data_len=file_size - data_start)
-    return Header(path, tensors, metadata, data_start, file_size, text)
+    return Header(path, tensors, metadata, data_start, file_size)
+
+
+def _dtype_from_map(
+    path: str, name: str, value: Any, repeats: dict[int, tuple[Any, set[str]]] | None
+) -> DType:
+    """serde also reads a unit enum variant from a one-entry map, ``{"F32": null}``."""
+    if type(value) is dict and len(value) == 1:
+        if repeats is None:
+            raise _NeedRepeats  # {"F32": null, "F32": null} collapses to one entry in Python
+        ((key, inner),) = value.items()
+        if inner is None and key in DTYPES and id(value) not in repeats:
+            return DTYPES[key]
+    hint = ""
+    if isinstance(value, str) and value.upper() in DTYPES:
+        hint = f" (dtype names are upper case: {value.upper()})"
+    raise CheckpointError(path, f"tensor {_q(name)}: unknown dtype {_dump(value)}{hint}")
+
+
+def _bad_shape(path: str, name: str, shape: Any) -> None:
+    raise CheckpointError(
+        path,
+        f"tensor {_q(name)}: shape must be a list of non-negative integers, got {_dump(shape)}",
+    )
+
+
+def _bad_offsets_field(path: str, name: str, offsets: Any) -> None:
+    raise CheckpointError(
+        path,
+        f"tensor {_q(name)}: data_offsets must be exactly two non-negative integers, got {_dump(offsets)}",
+    )
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _q(name: str) -> str:
+    """A tensor or key name for a message: quoted, and clipped so one line stays one line."""
+    return _clip(repr(name), 80)
 
 
 def _dump(v: Any) -> str:
-    text = json.dumps(v, ensure_ascii=False)
-    return text if len(text) <= 80 else text[:77] + "..."
+    try:
+        text = json.dumps(v, ensure_ascii=False)
+    except (RecursionError, ValueError, TypeError):
+        text = _json_type(v)
+    return _clip(text.replace("\n", "\\n"), 80)
 
 
 def _json_type(v: Any) -> str:
@@ -288,37 +552,26 @@ def _json_type(v: Any) -> str:
 
 
 def _validate_layout(path: str, tensors: list[TensorInfo], data_len: int) -> None:
-    """Offsets contiguous from 0, sizes matching shape × dtype, the data section covered exactly."""
+    """Offsets contiguous from 0, sizes matching shape × dtype, the data section covered exactly.
+
+    One tight loop: this runs on every open, 200k times for a big header.
+    """
+    ordered = tensors
+    offsets = [t.data_offsets for t in tensors]
+    if not all(a <= b for a, b in itertools.pairwise(offsets)):
+        ordered = sorted(tensors, key=lambda t: t.data_offsets)
     pos = 0
-    for t in sorted(tensors, key=lambda t: (t.start, t.end)):
-        if t.start != pos or t.end < t.start:
-            if t.end < t.start:
-                why = f"ends ({t.end}) before it starts ({t.start})"
-            elif t.start < pos:
-                why = f"starts at byte {t.start}, overlapping the previous tensor (which ends at {pos})"
-            else:
-                why = f"starts at byte {t.start}, leaving a gap after byte {pos}"
-            raise CheckpointError(path, f"tensor {t.name!r}: data_offsets {why}")
-        pos = t.end
-        numel = 1
-        for d in t.shape:
-            numel *= d
-            if numel > _U64_MAX:
-                raise CheckpointError(path, f"tensor {t.name!r}: shape {list(t.shape)} overflows")
-        bits = numel * t.dtype.bits
-        if bits > _U64_MAX:
-            raise CheckpointError(path, f"tensor {t.name!r}: shape {list(t.shape)} overflows")
-        if bits % 8:
-            raise CheckpointError(
-                path,
-                f"tensor {t.name!r}: {numel} × {t.dtype.bits}-bit {t.dtype.name} values do not fill whole bytes",
-            )
-        if bits // 8 != t.end - t.start:
-            raise CheckpointError(
-                path,
-                f"tensor {t.name!r}: shape {list(t.shape)} × {t.dtype.name} needs {bits // 8:,} bytes "
-                f"but data_offsets give {t.end - t.start:,}",
-            )
+    bits_of = _BITS
+    prod = math.prod
+    for t in ordered:
+        start, end = t.data_offsets
+        if start != pos or end < start:
+            _bad_offsets(path, t, pos)
+        pos = end
+        numel = prod(t.shape)
+        bits = numel * bits_of[t.dtype_name]
+        if bits != (end - start) * 8:
+            _bad_size(path, t, numel)
     if pos != data_len:
         if pos > data_len:
             raise CheckpointError(
@@ -329,3 +582,38 @@ def _validate_layout(path: str, tensors: list[TensorInfo], data_len: int) -> Non
             path,
             f"{data_len - pos:,} bytes after the last tensor are not described by the header (trailing data)",
         )
+
+
+def _bad_offsets(path: str, t: TensorInfo, pos: int) -> None:
+    start, end = t.data_offsets
+    if end < start:
+        why = f"ends ({end}) before it starts ({start})"
+    elif start < pos:
+        why = f"starts at byte {start}, overlapping the previous tensor (which ends at {pos})"
+    else:
+        why = f"starts at byte {start}, leaving a gap after byte {pos}"
+    raise CheckpointError(path, f"tensor {_q(t.name)}: data_offsets {why}")
+
+
+def _bad_size(path: str, t: TensorInfo, numel: int) -> None:
+    """Why shape × dtype does not match the byte range, in the reference loader's order of checks."""
+    numel_checked = 1
+    for d in t.shape:
+        numel_checked *= d
+        if numel_checked > _U64_MAX:
+            raise CheckpointError(
+                path, f"tensor {_q(t.name)}: shape {_dump(list(t.shape))} overflows"
+            )
+    bits = numel * t.dtype.bits
+    if bits > _U64_MAX:
+        raise CheckpointError(path, f"tensor {_q(t.name)}: shape {_dump(list(t.shape))} overflows")
+    if bits % 8:
+        raise CheckpointError(
+            path,
+            f"tensor {_q(t.name)}: {numel} × {t.dtype.bits}-bit {t.dtype.name} values do not fill whole bytes",
+        )
+    raise CheckpointError(
+        path,
+        f"tensor {_q(t.name)}: shape {list(t.shape)} × {t.dtype.name} needs {bits // 8:,} bytes "
+        f"but data_offsets give {t.end - t.start:,}",
+    )
