@@ -53,11 +53,14 @@ fuzz: $(VENV)/.installed-test
 	$(PIP) install atheris
 	$(BIN)/python tests/fuzz/fuzz_header.py -max_total_time=300
 
+# one-folder bundle in dist/checkpoint-inspector/ (PyInstaller; a few minutes the first time)
 package: $(VENV)/.installed
-	bash packaging/build.sh
+	$(PIP) install "pyinstaller>=6.5" $(QUIET)
+	PYTHON=$(BIN)/python bash packaging/build.sh
 
-package-test: package
-	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q -m slow --run-slow tests/packaging
+# run the built bundle headless (list, --screenshot, errors) plus the desktop-integration checks
+package-test: $(VENV)/.installed-test package
+	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q --run-slow tests/packaging
 
 clean:
 	rm -rf $(VENV) build dist .pytest_cache .ruff_cache

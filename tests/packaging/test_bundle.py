@@ -1,0 +1,106 @@
+"""The PyInstaller bundle runs headless: `list`, `--screenshot`, errors, and nothing test-only inside.
+
+Slow (builds the bundle when dist/ has none): `make package-test`, or pytest --run-slow.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from safetensors.numpy import save_file
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parents[2]
+BUNDLE = ROOT / "dist" / "checkpoint-inspector"
+EXE_SUFFIX = ".exe" if sys.platform == "win32" else ""
+CLI = BUNDLE / f"checkpoint-inspector{EXE_SUFFIX}"
+GUI = BUNDLE / f"checkpoint-inspector-gui{EXE_SUFFIX}"
+
+
+@pytest.fixture(scope="module")
+def bundle() -> Path:
+    if not CLI.exists():
+        subprocess.run(
+            ["bash", str(ROOT / "packaging" / "build.sh")],
+            check=True,
+            env=dict(os.environ, PYTHON=sys.executable),
+        )
+    assert CLI.exists() and GUI.exists()
+    return BUNDLE
+
+
+@pytest.fixture
+def model(tmp_path) -> Path:
+    path = tmp_path / "small model.safetensors"  # a space, as file managers pass them
+    save_file(
+        {
+            "embed.weight": np.arange(24, dtype=np.float32).reshape(6, 4),
+            "head.weight": np.ones((4, 4), np.float64),
+            "position_ids": np.arange(6, dtype=np.int64),
+        },
+        str(path),
+        metadata={"format": "pt"},
+    )
+    return path
+
+
+def run(exe: Path, *args, cwd=None) -> subprocess.CompletedProcess:
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
+    return subprocess.run(
+        [str(exe), *map(str, args)], capture_output=True, text=True, env=env, timeout=120, cwd=cwd
+    )
+
+
+def test_version(bundle):
+    r = run(CLI, "--version")
+    assert r.returncode == 0 and r.stdout.split() == ["checkpoint-inspector", "0.1.0"]
+
+
+def test_list(bundle, model):
+    r = run(CLI, "list", model)
+    assert r.returncode == 0, r.stderr
+    for name in ("embed.weight", "head.weight", "position_ids"):
+        assert name in r.stdout
+
+
+def test_list_json(bundle, model, tmp_path):
+    r = run(CLI, "list", model, "--json", "--stats", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    tensors = {t["name"]: t for t in json.loads(r.stdout)["tensors"]}
+    assert tensors["head.weight"]["dtype"] == "F64"
+    assert tensors["head.weight"]["matches_target"] is False
+    assert tensors["position_ids"]["matches_target"] is None
+
+
+def test_bad_input_is_one_line_exit_2(bundle, tmp_path):
+    bad = tmp_path / "bad.safetensors"
+    bad.write_bytes(b"PK\x03\x04 not a safetensors file")
+    r = run(CLI, "list", bad)
+    assert r.returncode == 2
+    assert r.stderr.startswith("checkpoint-inspector: error: ") and r.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize("exe", [CLI, GUI], ids=["cli", "gui"])
+def test_screenshot(bundle, model, tmp_path, exe):
+    out = tmp_path / "shot.png"
+    r = run(exe, "--screenshot", out, "--target", "bf16", model)
+    assert r.returncode == 0, r.stderr
+    data = out.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    width, height = struct.unpack(">II", data[16:24])
+    assert width >= 400 and height >= 300
+
+
+def test_resources_and_no_test_only_packages(bundle):
+    internal = bundle / "_internal"
+    assert (internal / "resources" / "icons" / "checkpoint-inspector.png").is_file()
+    for unwanted in ("torch", "pytest", "hypothesis", "tkinter", "PySide6/QtQml.abi3.so"):
+        assert not (internal / unwanted).exists(), unwanted
