@@ -128,7 +128,7 @@ class DetailsPane(QWidget):
         if rep.lossless:
             head += "lossless (every value exact)"
         else:
-            head += f"max rel. err {_g(rep.max_rel_err)}, max abs. err {_g(rep.max_abs_err)}"
+            head += f"max rel. err {_s(rep.max_rel_err)} · max abs. err {_s(rep.max_abs_err)}"
         self.fields["Cast"].setText(
             f"{head}\noverflow {rep.overflow:,} · underflow {rep.underflow:,} · NaN created {rep.nan:,}"
         )
@@ -151,6 +151,10 @@ class DetailsPane(QWidget):
             f"Relative error of saved values — {pct:.1f}% exact",
         )
         self.error_plot.show()
+
+
+def _s(x: float | None) -> str:
+    return "—" if x is None else f"{x:.3g}"
 
 
 def _short(name: str, n: int = 48) -> str:

@@ -55,11 +55,12 @@ class HintPanel(QFrame):
         grid.addWidget(self.burn, 2, 0, 1, 2)
         grid.addWidget(self.fix, 3, 0)
         grid.addWidget(self.copy_button, 3, 1)
-        self.hide()
+        self.active = False
 
     def update_summary(self, s: Summary | None) -> None:
+        """Fill in the texts; ``active`` says whether anything differs (the window shows it)."""
+        self.active = s is not None and s.n_differ > 0
         if s is None or s.n_differ == 0:
-            self.hide()
             return
         kinds = ", ".join(f"{n} {k}" for k, n in s.differing_dtypes.items())
         noun = "tensor" if s.n_differ == 1 else "tensors"
@@ -76,7 +77,7 @@ class HintPanel(QFrame):
         )
         self.fix.setText(burn_fix_line(s.target))
         self.fix.setCursorPosition(0)
-        self.show()
+        self.copy_button.setText("Copy")
 
     def copy_fix(self) -> None:
         QGuiApplication.clipboard().setText(self.fix.text())

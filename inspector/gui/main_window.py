@@ -47,14 +47,15 @@ from inspector.core.dtypes import CAST_TARGETS, DTYPES, DType
 from inspector.core.errors import CheckpointError
 from inspector.core.header import TensorInfo
 from inspector.core.progress import Progress
-from inspector.core.summary import Summary, format_bytes, summarize
+from inspector.core.summary import Summary, format_bytes
 
 from .cast_dialog import CastDialog
 from .details_pane import DetailsPane
 from .hint_panel import HintPanel
 from .message_bar import MessageBar
-from .plots import OverviewPlot
+from .plots import OverviewPanel, OverviewPlot
 from .precision import BeforeAfter, before_after
+from .summary import DTypeGroups
 from .tensor_table import Col, TensorFilterProxy, TensorTableModel, status_text
 from .workers import FunctionWorker, JobWorker, Worker, WorkerSet
 
@@ -133,6 +134,7 @@ class MainWindow(QMainWindow):
         self._out_opener: _OutputOpener | None = None
         self.diffs: list[Any] | None = None
         self.summary: Summary | None = None
+        self._groups = DTypeGroups(())
         self._stats_cache: dict[tuple[str, str], tuple[Any, Any, Any]] = {}
         self._ba_cache: dict[tuple[str, str], BeforeAfter] = {}
         self._pending: set[str] = set()
@@ -328,16 +330,15 @@ class MainWindow(QMainWindow):
         vh.setDefaultSectionSize(self.fontMetrics().height() + 6)
         hh = self.table.horizontalHeader()
         hh.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        hh.setSectionResizeMode(Col.NAME, QHeaderView.ResizeMode.Stretch)
         fm = self.fontMetrics()
         widths = {
-            Col.DTYPE: "F8_E4M3FNUZ",
-            Col.SHAPE: "[1000, 64, 64]",
+            Col.DTYPE: "BF16W",
+            Col.SHAPE: "[1000, 64]",
             Col.PARAMS: "12,345,678",
-            Col.SIZE: "1023.9 MiB",
+            Col.SIZE: "1023.9 KiB",
             Col.STATUS: "WW differs: BF16 → F32",
-            Col.CAST_ERR: "Max rel. error (cast)",
-            Col.REF_DIFF: "Max |Δ| vs reference",
+            Col.CAST_ERR: "0 (lossless)",
+            Col.REF_DIFF: "0 (equal)W",
         }
         for col, sample in widths.items():
             self.table.setColumnWidth(col, fm.horizontalAdvance(sample) + 24)
@@ -358,19 +359,25 @@ class MainWindow(QMainWindow):
         self.summary_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.summary_label.setWordWrap(True)
         tv.addWidget(self.summary_label)
-        self.hint = HintPanel()
-        tv.addWidget(self.hint)
         self.left_split.addWidget(table_box)
 
+        # bottom: what loaders do (hint), precision lost by the cast, difference to the reference
         self.plots_tabs = QTabWidget()
+        self.plots_tabs.setDocumentMode(True)
+        self.hint = HintPanel()
         self.precision_plot = OverviewPlot(
-            title="Precision lost per tensor", ylabel="max relative error"
+            title="Max relative error per tensor", ylabel="max rel. error"
         )
-        self.diff_plot = OverviewPlot(title="Difference to reference", ylabel="max |Δ|")
+        self.diff_plot = OverviewPlot(
+            title="Max |Δ| per tensor vs reference", ylabel="max |Δ|", labels=("differs", "equal")
+        )
+        self.precision_panel = OverviewPanel(self.precision_plot)
+        self.diff_panel = OverviewPanel(self.diff_plot)
         self.precision_plot.tensor_clicked.connect(self.select_tensor)
         self.diff_plot.tensor_clicked.connect(self.select_tensor)
-        self.plots_tabs.addTab(self.precision_plot, "Precision lost (cast)")
-        self.plots_tabs.addTab(self.diff_plot, "vs reference")
+        self.plots_tabs.addTab(self.hint, "Why it matters")
+        self.plots_tabs.addTab(self.precision_panel, "Precision lost (cast)")
+        self.plots_tabs.addTab(self.diff_panel, "Difference to reference")
         self.plots_tabs.hide()
         self.left_split.addWidget(self.plots_tabs)
         self.left_split.setStretchFactor(0, 3)
@@ -383,7 +390,9 @@ class MainWindow(QMainWindow):
         self.h_split.addWidget(self.details)
         self.h_split.setStretchFactor(0, 3)
         self.h_split.setStretchFactor(1, 2)
-        self.h_split.setSizes([740, 520])
+        self.h_split.setSizes([820, 460])
+        self.table.installEventFilter(self)
+        self.table.horizontalHeader().sectionResized.connect(self._section_resized)
         self.stack.addWidget(page)
 
         # -- status bar --
@@ -444,6 +453,7 @@ class MainWindow(QMainWindow):
         self._reset_cast()
         self.diffs = None
         self.model.set_rows(ckpt.tensors, self._target)
+        self._groups = DTypeGroups(ckpt.tensors)
         self.table.setColumnHidden(Col.REF_DIFF, True)
         self.diff_plot.clear_data()
         self._update_summary()
@@ -617,12 +627,16 @@ class MainWindow(QMainWindow):
             self.summary = None
             self.summary_label.setText("")
             self.hint.update_summary(None)
+            self._update_plots_visibility()
             return
-        self.summary = summarize(self.ckpt.tensors, self._target)
+        self.summary = self._groups.summary(self._target)
         text = self.summary.line()
         text = f"⚠ {text}" if self.summary.n_differ else f"✓ {text}"
         self.summary_label.setText(text)
         self.hint.update_summary(self.summary)
+        self._update_plots_visibility()
+        if self.hint.active and self.cast_report is None and self.diffs is None:
+            self.plots_tabs.setCurrentWidget(self.hint)
         self._update_count()
 
     def _update_count(self) -> None:
@@ -825,7 +839,7 @@ class MainWindow(QMainWindow):
         self.table.setColumnHidden(Col.CAST_ERR, False)
         self._update_precision_plot()
         self._update_plots_visibility()
-        self.plots_tabs.setCurrentWidget(self.precision_plot)
+        self.plots_tabs.setCurrentWidget(self.precision_panel)
         changed = [r for r in report.tensors if r.from_ != r.to]
         lossless = sum(1 for r in changed if r.lossless)
         elapsed = time.monotonic() - self._job_started
@@ -872,11 +886,12 @@ class MainWindow(QMainWindow):
         n_lossless = sum(v == 0 for v in values if v is not None)
         counts = _sum_counts(rep.tensors)
         self.precision_plot.set_values(
-            names,
-            values,
-            f"Max relative error per tensor after casting to {rep.target} — {n_changed} cast, "
-            f"{n_lossless} lossless ▲ · overflow {counts[0]:,} · underflow {counts[1]:,} · "
-            f"NaN created {counts[2]:,}",
+            names, values, f"Max relative error per tensor, cast to {rep.target}"
+        )
+        out = os.path.basename((self.cast_output or "").rstrip(os.sep))
+        self.precision_panel.set_caption(
+            f"<b>{n_changed} tensors cast to {rep.target}</b> ({out}): {n_lossless} lossless · "
+            f"overflow {counts[0]:,} · underflow {counts[1]:,} · NaN created {counts[2]:,}"
         )
 
     # =====================================================================================
@@ -943,13 +958,13 @@ class MainWindow(QMainWindow):
         n_differ = sum(1 for d in in_a if d.max_abs_diff)
         worst = max((v for v in values if v is not None), default=0.0)
         ref = os.path.basename(self.reference.path) if self.reference else "reference"
-        self.diff_plot.set_values(
-            [d.name for d in in_a],
-            values,
-            f"Max |Δ| per tensor vs {ref} — {n_differ} differ, {n_equal} equal ▲, worst {worst:.3g}",
+        self.diff_plot.set_values([d.name for d in in_a], values, f"Max |Δ| per tensor vs {ref}")
+        self.diff_panel.set_caption(
+            f"<b>{n_differ} tensors differ from {ref}</b> (worst max |Δ| {worst:.3g}), "
+            f"{n_equal} equal"
         )
         self._update_plots_visibility()
-        self.plots_tabs.setCurrentWidget(self.diff_plot)
+        self.plots_tabs.setCurrentWidget(self.diff_panel)
         other = [d for d in diffs if d.status in ("only_a", "only_b", "shape_mismatch")]
         extra = f"; {len(other)} only in one file or shaped differently" if other else ""
         self.message_bar.show_message(
@@ -1042,11 +1057,39 @@ class MainWindow(QMainWindow):
         self.clear_reference_action.setEnabled(self.reference is not None)
 
     def _update_plots_visibility(self) -> None:
+        have_hint = self.summary is not None and self.summary.n_differ > 0
         have_cast = self.cast_report is not None
         have_diff = self.diffs is not None
-        self.plots_tabs.setTabVisible(0, have_cast)
-        self.plots_tabs.setTabVisible(1, have_diff)
-        self.plots_tabs.setVisible(have_cast or have_diff)
+        self.plots_tabs.setTabVisible(0, have_hint)
+        self.plots_tabs.setTabVisible(1, have_cast)
+        self.plots_tabs.setTabVisible(2, have_diff)
+        self.plots_tabs.setVisible(have_hint or have_cast or have_diff)
+        self._fit_name_column()
+
+    # -- the name column takes the room the other columns leave (never less than a minimum) --
+    def eventFilter(self, obj: Any, ev: Any) -> bool:
+        if obj is self.table and ev.type() == ev.Type.Resize:
+            QTimer.singleShot(0, self._fit_name_column)
+        return super().eventFilter(obj, ev)
+
+    def _section_resized(self, index: int, _old: int, _new: int) -> None:
+        if index != Col.NAME:
+            self._fit_name_column()
+
+    def _fit_name_column(self) -> None:
+        hh = self.table.horizontalHeader()
+        others = sum(
+            self.table.columnWidth(c)
+            for c in range(1, len(Col))
+            if not self.table.isColumnHidden(c)
+        )
+        avail = self.table.viewport().width() - others
+        width = max(avail, self.fontMetrics().horizontalAdvance("encoder.layer.00.attention.q.w"))
+        if hh.sectionSize(Col.NAME) != width:
+            hh.blockSignals(True)
+            self.table.setColumnWidth(Col.NAME, width)
+            hh.blockSignals(False)
+            hh.viewport().update()
 
     def show_error(self, text: str) -> None:
         self.last_error = text

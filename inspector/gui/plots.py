@@ -11,7 +11,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor, QPalette
-from PySide6.QtWidgets import QWidget
+from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 AFTER_COLOR = QColor(
     230, 110, 0
@@ -156,21 +156,28 @@ class OverviewPlot(_Plot):
 
     tensor_clicked = Signal(str)
 
-    def __init__(self, parent: QWidget | None = None, title: str = "", ylabel: str = "") -> None:
+    def __init__(
+        self,
+        parent: QWidget | None = None,
+        title: str = "",
+        ylabel: str = "",
+        labels: tuple[str, str] = ("changed", "lossless"),
+    ) -> None:
         super().__init__(parent, title)
+        self.labels = labels
         pi = self.getPlotItem()
         pi.setLogMode(x=False, y=True)
-        pi.setLabel("bottom", "tensor # (file order)", color=self._text.name())
+        pi.setLabel(
+            "bottom", "tensor # (file order; click a point to select it)", color=self._text.name()
+        )
         if ylabel:
             pi.setLabel("left", ylabel, color=self._text.name())
-        leg = self._add_legend()
         self.lossy_item = pg.PlotDataItem(
             pen=None,
             symbol="o",
             symbolSize=7,
             symbolBrush=pg.mkBrush(AFTER_COLOR),
             symbolPen=pg.mkPen(_with_alpha(self._text, 120)),
-            name="changed",
         )
         self.lossless_item = pg.PlotDataItem(
             pen=None,
@@ -178,25 +185,30 @@ class OverviewPlot(_Plot):
             symbolSize=9,
             symbolBrush=pg.mkBrush(LOSSLESS_COLOR),
             symbolPen=pg.mkPen(_with_alpha(self._text, 120)),
-            name="lossless (0)",
         )
         self.selected_item = pg.PlotDataItem(
             pen=None,
             symbol="o",
-            symbolSize=14,
+            symbolSize=15,
             symbolBrush=None,
-            symbolPen=pg.mkPen(self._highlight, width=2),
+            symbolPen=pg.mkPen(self._highlight, width=2.5),
         )
         for item in (self.lossy_item, self.lossless_item, self.selected_item):
             self.addItem(item)
-        leg.addItem(self.lossy_item, "changed")
-        leg.addItem(self.lossless_item, "lossless (0, drawn at the bottom)")
         self.lossy_item.sigPointsClicked.connect(self._clicked)
         self.lossless_item.sigPointsClicked.connect(self._clicked)
         self.names: list[str] = []
         self.values = np.zeros(0)
         self.floor = 1e-12
         self._positions: dict[str, tuple[float, float]] = {}
+
+    def legend_html(self) -> str:
+        """A caption (instead of a legend drawn over the points)."""
+        return (
+            f'<span style="color:{AFTER_COLOR.name()}">●</span> {self.labels[0]} &nbsp; '
+            f'<span style="color:{LOSSLESS_COLOR.name()}">▲</span> {self.labels[1]} '
+            "(exactly 0, drawn at the bottom)"
+        )
 
     def set_values(self, names: Sequence[str], values: Sequence[float | None], title: str) -> None:
         """``values[i]`` is the tensor's number; 0 means exact; None means not applicable."""
@@ -236,3 +248,22 @@ class OverviewPlot(_Plot):
             name = points[0].data()
             if name:
                 self.tensor_clicked.emit(str(name))
+
+
+class OverviewPanel(QWidget):
+    """An :class:`OverviewPlot` with a caption line (counts and the symbol key) above it."""
+
+    def __init__(self, plot: OverviewPlot, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(2, 2, 2, 2)
+        lay.setSpacing(2)
+        self.plot = plot
+        self.caption = QLabel()
+        self.caption.setWordWrap(True)
+        self.caption.setTextFormat(Qt.TextFormat.RichText)
+        lay.addWidget(self.caption)
+        lay.addWidget(plot, 1)
+
+    def set_caption(self, text: str) -> None:
+        self.caption.setText(f"{text}<br>{self.plot.legend_html()}")

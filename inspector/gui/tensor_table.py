@@ -48,13 +48,14 @@ HEADERS = {
     Col.PARAMS: "Params",
     Col.SIZE: "Size",
     Col.STATUS: "Status",
-    Col.CAST_ERR: "Max rel. error (cast)",
-    Col.REF_DIFF: "Max |Δ| vs reference",
+    Col.CAST_ERR: "Rel. error",
+    Col.REF_DIFF: "|Δ| vs ref",
 }
 TOOLTIPS = {
     Col.STATUS: "Whether the tensor's dtype matches the target dtype. "
     "Integer and bool tensors are kept as they are (FloatCastAdapter only casts floats).",
-    Col.CAST_ERR: "Largest relative error between the original and the saved value (float64)",
+    Col.CAST_ERR: "Largest relative error between the original and the saved value "
+    "(float64); — means the tensor was written unchanged",
     Col.REF_DIFF: "Largest absolute difference to the reference checkpoint (float64)",
 }
 
@@ -92,12 +93,17 @@ def status_text(status: str, t: TensorInfo, target: DType) -> str:
     return f"matches {target.name}"
 
 
-_NAT = re.compile(r"(\d+)")
+_DIGITS = re.compile(r"\d+")
 
 
-def natural_key(name: str) -> tuple:
-    """``layer.2`` before ``layer.10``."""
-    return tuple(int(p) if p.isdigit() else p for p in _NAT.split(name))
+def _pad(m: re.Match[str]) -> str:
+    run = m.group()
+    return chr(0x30 + min(len(run), 200)) + run  # longer digit runs sort after shorter ones
+
+
+def natural_key(name: str) -> str:
+    """``layer.2`` before ``layer.10`` (a plain string key, so sorting stays in C)."""
+    return _DIGITS.sub(_pad, name)
 
 
 def highlight_colors(palette: QPalette | None = None) -> tuple[QColor, QColor]:
@@ -210,8 +216,12 @@ class TensorTableModel(QAbstractTableModel):
         tgt = self._target
         if tgt is None:
             self._status = ["match"] * len(self._tensors)
-        else:
-            self._status = [tensor_status(t, tgt) for t in self._tensors]
+            return
+        by_dtype: dict[str, str] = {}  # one core call per distinct dtype, not per tensor
+        for t in self._tensors:
+            if t.dtype.name not in by_dtype:
+                by_dtype[t.dtype.name] = tensor_status(t, tgt)
+        self._status = [by_dtype[t.dtype.name] for t in self._tensors]
 
     def _changed_column(self, col: int) -> None:
         self._sort_keys.pop(col, None)
@@ -317,7 +327,7 @@ class TensorTableModel(QAbstractTableModel):
             if r is None:
                 return ""
             if r.from_ == r.to:
-                return "not cast"
+                return "—"
             return "0 (lossless)" if r.lossless else format_float(r.max_rel_err)
         if col == Col.REF_DIFF:
             d = self._diff.get(t.name)
@@ -412,15 +422,19 @@ class TensorFilterProxy(QSortFilterProxyModel):
         self._text = ""
         self._only_differing = False
         self._mask: list[bool] | None = None  # by tensor index
+        self._row_mask: list[bool] | None = None  # by source row (the mask in display order)
+        self._mask_order: list[int] | None = None  # the source order _row_mask was built for
+        self._src: TensorTableModel | None = None
         self.setDynamicSortFilter(False)
 
     def setSourceModel(self, model: TensorTableModel) -> None:  # type: ignore[override]
+        self._src = model
         super().setSourceModel(model)
         model.modelAboutToBeReset.connect(self._drop_mask)
         model.modelReset.connect(self.refresh)
 
     def _drop_mask(self) -> None:
-        self._mask = None
+        self._mask = self._row_mask = self._mask_order = None
 
     def source(self) -> TensorTableModel:
         return self.sourceModel()  # type: ignore[return-value]
@@ -446,10 +460,14 @@ class TensorFilterProxy(QSortFilterProxyModel):
     def refresh(self) -> None:
         """Recompute the mask (e.g. after the target dtype changed) and re-filter."""
         src = self.source()
+        mask = self._compute_mask(src) if src is not None else None
+        if mask is None and self._mask is None:
+            return  # nothing filtered before or after (e.g. right after a reset): no re-filter
         begin = getattr(self, "beginFilterChange", None)
         if begin is not None:
             begin()
-        self._mask = self._compute_mask(src) if src is not None else None
+        self._mask = mask
+        self._row_mask = None if mask is None else self._rebuild_row_mask()
         end = getattr(self, "endFilterChange", None)
         if end is not None:
             end(QSortFilterProxyModel.Direction.Rows)
@@ -476,10 +494,20 @@ class TensorFilterProxy(QSortFilterProxyModel):
         return mask
 
     def filterAcceptsRow(self, source_row: int, source_parent: Index) -> bool:
-        mask = self._mask
-        if mask is None:
+        # called once per row on every re-filter: keep it to two attribute reads and an index
+        rows = self._row_mask
+        if rows is None:
             return True
-        return mask[self.source().tensor_index(source_row)]
+        if self._mask_order is not self._src._order:  # the source was re-sorted
+            rows = self._rebuild_row_mask()
+        return rows[source_row]
+
+    def _rebuild_row_mask(self) -> list[bool]:
+        mask, order = self._mask, self._src._order
+        assert mask is not None
+        self._row_mask = [mask[i] for i in order]
+        self._mask_order = order
+        return self._row_mask
 
     def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
         src = self.source()

@@ -117,7 +117,7 @@ def test_offer_to_open_the_saved_file_shows_no_differing_tensors(qtbot, loaded, 
     assert loaded.ckpt.path == str(model_file.parent / "model.F32.safetensors")
     assert loaded.summary.n_differ == 0
     assert loaded.summary_label.text().startswith("✓ 0 of 21 tensors differ from F32")
-    assert not loaded.hint.isVisible()
+    assert not loaded.hint.active and not loaded.plots_tabs.isTabVisible(0)
 
 
 def test_keep_patterns_from_the_dialog(qtbot, loaded, model_file, tmp_path):

@@ -106,7 +106,7 @@ def test_bad_drop_on_empty_window(qtbot, window, tmp_path):
 
 def test_target_chooser_changes_highlighting_and_is_remembered(qtbot, loaded, settings):
     assert highlighted(loaded) == set(F64_NAMES + BF16_NAMES)
-    assert loaded.hint.isVisible()
+    assert loaded.plots_tabs.isVisible() and loaded.plots_tabs.currentWidget() is loaded.hint
     assert "FloatCastAdapter::to(DType::F32)" in loaded.hint.fix.text()
 
     loaded.target_box.setCurrentText("F64")
@@ -199,7 +199,7 @@ def test_compare_with_reference_by_shift_drop(qtbot, loaded, f32_file):
     assert m.index(r, Col.REF_DIFF).data() == f"{diffs[q].max_abs_diff:.3g}"
     # the plot holds one point per tensor; the equal ones are the marked (triangle) ones
     plot = loaded.diff_plot
-    assert plot.isVisible()
+    assert plot.isVisible() and loaded.plots_tabs.currentWidget() is loaded.diff_panel
     x, y = plot.lossy_item.getData()
     # log-mode plot: data stored raw, mapped by the item
     assert len(x) == sum(1 for d in diffs.values() if d.max_abs_diff)
