@@ -145,7 +145,10 @@ if [ "$SET_DEFAULT" = 1 ]; then
 fi
 
 echo "Done. 'Checkpoint Inspector' is in the application menu; .safetensors files offer it under"
-echo "'Open With'. Remove with: $HERE/uninstall.sh${PREFIX:+ --prefix $PREFIX}"
+uninstaller=$HERE/uninstall.sh
+[ -n "$BUNDLE" ] && uninstaller=$LIB/linux/uninstall.sh
+[ -e "$uninstaller" ] || [ "$DRY" = 1 ] || uninstaller=$HERE/uninstall.sh
+echo "'Open With'. Remove with: $uninstaller --prefix $PREFIX"
 case ":$PATH:" in
     *":$BIN:"*) ;;
     *) [ -n "$BUNDLE" ] && echo "note: $BIN is not on PATH; add it to run '$NAME' from a terminal" ;;
