@@ -14,7 +14,6 @@ given on the command line. Usage::
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import os
 import shutil
@@ -36,17 +35,25 @@ with atheris.instrument_imports(include=["inspector"]):
 from safetensors import safe_open  # noqa: E402 - after the instrumented imports
 
 DIFFERENTIAL = not os.environ.get("FUZZ_NO_DIFF")
-WORK = Path(
-    tempfile.mkdtemp(prefix="fuzz-header-", dir="/dev/shm" if os.path.isdir("/dev/shm") else None)
-)
+BASE = Path("/dev/shm" if os.path.isdir("/dev/shm") else tempfile.gettempdir())
+BASE = BASE / "checkpoint-inspector-fuzz"
+WORK = BASE / str(os.getpid())
 TARGET = WORK / "input.safetensors"
 
 
-@atexit.register
-def _cleanup() -> None:
-    """Remove the scratch folder unless it holds a saved divergence."""
-    if not any(WORK.glob("divergence-*")):
-        shutil.rmtree(WORK, ignore_errors=True)
+def _clean_stale() -> None:
+    """libFuzzer exits without running Python's atexit: drop scratch folders of runs that are
+    gone, keeping any that saved a divergence."""
+    for d in BASE.glob("*"):
+        try:
+            os.kill(int(d.name), 0)
+            continue  # still running
+        except (ValueError, ProcessLookupError):
+            pass
+        except PermissionError:
+            continue
+        if not any(d.glob("divergence-*")):
+            shutil.rmtree(d, ignore_errors=True)
 
 
 def _reference_accepts(path: Path) -> bool:
@@ -111,6 +118,8 @@ def _seed_dir() -> str:
 
 
 def main() -> None:
+    _clean_stale()
+    WORK.mkdir(parents=True, exist_ok=True)
     argv = list(sys.argv)
     if not any(not a.startswith("-") for a in argv[1:]):
         argv.append(_seed_dir())
