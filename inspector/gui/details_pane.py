@@ -28,7 +28,18 @@ def _g(x: float | None) -> str:
 
 
 class DetailsPane(QWidget):
-    FIELDS = ("Name", "DType", "Shape", "File", "Bytes", "Range", "Mean ± std", "NaN / inf", "Cast")
+    FIELDS = (
+        "Name",
+        "DType",
+        "Shape",
+        "File",
+        "Bytes",
+        "Range",
+        "Mean ± std",
+        "NaN / inf",
+        "Cast",
+        "Reference",
+    )
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -41,7 +52,7 @@ class DetailsPane(QWidget):
         self.heading.setWordWrap(True)
         self.heading.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         lay.addWidget(self.heading)
-        form = QFormLayout()
+        form = self.form = QFormLayout()
         form.setContentsMargins(0, 0, 0, 0)
         form.setVerticalSpacing(2)
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
@@ -91,6 +102,7 @@ class DetailsPane(QWidget):
         for k in ("Range", "Mean ± std", "NaN / inf"):
             self.fields[k].setText("computing…")
         self.fields["Cast"].setText("not cast yet (Ctrl+S)")
+        self.set_reference(None)
         self.histogram.clear_data(f"Values of {_short(t.name)} (computing…)")
         self.error_plot.clear_data()
         self.error_plot.hide()
@@ -133,6 +145,25 @@ class DetailsPane(QWidget):
             f"{head}\noverflow {rep.overflow:,} · underflow {rep.underflow:,} · NaN created {rep.nan:,}"
         )
 
+    def set_reference(self, d: Any) -> None:
+        """The TensorDiff of this tensor against the reference checkpoint, or None (row hidden)."""
+        lab = self.fields["Reference"]
+        self.form.setRowVisible(lab, d is not None)
+        if d is None:
+            lab.setText("")
+            return
+        if d.status in ("only_a", "only_b"):
+            lab.setText("not in the reference" if d.status == "only_a" else "only in the reference")
+        elif d.status == "shape_mismatch":
+            lab.setText(f"shape differs: {list(d.shape_a)} here, {list(d.shape_b)} in reference")
+        elif not d.max_abs_diff:
+            lab.setText(f"equal values (reference stores {d.dtype_b})")
+        else:
+            lab.setText(
+                f"max |Δ| {_s(d.max_abs_diff)} · max rel. {_s(d.max_rel_diff)} "
+                f"(reference stores {d.dtype_b})"
+            )
+
     def set_before_after(self, ba: BeforeAfter, rep: Any) -> None:
         src, dst = (rep.from_, rep.to) if rep is not None else ("original", "saved")
         sampled = f", every {ba.stride}th value" if ba.sampled else ""
@@ -157,5 +188,5 @@ def _s(x: float | None) -> str:
     return "—" if x is None else f"{x:.3g}"
 
 
-def _short(name: str, n: int = 48) -> str:
+def _short(name: str, n: int = 40) -> str:
     return name if len(name) <= n else "…" + name[-(n - 1) :]

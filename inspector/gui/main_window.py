@@ -49,6 +49,7 @@ from inspector.core.header import TensorInfo
 from inspector.core.progress import Progress
 from inspector.core.summary import Summary, format_bytes
 
+from . import refcount_guard
 from .cast_dialog import CastDialog
 from .details_pane import DetailsPane
 from .hint_panel import HintPanel
@@ -125,6 +126,7 @@ class MainWindow(QMainWindow):
         self, settings: QSettings | None = None, target: str | None = None, parent: Any = None
     ) -> None:
         super().__init__(parent)
+        refcount_guard.install()
         self.settings = settings if settings is not None else QSettings()
         self.workers = WorkerSet(self)
         self.ckpt: Checkpoint | None = None
@@ -392,6 +394,7 @@ class MainWindow(QMainWindow):
         self.h_split.setStretchFactor(1, 2)
         self.h_split.setSizes([820, 460])
         self.table.installEventFilter(self)
+        self.left_split.installEventFilter(self)
         self.table.horizontalHeader().sectionResized.connect(self._section_resized)
         self.stack.addWidget(page)
 
@@ -728,6 +731,7 @@ class MainWindow(QMainWindow):
             w.finished.connect(lambda res, k=key: self._stats_ready(k, res))
             w.errored.connect(lambda e, k=key: self._stats_failed(k, e))
             self.workers.start(w)
+        self.details.set_reference(self.model.diff_result(t.name))
         self._request_before_after(t)
 
     def _is_current(self, key: tuple[str, str]) -> bool:
@@ -974,6 +978,7 @@ class MainWindow(QMainWindow):
         )
         if self._current is not None:
             self.diff_plot.mark(self._current.name)
+            self.details.set_reference(self.model.diff_result(self._current.name))
         self.diff_done.emit(diffs)
 
     def _diff_errored(self, e: BaseException) -> None:
@@ -1064,12 +1069,27 @@ class MainWindow(QMainWindow):
         self.plots_tabs.setTabVisible(1, have_cast)
         self.plots_tabs.setTabVisible(2, have_diff)
         self.plots_tabs.setVisible(have_hint or have_cast or have_diff)
+        total = sum(self.left_split.sizes()) or self.left_split.height()
+        if have_cast or have_diff:
+            bottom = max(260, int(total * 0.42))
+            self.plots_tabs.setMaximumHeight(16_777_215)
+        else:  # the hint alone: only as tall as its text at the current width
+            width = max(self.left_split.width() - 8, 300)
+            hint_h = self.hint.heightForWidth(width)
+            if hint_h <= 0:
+                hint_h = self.hint.sizeHint().height()
+            bottom = hint_h + self.plots_tabs.tabBar().sizeHint().height() + 8
+            self.plots_tabs.setMaximumHeight(bottom)
+        self.left_split.setSizes([max(total - bottom, 120), bottom])
         self._fit_name_column()
 
     # -- the name column takes the room the other columns leave (never less than a minimum) --
     def eventFilter(self, obj: Any, ev: Any) -> bool:
         if obj is self.table and ev.type() == ev.Type.Resize:
             QTimer.singleShot(0, self._fit_name_column)
+        elif obj is self.left_split and ev.type() == ev.Type.Resize:
+            if self.cast_report is None and self.diffs is None and self.hint.active:
+                QTimer.singleShot(0, self._update_plots_visibility)
         return super().eventFilter(obj, ev)
 
     def _section_resized(self, index: int, _old: int, _new: int) -> None:

@@ -207,3 +207,28 @@ def test_compare_with_reference_by_shift_drop(qtbot, loaded, f32_file):
     assert len(xl) == sum(1 for d in diffs.values() if d.max_abs_diff == 0)
     assert len(x) + len(xl) == 21
     assert "Compared with model.f32.safetensors" in loaded.message_bar.text
+
+
+def test_details_show_the_reference_difference(qtbot, loaded, f32_file):
+    with qtbot.waitSignal(loaded.diff_done, timeout=20_000):
+        loaded.open_reference(str(f32_file))
+    with qtbot.waitSignal(loaded.details_ready, timeout=10_000):
+        loaded.select_tensor(BF16_NAMES[0])
+    assert loaded.details.field("Reference") == "equal values (reference stores F32)"
+    with qtbot.waitSignal(loaded.details_ready, timeout=10_000):
+        loaded.select_tensor(F64_NAMES[0])
+    assert loaded.details.field("Reference").startswith("max |Δ| ")
+    loaded.clear_reference()
+    assert loaded.table.isColumnHidden(Col.REF_DIFF)
+    assert not loaded.plots_tabs.isTabVisible(2)
+
+
+def test_open_recent_menu_lists_opened_files(qtbot, loaded, model_file, f32_file):
+    with qtbot.waitSignal(loaded.loaded, timeout=10_000):
+        loaded.open_path(str(f32_file))
+    loaded._fill_recent_menu()
+    texts = [a.text() for a in loaded.recent_menu.actions()]
+    assert texts[:2] == [str(f32_file), str(model_file)]
+    with qtbot.waitSignal(loaded.loaded, timeout=10_000):
+        loaded.recent_menu.actions()[1].trigger()
+    assert loaded.ckpt.path == str(model_file)
