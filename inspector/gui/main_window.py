@@ -1087,9 +1087,14 @@ class MainWindow(QMainWindow):
     def eventFilter(self, obj: Any, ev: Any) -> bool:
         if obj is self.table and ev.type() == ev.Type.Resize:
             QTimer.singleShot(0, self._fit_name_column)
-        elif obj is self.left_split and ev.type() == ev.Type.Resize:
-            if self.cast_report is None and self.diffs is None and self.hint.active:
-                QTimer.singleShot(0, self._update_plots_visibility)
+        elif (
+            obj is self.left_split
+            and ev.type() == ev.Type.Resize
+            and self.cast_report is None
+            and self.diffs is None
+            and self.hint.active
+        ):
+            QTimer.singleShot(0, self._update_plots_visibility)
         return super().eventFilter(obj, ev)
 
     def _section_resized(self, index: int, _old: int, _new: int) -> None:
