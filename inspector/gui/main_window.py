@@ -762,7 +762,16 @@ class MainWindow(QMainWindow):
 
     def _request_before_after(self, t: TensorInfo) -> None:
         rep = self.model.cast_result(t.name)
-        if rep is None or self._out_opener is None or self.ckpt is None:
+        if self._out_opener is None or self.ckpt is None or self.cast_report is None:
+            return
+        if rep is None:
+            if not t.dtype.is_float:
+                why = "not a float"
+            elif t.dtype.name == self.cast_report.target:
+                why = f"already {t.dtype.name}"
+            else:
+                why = "kept by a pattern, or a format torch cannot cast exactly"
+            self.details.fields["Cast"].setText(f"written unchanged as {t.dtype.name} ({why})")
             return
         self.details.set_cast(rep)
         if rep.from_ == rep.to:
@@ -879,13 +888,13 @@ class MainWindow(QMainWindow):
         if rep is None:
             self.precision_plot.clear_data()
             return
+        # x is the file order of every tensor; tensors the cast left alone have no point
+        by_name = {r.name: r for r in rep.tensors if r.from_ != r.to}
         names, values = [], []
-        for r in rep.tensors:
-            names.append(r.name)
-            if r.from_ == r.to:
-                values.append(None)
-            else:
-                values.append(0.0 if r.lossless else r.max_rel_err)
+        for t in self.ckpt.tensors if self.ckpt is not None else ():
+            names.append(t.name)
+            r = by_name.get(t.name)
+            values.append(None if r is None else (0.0 if r.lossless else r.max_rel_err))
         n_changed = sum(v is not None for v in values)
         n_lossless = sum(v == 0 for v in values if v is not None)
         counts = _sum_counts(rep.tensors)

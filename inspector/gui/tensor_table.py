@@ -131,6 +131,7 @@ class TensorTableModel(QAbstractTableModel):
         self._target: DType | None = None
         self._status: list[str] = []
         self._cast: dict[str, Any] = {}  # name -> TensorCastReport
+        self._cast_active = False  # a report is shown (tensors missing from it were not cast)
         self._diff: dict[str, Any] = {}  # name -> TensorDiff
         self._sort_keys: dict[int, list] = {}
         self._sort_column = -1
@@ -146,6 +147,7 @@ class TensorTableModel(QAbstractTableModel):
         self._order = list(range(len(self._tensors)))
         self._pos = {t.name: i for i, t in enumerate(self._tensors)}
         self._cast = {}
+        self._cast_active = False
         self._diff = {}
         self._sort_keys = {}
         if target is not None:
@@ -171,6 +173,7 @@ class TensorTableModel(QAbstractTableModel):
     def set_cast_report(self, tensors: Sequence[Any] | None) -> None:
         """Per-tensor cast results (``TensorCastReport``), or None to clear the column."""
         self._cast = {r.name: r for r in tensors or ()}
+        self._cast_active = tensors is not None
         self._changed_column(Col.CAST_ERR)
 
     def set_diff(self, diffs: Sequence[Any] | None) -> None:
@@ -324,10 +327,8 @@ class TensorTableModel(QAbstractTableModel):
             return status_text(status, t, self._target) if self._target else ""
         if col == Col.CAST_ERR:
             r = self._cast.get(t.name)
-            if r is None:
-                return ""
-            if r.from_ == r.to:
-                return "—"
+            if r is None or r.from_ == r.to:
+                return "—" if self._cast_active else ""
             return "0 (lossless)" if r.lossless else format_float(r.max_rel_err)
         if col == Col.REF_DIFF:
             d = self._diff.get(t.name)
