@@ -10,6 +10,7 @@ import contextlib
 import json
 import mmap
 import os
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -281,6 +282,7 @@ def open_index(index_path: str) -> Checkpoint:
         if shard not in shard_names:
             shard_names.append(shard)
     shard_names.sort()
+    _check_shard_series(index_path, folder, shard_names)
     files: list[Header] = []
     tensors: list[TensorInfo] = []
     for shard in shard_names:
@@ -322,6 +324,27 @@ def open_index(index_path: str) -> Checkpoint:
 
 
 MAX_INDEX_BYTES = 100_000_000
+_SHARD_NAME = re.compile(r"^(.*)-(\d+)-of-(\d+)\.safetensors$")
+
+
+def _check_shard_series(index_path: str, folder: str, shard_names: list[str]) -> None:
+    """A shard of the series (``model-00002-of-00004.safetensors``) that the index never names
+    holds tensors the index forgot: every tensor of that file would silently go missing."""
+    named = set(shard_names)
+    series: set[tuple[str, str, str]] = set()
+    for shard in shard_names:
+        m = _SHARD_NAME.match(shard)
+        if m and len(m.group(3)) <= 6:
+            series.add(m.groups())
+    for prefix, num, total in series:
+        for i in range(1, int(total) + 1):
+            sibling = f"{prefix}-{i:0{len(num)}d}-of-{total}.safetensors"
+            if sibling not in named and os.path.exists(os.path.join(folder, sibling)):
+                raise CheckpointError(
+                    index_path,
+                    f"shard {_short(sibling)} is in the folder but the index names none of its "
+                    "tensors (the index is incomplete)",
+                )
 
 
 def _why(e: BaseException) -> str:

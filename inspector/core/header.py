@@ -278,9 +278,9 @@ def read_header(path: str | os.PathLike[str]) -> Header:
     except CheckpointError as e:
         # A file that is not safetensors: say what it is instead, when its first bytes tell.
         try:
-            with open(path, "rb") as f:  # a regular file by now: _read_header checked
+            with _open_regular(path) as f:  # never blocks: a FIFO is refused, not opened
                 head = f.read(16)
-        except OSError:
+        except (OSError, CheckpointError):
             raise e from None
         foreign = _foreign_reason(path, head) if len(head) >= 4 else None
         if foreign:
