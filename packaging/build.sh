@@ -39,9 +39,10 @@ fi
 
 start=$(date +%s)
 "$PY" packaging/make_icons.py build/icons
+# (The GTK3 theme plugin is dropped by the spec; its "libgtk-3 not found" warnings are noise.)
 "$PY" -m PyInstaller --noconfirm "${CLEAN[@]}" --log-level WARN \
     --distpath "$DIST" --workpath build/pyinstaller \
-    packaging/$NAME.spec
+    packaging/$NAME.spec 2>&1 | { grep -v "dependency of '.*/libqgtk3.so'" || true; }
 
 # Some Python builds ship libpython and its extension modules with debug info (~25 MB): drop it.
 # Only these, which come from the interpreter's own build; wheels' libraries are left untouched.
