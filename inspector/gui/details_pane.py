@@ -173,7 +173,7 @@ class DetailsPane(QWidget):
             ba.after,
             f"original {src}",
             f"saved {dst}",
-            f"Values before / after cast ({_short(ba.name)}{sampled})",
+            f"Values before / after the cast{sampled}",
         )
         pct = 100.0 * ba.exact / ba.n if ba.n else 100.0
         self.error_plot.set_errors(

@@ -57,7 +57,7 @@ from .message_bar import MessageBar
 from .plots import OverviewPanel, OverviewPlot
 from .precision import BeforeAfter, before_after
 from .summary import DTypeGroups
-from .tensor_table import Col, TensorFilterProxy, TensorTableModel, status_text
+from .tensor_table import Col, TensorFilterProxy, TensorTableModel, cast_error_value, status_text
 from .workers import FunctionWorker, JobWorker, Worker, WorkerSet
 
 APP_TITLE = "Checkpoint Inspector"
@@ -894,7 +894,7 @@ class MainWindow(QMainWindow):
         for t in self.ckpt.tensors if self.ckpt is not None else ():
             names.append(t.name)
             r = by_name.get(t.name)
-            values.append(None if r is None else (0.0 if r.lossless else r.max_rel_err))
+            values.append(cast_error_value(r))
         n_changed = sum(v is not None for v in values)
         n_lossless = sum(v == 0 for v in values if v is not None)
         counts = _sum_counts(rep.tensors)

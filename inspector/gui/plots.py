@@ -205,7 +205,8 @@ class OverviewPlot(_Plot):
     def legend_html(self) -> str:
         """A caption (instead of a legend drawn over the points)."""
         return (
-            f'<span style="color:{AFTER_COLOR.name()}">●</span> {self.labels[0]} &nbsp; '
+            f'<span style="color:{AFTER_COLOR.name()}">●</span> {self.labels[0]} '
+            "(top edge: overflow, inf or NaN) &nbsp; "
             f'<span style="color:{LOSSLESS_COLOR.name()}">▲</span> {self.labels[1]} '
             "(exactly 0, drawn at the bottom)"
         )

@@ -85,6 +85,17 @@ def format_float(x: float | None) -> str:
     return f"{x:.3g}"
 
 
+def cast_error_value(r: Any) -> float | None:
+    """One number per cast tensor: 0 if lossless, inf if values overflowed or became NaN."""
+    if r is None or r.from_ == r.to:
+        return None
+    if r.lossless:
+        return 0.0
+    if (r.overflow or 0) + (r.nan or 0):
+        return float("inf")
+    return r.max_rel_err
+
+
 def status_text(status: str, t: TensorInfo, target: DType) -> str:
     if status == "differs":
         return f"differs: {t.dtype.name} → {target.name}"
@@ -329,7 +340,12 @@ class TensorTableModel(QAbstractTableModel):
             r = self._cast.get(t.name)
             if r is None or r.from_ == r.to:
                 return "—" if self._cast_active else ""
-            return "0 (lossless)" if r.lossless else format_float(r.max_rel_err)
+            if r.lossless:
+                return "0 (lossless)"
+            bad = (r.overflow or 0) + (r.nan or 0)
+            if bad:
+                return f"{bad:,} overflow/NaN"
+            return format_float(r.max_rel_err)
         if col == Col.REF_DIFF:
             d = self._diff.get(t.name)
             if d is None:
@@ -374,7 +390,7 @@ class TensorTableModel(QAbstractTableModel):
             keys = []
             for t in ts:
                 r = c.get(t.name)
-                v = r.max_rel_err if r is not None and r.max_rel_err is not None else None
+                v = cast_error_value(r)
                 keys.append((v is None, -inf if v is None else v))
         elif col == Col.REF_DIFF:
             d = self._diff

@@ -189,3 +189,71 @@ def test_proposed_output_for_shards(tmp_path):
 
     ckpt = open_checkpoint(folder)
     assert proposed_output(ckpt, DTYPES["F32"]) == str(tmp_path / "llm.F32")
+
+
+def test_overflow_is_counted_and_plotted_at_the_top(qtbot, window, tmp_path):
+    import torch
+    from safetensors.torch import save_file
+
+    from inspector.core.dtypes import DTYPES
+
+    src = tmp_path / "mask.safetensors"
+    save_file(
+        {
+            "mask_bias": torch.tensor([0.0, -1e9, -1e9, 1.0]),
+            "w": torch.tensor([0.5, 0.25], dtype=torch.float32),
+        },
+        str(src),
+    )
+    with qtbot.waitSignal(window.loaded, timeout=10_000):
+        window.open_path(str(src))
+    with qtbot.waitSignal(window.cast_done, timeout=20_000) as blocker:
+        window.start_cast(str(tmp_path / "mask.F16.safetensors"), DTYPES["F16"])
+    rep = {r.name: r for r in blocker.args[0].tensors}
+    assert rep["mask_bias"].overflow == 2 and not rep["mask_bias"].lossless
+    assert rep["w"].lossless
+    m = window.model
+    assert m.index(m.row_of("mask_bias"), Col.CAST_ERR).data() == "2 overflow/NaN"
+    assert m.index(m.row_of("w"), Col.CAST_ERR).data() == "0 (lossless)"
+    plot = window.precision_plot
+    assert list(plot.values) == [float("inf"), 0.0]
+    _, y = plot.lossy_item.getData()
+    assert len(y) == 1 and y[0] > np.log10(plot.floor)  # log-mode data is log10
+    assert "overflow 2" in window.precision_panel.caption.text()
+
+
+def test_cast_a_sharded_checkpoint_into_a_folder(qtbot, window, tmp_path):
+    import json
+
+    import torch
+    from safetensors.torch import load_file, save_file
+
+    folder = tmp_path / "llm"
+    folder.mkdir()
+    save_file({"a": torch.arange(4, dtype=torch.float64)}, str(folder / "m-1.safetensors"))
+    save_file({"b": torch.ones(2, dtype=torch.bfloat16)}, str(folder / "m-2.safetensors"))
+    (folder / "model.safetensors.index.json").write_text(
+        json.dumps(
+            {
+                "metadata": {"total_size": 36},
+                "weight_map": {"a": "m-1.safetensors", "b": "m-2.safetensors"},
+            }
+        )
+    )
+    with qtbot.waitSignal(window.loaded, timeout=10_000):
+        window.open_path(str(folder))
+    window.cast_action.trigger()
+    dlg = window.cast_dialog
+    assert dlg.out_edit.text() == str(tmp_path / "llm.F32")
+    with qtbot.waitSignal(window.cast_done, timeout=20_000):
+        dlg.buttons.button(QDialogButtonBox.StandardButton.Ok).click()
+    out = tmp_path / "llm.F32"
+    assert sorted(p.name for p in out.iterdir()) == [
+        "m-1.safetensors",
+        "m-2.safetensors",
+        "model.safetensors.index.json",
+    ]
+    assert load_file(str(out / "m-1.safetensors"))["a"].dtype == torch.float32
+    with qtbot.waitSignal(window.loaded, timeout=10_000):
+        window.message_bar.action.click()
+    assert window.summary.n_differ == 0
