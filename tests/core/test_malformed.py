@@ -3,7 +3,10 @@ accepts, read the same tensors from it, and refuse the rest with one clear, spec
 
 from __future__ import annotations
 
+import json
 import re
+import struct
+import tracemalloc
 
 import numpy as np
 import pytest
@@ -125,3 +128,78 @@ def test_scalar_and_odd_valid_values(corpus):
         assert [t.shape for t in ckpt.tensors] == [(2,)]  # the last entry wins, as in serde
     with open_checkpoint(corpus["entry_as_list"]) as ckpt:
         assert (ckpt["a"].dtype.name, ckpt["a"].shape) == ("F32", (2,))
+
+
+# -- resource bounds -----------------------------------------------------------------------------
+
+ENTRY = '"t%08d":{"dtype":"U8","shape":[0],"data_offsets":[0,0]},'
+
+
+def _peak_bytes(fn) -> tuple[object, int]:
+    """Run fn; return its result (or CheckpointError) and the peak Python allocation during it."""
+    tracemalloc.start()
+    try:
+        try:
+            result = fn()
+        except CheckpointError as e:
+            result = e
+        return result, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def _sparse_header(path, n_entries: int) -> int:
+    """A file whose length field is exactly a JSON header of ``n_entries`` tensors; only the first
+    thousand are written, the rest of the file is a hole (costs no disk)."""
+    size = 2 + n_entries * len(ENTRY % 0) - 1
+    head = "{" + "".join(ENTRY % i for i in range(1000))
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", size) + head.encode())
+        f.truncate(8 + size)
+    return size
+
+
+@pytest.mark.parametrize("claim", ["length_100MB_plus_1", "ten_million_tensors"])
+def test_header_over_the_limit_is_refused_unread(tmp_path, claim):
+    p = tmp_path / "big.safetensors"
+    if claim == "ten_million_tensors":
+        size = _sparse_header(p, 10_000_000)
+        assert size > 500_000_000
+    else:
+        size = 100_000_001
+        with open(p, "wb") as f:
+            f.write(struct.pack("<Q", size) + b"{")
+            f.truncate(8 + size)
+    assert reference_open(p) is None
+    err, peak = _peak_bytes(lambda: open_checkpoint(p))
+    assert isinstance(err, CheckpointError)
+    assert err.reason.startswith(f"header length {size:,} bytes is over the 100 MB limit")
+    assert peak < 1_000_000  # the header was never read
+
+
+def test_header_just_under_the_limit_is_read_in_bounded_memory(tmp_path):
+    """A 99 MB header (one huge metadata value) opens, like in safe_open, for a few copies of
+    its size, not an unbounded amount."""
+    p = tmp_path / "big.safetensors"
+    value = "x" * 99_000_000
+    header = json.dumps({"__metadata__": {"k": value}}).encode()
+    p.write_bytes(struct.pack("<Q", len(header)) + header)
+    del header
+    ckpt, peak = _peak_bytes(lambda: open_checkpoint(p))
+    assert ckpt.metadata["k"] == value and len(ckpt) == 0
+    assert peak < 4 * len(value)
+    assert reference_open(p)["metadata"]["k"] == value
+
+
+@pytest.mark.slow
+def test_most_tensors_that_fit_under_the_limit(tmp_path):
+    """~1.2M zero-size tensors in a 99 MB header: the reference opens it (about 1.4 GB, 14 s on
+    the dev box), and so do we, in comparable memory. Slow: run with --run-slow."""
+    p = tmp_path / "many.safetensors"
+    n = (99_000_000 - 2) // len(ENTRY % 0)
+    header = ("{" + "".join(ENTRY % i for i in range(n))[:-1] + "}").encode()
+    p.write_bytes(struct.pack("<Q", len(header)) + header)
+    del header
+    ckpt, peak = _peak_bytes(lambda: open_checkpoint(p))
+    assert len(ckpt) == n
+    assert peak < 3_000_000_000
