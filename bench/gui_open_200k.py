@@ -88,6 +88,12 @@ def main() -> int:
         timed("target → F64", lambda: win.target_box.setCurrentText("F64"))
         timed("only differing off", lambda: win.only_differing.setChecked(False))
         timed("scroll to end", lambda: win.table.scrollToBottom())
+        timed("module tree shown", lambda: win.tree_action.setChecked(True))
+        timed(
+            "expand model.encoder.layer",
+            lambda: win.module_tree.find_prefix("model.encoder.layer."),
+        )
+        timed("click layer.7", lambda: win._filter_prefix("model.encoder.layer.7."))
 
         print(f"{n:,} tensors ({os.path.getsize(path) / 2**20:.1f} MiB header file)")
         print(f"  open_checkpoint (core, worker thread)   {t_open * 1000:8.0f} ms")

@@ -54,6 +54,7 @@ from .cast_dialog import CastDialog
 from .details_pane import DetailsPane
 from .hint_panel import HintPanel
 from .message_bar import MessageBar
+from .module_tree import ModuleTree
 from .plots import OverviewPanel, OverviewPlot
 from .precision import BeforeAfter, before_after
 from .summary import DTypeGroups
@@ -195,6 +196,10 @@ class MainWindow(QMainWindow):
         self.find_action = QAction("&Filter Tensors", self)
         self.find_action.setShortcut(QKeySequence.StandardKey.Find)
         self.find_action.triggered.connect(self._focus_filter)
+        self.tree_action = QAction("&Modules", self, checkable=True)
+        self.tree_action.setShortcut(QKeySequence("Ctrl+T"))
+        self.tree_action.setToolTip("Group tensors by module prefix (Ctrl+T)")
+        self.tree_action.toggled.connect(self.show_module_tree)
         self.quit_action = QAction("&Quit", self)
         self.quit_action.setShortcut(QKeySequence.StandardKey.Quit)
         self.quit_action.triggered.connect(self.close)
@@ -218,6 +223,7 @@ class MainWindow(QMainWindow):
         view_menu = mb.addMenu("&View")
         view_menu.addAction(self.find_action)
         view_menu.addAction(self.only_differing_action)
+        view_menu.addAction(self.tree_action)
 
     def _build_ui(self) -> None:
         tb = QToolBar("Main", self)
@@ -240,6 +246,8 @@ class MainWindow(QMainWindow):
         tb.addSeparator()
         tb.addAction(self.cast_action)
         tb.addAction(self.compare_action)
+        tb.addSeparator()
+        tb.addAction(self.tree_action)
         self.toolbar = tb
 
         central = QWidget()
@@ -361,7 +369,16 @@ class MainWindow(QMainWindow):
         self.summary_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.summary_label.setWordWrap(True)
         tv.addWidget(self.summary_label)
-        self.left_split.addWidget(table_box)
+        self.module_tree = ModuleTree()
+        self.module_tree.prefix_selected.connect(self._filter_prefix)
+        self.module_tree.hide()
+        self._tree_dirty = True
+        self.tree_split = QSplitter(Qt.Orientation.Horizontal)
+        self.tree_split.addWidget(self.module_tree)
+        self.tree_split.addWidget(table_box)
+        self.tree_split.setStretchFactor(1, 1)
+        self.tree_split.setSizes([260, 600])
+        self.left_split.addWidget(self.tree_split)
 
         # bottom: what loaders do (hint), precision lost by the cast, difference to the reference
         self.plots_tabs = QTabWidget()
@@ -457,6 +474,7 @@ class MainWindow(QMainWindow):
         self.diffs = None
         self.model.set_rows(ckpt.tensors, self._target)
         self._groups = DTypeGroups(ckpt.tensors)
+        self._refresh_tree()
         self.table.setColumnHidden(Col.REF_DIFF, True)
         self.diff_plot.clear_data()
         self._update_summary()
@@ -615,6 +633,7 @@ class MainWindow(QMainWindow):
         self._target = dt
         self.settings.setValue("target", dt.name)
         self.model.set_target(dt)
+        self._refresh_tree()
         if self.proxy.only_differing:
             self.proxy.refresh()
         self._update_summary()
@@ -655,6 +674,28 @@ class MainWindow(QMainWindow):
     def _apply_only_differing(self, on: bool) -> None:
         self.proxy.set_only_differing(on)
         self._update_count()
+
+    # -- module tree ----------------------------------------------------------------------
+    def show_module_tree(self, on: bool) -> None:
+        if self.tree_action.isChecked() != on:
+            self.tree_action.setChecked(on)
+            return
+        self.module_tree.setVisible(on)
+        if on and self._tree_dirty:
+            self._refresh_tree()
+
+    def _refresh_tree(self) -> None:
+        if not self.module_tree.isVisibleTo(self):
+            self._tree_dirty = True
+            return
+        self._tree_dirty = False
+        names = [t.name for t in self.model.tensors]
+        self.module_tree.set_tensors(names, self.model.statuses())
+
+    def _filter_prefix(self, prefix: str) -> None:
+        self.filter_edit.setText(f"{prefix}*" if prefix else "")
+        self._filter_timer.stop()
+        self._apply_filter()
 
     def _focus_filter(self) -> None:
         self.filter_edit.setFocus()

@@ -232,3 +232,26 @@ def test_open_recent_menu_lists_opened_files(qtbot, loaded, model_file, f32_file
     with qtbot.waitSignal(loaded.loaded, timeout=10_000):
         loaded.recent_menu.actions()[1].trigger()
     assert loaded.ckpt.path == str(model_file)
+
+
+def test_module_tree_groups_by_prefix_and_filters(qtbot, loaded):
+    loaded.tree_action.trigger()
+    tree = loaded.module_tree
+    assert tree.isVisible()
+    root = tree.topLevelItem(0)
+    assert root.text(1) == "21" and root.text(2) == "5"
+    kids = {root.child(i).text(0): root.child(i) for i in range(root.childCount())}
+    assert set(kids) == {"embeddings", "encoder", "classifier"}
+    assert kids["classifier"].text(2) == "1"
+    assert kids["encoder"].text(1) == "15" and kids["encoder"].text(2) == "4"
+    layer1 = tree.find_prefix("encoder.layer.1.")
+    assert layer1 is not None and layer1.text(1) == "7" and layer1.text(2) == "3"
+    assert layer1.background(0).color() != root.background(0).color()  # highlighted …
+    assert not layer1.icon(0).isNull()  # … and marked with an icon
+    tree.itemClicked.emit(layer1, 0)
+    assert loaded.filter_edit.text() == "encoder.layer.1.*"
+    names = {loaded.proxy.index(r, 0).data() for r in range(loaded.proxy.rowCount())}
+    assert len(names) == 7 and all(n.startswith("encoder.layer.1.") for n in names)
+    # the counts follow the target dtype
+    loaded.target_box.setCurrentText("F64")
+    assert tree.topLevelItem(0).text(2) == "16"
