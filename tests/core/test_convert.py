@@ -316,7 +316,12 @@ def tensors(draw):
         raw = rng.integers(
             0, 256, numel * 8, dtype=np.uint8
         )  # random bit patterns: NaN, inf, subnormals
-        if dtype == "BOOL":
+        if numel == 0:
+            torch_dtype = TORCH.get(dtype) or {"I64": torch.int64, "I32": torch.int32}.get(dtype)
+            t = torch.zeros(
+                shape, dtype=torch_dtype or {"U8": torch.uint8, "BOOL": torch.bool}[dtype]
+            )
+        elif dtype == "BOOL":
             t = torch.from_numpy(raw[:numel] > 127).reshape(shape)
         elif dtype in TORCH:
             width = DTYPES[dtype].numpy.itemsize
