@@ -104,7 +104,26 @@ def _fail(msg: str) -> int:
     return 2
 
 
+_QUIET = ("This plugin does not support propagateSizeHints()",)
+
+
+def _quiet_handler(mode, context, message: str) -> None:
+    """Drop the offscreen plugin's harmless chatter; pass everything else to stderr."""
+    if message not in _QUIET:
+        sys.stderr.write(message + "\n")
+
+
 def _screenshot(app, win, path: str | None, out: str, reference: str | None) -> int:
+    from PySide6.QtCore import qInstallMessageHandler
+
+    previous = qInstallMessageHandler(_quiet_handler)
+    try:
+        return _render(app, win, path, out, reference)
+    finally:
+        qInstallMessageHandler(previous)
+
+
+def _render(app, win, path: str | None, out: str, reference: str | None) -> int:
     win.resize(*SCREENSHOT_SIZE)
     win.show()
     if not path:

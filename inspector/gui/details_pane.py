@@ -103,7 +103,7 @@ class DetailsPane(QWidget):
             self.fields[k].setText("computing…")
         self.fields["Cast"].setText("not cast yet (Ctrl+S)")
         self.set_reference(None)
-        self.histogram.clear_data(f"Values of {_short(t.name)} (computing…)")
+        self.histogram.clear_data("Values (computing…)")
         self.error_plot.clear_data()
         self.error_plot.hide()
 
@@ -113,8 +113,7 @@ class DetailsPane(QWidget):
         self.fields["Mean ± std"].setText(f"{_g(stats.mean)} ± {_g(stats.std)}")
         self.fields["NaN / inf"].setText(f"{stats.nan:,} / {stats.inf:,}")
         if self.histogram.mode != "before_after":
-            name = _short(self.tensor.name) if self.tensor else ""
-            self.histogram.set_values(edges, counts, f"Values of {name} ({self._dtype()})")
+            self.histogram.set_values(edges, counts, f"Values ({self._dtype()})")
 
     def set_stats_error(self, message: str) -> None:
         for k in ("Range", "Mean ± std", "NaN / inf"):

@@ -196,7 +196,9 @@ class MainWindow(QMainWindow):
         self.find_action = QAction("&Filter Tensors", self)
         self.find_action.setShortcut(QKeySequence.StandardKey.Find)
         self.find_action.triggered.connect(self._focus_filter)
-        self.tree_action = QAction("&Modules", self, checkable=True)
+        self.tree_action = QAction(
+            style.standardIcon(sp.SP_FileDialogListView), "&Modules", self, checkable=True
+        )
         self.tree_action.setShortcut(QKeySequence("Ctrl+T"))
         self.tree_action.setToolTip("Group tensors by module prefix (Ctrl+T)")
         self.tree_action.toggled.connect(self.show_module_tree)

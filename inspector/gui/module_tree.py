@@ -11,7 +11,14 @@ from collections.abc import Sequence
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QBrush, QFont
-from PySide6.QtWidgets import QApplication, QStyle, QTreeWidget, QTreeWidgetItem, QWidget
+from PySide6.QtWidgets import (
+    QApplication,
+    QHeaderView,
+    QStyle,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QWidget,
+)
 
 from .tensor_table import highlight_colors
 
@@ -45,6 +52,11 @@ class ModuleTree(QTreeWidget):
         super().__init__(parent)
         self.setHeaderLabels(["Module", "Tensors", "Differ"])
         self.setUniformRowHeights(True)
+        hh = self.header()
+        hh.setStretchLastSection(False)
+        hh.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        hh.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
+        hh.setSectionResizeMode(2, QHeaderView.ResizeMode.ResizeToContents)
         self.setAcceptDrops(False)
         self.viewport().setAcceptDrops(False)
         self.setAccessibleName("Modules")
@@ -66,9 +78,9 @@ class ModuleTree(QTreeWidget):
         root = QTreeWidgetItem(self, ["(all tensors)", f"{len(names):,}", self._n(statuses)])
         root.setData(0, PREFIX, "")
         self._fill(root, range(len(names)), 0)
+        root.setTextAlignment(1, Qt.AlignmentFlag.AlignRight)
+        root.setTextAlignment(2, Qt.AlignmentFlag.AlignRight)
         root.setExpanded(True)
-        for c in range(3):
-            self.resizeColumnToContents(c)
 
     @staticmethod
     def _n(statuses: Sequence[str]) -> str:

@@ -342,9 +342,10 @@ class TensorTableModel(QAbstractTableModel):
                 return "—" if self._cast_active else ""
             if r.lossless:
                 return "0 (lossless)"
-            bad = (r.overflow or 0) + (r.nan or 0)
-            if bad:
-                return f"{bad:,} overflow/NaN"
+            if r.nan:
+                return f"{r.nan:,} NaN"
+            if r.overflow:
+                return f"{r.overflow:,} overflow"
             return format_float(r.max_rel_err)
         if col == Col.REF_DIFF:
             d = self._diff.get(t.name)
