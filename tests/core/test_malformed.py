@@ -193,7 +193,7 @@ def test_header_just_under_the_limit_is_read_in_bounded_memory(tmp_path):
 
 @pytest.mark.slow
 def test_most_tensors_that_fit_under_the_limit(tmp_path):
-    """~1.2M zero-size tensors in a 99 MB header: the reference opens it (about 1.4 GB, 14 s on
+    """~1.65M zero-size tensors in a 99 MB header: the reference opens it (about 1.4 GB, 14 s on
     the dev box), and so do we, in comparable memory. Slow: run with --run-slow."""
     p = tmp_path / "many.safetensors"
     n = (99_000_000 - 2) // len(ENTRY % 0)
