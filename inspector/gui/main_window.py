@@ -47,7 +47,7 @@ from inspector.core.dtypes import CAST_TARGETS, DTYPES, DType
 from inspector.core.errors import CheckpointError
 from inspector.core.header import TensorInfo
 from inspector.core.progress import Progress
-from inspector.core.summary import Summary, format_bytes
+from inspector.core.summary import Summary, format_bytes, tensor_status
 
 from . import refcount_guard
 from .cast_dialog import CastDialog
@@ -75,6 +75,12 @@ def error_text(path: str | None, e: BaseException) -> str:
         return f"{where}: {e.strerror or e}" if where else str(e.strerror or e)
     what = str(e) or type(e).__name__
     return f"{path}: {what}" if path else what
+
+
+def open_and_index(path: str) -> tuple[Checkpoint, DTypeGroups]:
+    """Worker side of opening: read the header and group tensors by dtype (one pass each)."""
+    ckpt = open_checkpoint(path)
+    return ckpt, DTypeGroups(ckpt.tensors)
 
 
 def _stats_and_histogram(ckpt: Checkpoint, t: TensorInfo) -> tuple[Any, Any, Any]:
@@ -446,17 +452,18 @@ class MainWindow(QMainWindow):
         """Open in the background; on failure the message bar says why and nothing changes."""
         path = os.path.abspath(os.path.expanduser(os.fspath(path)))
         self.workers.cancel_all("open")
-        w = FunctionWorker(open_checkpoint, path, name="open")
-        w.finished.connect(lambda ckpt, p=path: self._opened(ckpt, p))
+        w = FunctionWorker(open_and_index, path, name="open")
+        w.finished.connect(lambda res, p=path: self._opened(res, p))
         w.errored.connect(lambda e, p=path: self._open_failed(p, e))
         w.aborted.connect(lambda: None)
         self._busy(f"Opening {os.path.basename(path.rstrip(os.sep)) or path}…")
         self.workers.start(w)
         return w
 
-    def _opened(self, ckpt: Checkpoint, path: str) -> None:
+    def _opened(self, res: tuple[Checkpoint, DTypeGroups], path: str) -> None:
         self._idle()
-        self.set_checkpoint(ckpt, path)
+        ckpt, groups = res
+        self.set_checkpoint(ckpt, path, groups)
 
     def _open_failed(self, path: str, e: BaseException) -> None:
         self._idle()
@@ -467,15 +474,18 @@ class MainWindow(QMainWindow):
         )
         self.load_failed.emit(msg)
 
-    def set_checkpoint(self, ckpt: Checkpoint, path: str | None = None) -> None:
+    def set_checkpoint(
+        self, ckpt: Checkpoint, path: str | None = None, groups: DTypeGroups | None = None
+    ) -> None:
+        """Show ``ckpt``. ``groups`` (from :func:`open_and_index` on a worker) saves a pass."""
         self.workers.cancel_all("stats")
         self.workers.cancel_all("before_after")
         old = self.ckpt
         self.ckpt = ckpt
         self._reset_cast()
         self.diffs = None
-        self.model.set_rows(ckpt.tensors, self._target)
-        self._groups = DTypeGroups(ckpt.tensors)
+        self._groups = groups if groups is not None else DTypeGroups(ckpt.tensors)
+        self.model.set_rows(ckpt.tensors, self._target, self._groups.dtype_names)
         self._refresh_tree()
         self.table.setColumnHidden(Col.REF_DIFF, True)
         self.diff_plot.clear_data()
@@ -640,8 +650,7 @@ class MainWindow(QMainWindow):
             self.proxy.refresh()
         self._update_summary()
         if self._current is not None and self.ckpt is not None:
-            i = self.model.row_of(self._current.name)
-            st = self.model.status_of(self.model.tensor_index(i)) if i >= 0 else "match"
+            st = tensor_status(self._current, dt)
             self.details.fields["DType"].setText(
                 f"{self._current.dtype.name} — {status_text(st, self._current, dt)}"
             )
@@ -759,7 +768,7 @@ class MainWindow(QMainWindow):
     def _show_details(self, t: TensorInfo) -> None:
         ckpt = self.ckpt
         assert ckpt is not None
-        st = self.model.status_of(self.model.tensor_index(self.model.row_of(t.name)))
+        st = tensor_status(t, self._target)
         self.details.show_tensor(ckpt, t, status_text(st, t, self._target))
         self.precision_plot.mark(t.name)
         self.diff_plot.mark(t.name)

@@ -26,15 +26,25 @@ class DTypeGroup:
 
 class DTypeGroups:
     def __init__(self, tensors: Iterable[TensorInfo]) -> None:
+        """One pass over the tensors; cheap enough for a worker thread, not for every repaint.
+
+        ``dtype_names[i]`` is tensor i's dtype name, so the table can derive per-row status
+        without touching each tensor again.
+        """
         groups: dict[str, DTypeGroup] = {}  # in order of first appearance, like Counter
+        names: list[str] = []
+        add = names.append
         for t in tensors:
-            g = groups.get(t.dtype.name)
+            name = t.dtype.name
+            add(name)
+            g = groups.get(name)
             if g is None:
-                g = groups[t.dtype.name] = DTypeGroup(t)
+                g = groups[name] = DTypeGroup(t)
             g.count += 1
             g.params += t.numel
             g.nbytes += t.nbytes
         self.groups = groups
+        self.dtype_names = names
 
     def summary(self, target: DType) -> Summary:
         n = n_differ = params = nbytes = 0

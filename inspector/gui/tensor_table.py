@@ -138,7 +138,9 @@ class TensorTableModel(QAbstractTableModel):
         super().__init__(parent)
         self._tensors: list[TensorInfo] = []
         self._order: list[int] = []  # display row -> tensor index
-        self._pos: dict[str, int] = {}  # name -> tensor index
+        self._pos: dict[str, int] | None = {}  # name -> tensor index (lazy)
+        self._dtype_names: list[str] = []
+        self._first_of_dtype: dict[str, int] | None = None
         self._target: DType | None = None
         self._status: list[str] = []
         self._cast: dict[str, Any] = {}  # name -> TensorCastReport
@@ -152,11 +154,22 @@ class TensorTableModel(QAbstractTableModel):
         self._icons: dict[str, QIcon] = {}
 
     # -- API --------------------------------------------------------------------------------
-    def set_rows(self, tensors: Sequence[TensorInfo], target: DType | None = None) -> None:
+    def set_rows(
+        self,
+        tensors: Sequence[TensorInfo],
+        target: DType | None = None,
+        dtype_names: Sequence[str] | None = None,
+    ) -> None:
+        """Show ``tensors``. ``dtype_names`` (each tensor's dtype name, e.g. from
+        :class:`~inspector.gui.summary.DTypeGroups` built on a worker) saves a pass over them."""
         self.beginResetModel()
         self._tensors = list(tensors)
         self._order = list(range(len(self._tensors)))
-        self._pos = {t.name: i for i, t in enumerate(self._tensors)}
+        self._pos = None  # name -> index, built on first lookup
+        self._first_of_dtype = None
+        self._dtype_names = (
+            list(dtype_names) if dtype_names is not None else [t.dtype.name for t in self._tensors]
+        )
         self._cast = {}
         self._cast_active = False
         self._diff = {}
@@ -208,6 +221,8 @@ class TensorTableModel(QAbstractTableModel):
         return self._order[row]
 
     def row_of(self, name: str) -> int:
+        if self._pos is None:
+            self._pos = {t.name: i for i, t in enumerate(self._tensors)}
         i = self._pos.get(name)
         if i is None:
             return -1
@@ -231,11 +246,17 @@ class TensorTableModel(QAbstractTableModel):
         if tgt is None:
             self._status = ["match"] * len(self._tensors)
             return
-        by_dtype: dict[str, str] = {}  # one core call per distinct dtype, not per tensor
-        for t in self._tensors:
-            if t.dtype.name not in by_dtype:
-                by_dtype[t.dtype.name] = tensor_status(t, tgt)
-        self._status = [by_dtype[t.dtype.name] for t in self._tensors]
+        if self._first_of_dtype is None:
+            first: dict[str, int] = {}
+            for i, n in enumerate(self._dtype_names):
+                if n not in first:
+                    first[n] = i
+            self._first_of_dtype = first
+        # one core call per distinct dtype, not per tensor
+        by_dtype = {
+            n: tensor_status(self._tensors[i], tgt) for n, i in self._first_of_dtype.items()
+        }
+        self._status = [by_dtype[n] for n in self._dtype_names]
 
     def _changed_column(self, col: int) -> None:
         self._sort_keys.pop(col, None)
