@@ -21,6 +21,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QApplication,
     QCheckBox,
     QComboBox,
     QFileDialog,
@@ -366,6 +367,12 @@ class MainWindow(QMainWindow):
         self.table.setColumnHidden(Col.CAST_ERR, True)
         self.table.setColumnHidden(Col.REF_DIFF, True)
         self.table.selectionModel().currentRowChanged.connect(self._on_current_row)
+        self.table.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
+        self.copy_name_action = QAction("Copy Tensor Name", self.table)
+        self.copy_name_action.setShortcut(QKeySequence.StandardKey.Copy)
+        self.copy_name_action.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
+        self.copy_name_action.triggered.connect(self.copy_current_name)
+        self.table.addAction(self.copy_name_action)
 
         self.left_split = QSplitter(Qt.Orientation.Vertical)
         table_box = QWidget()
@@ -752,6 +759,10 @@ class MainWindow(QMainWindow):
         )
         self.table.scrollTo(idx)
 
+    def copy_current_name(self) -> None:
+        if self._current is not None:
+            QApplication.clipboard().setText(self._current.name)
+
     def current_tensor(self) -> TensorInfo | None:
         return self._current
 
@@ -888,14 +899,25 @@ class MainWindow(QMainWindow):
             lambda: cast_checkpoint(ckpt, target, out, keep=keep, report=True), name="cast"
         )
         w.progress.connect(self._job_progress)
-        w.finished.connect(lambda report, o=out: self._cast_finished(report, o))
+        w.finished.connect(lambda report, o=out, c=ckpt: self._cast_finished(report, o, c))
         w.errored.connect(lambda e, o=out: self._cast_errored(o, e))
         w.aborted.connect(self._cast_aborted)
         w.done.connect(self._job_done)
         self._start_job(w, f"Casting to {target.name}")
         return w
 
-    def _cast_finished(self, report: Any, out: str) -> None:
+    def _cast_finished(self, report: Any, out: str, source: Checkpoint | None = None) -> None:
+        if source is not None and source is not self.ckpt:
+            # another checkpoint was opened meanwhile: the file is saved, the plots would lie
+            self.message_bar.show_message(
+                f"Saved {os.path.basename(out.rstrip(os.sep))} (cast of a checkpoint no longer "
+                "shown).",
+                "ok",
+                "Open the saved file",
+                lambda: self.open_path(out),
+            )
+            self.cast_done.emit(report)
+            return
         self._reset_cast()
         self.cast_report = report
         self.cast_output = out
@@ -1008,7 +1030,11 @@ class MainWindow(QMainWindow):
             self.workers.cancel_all("diff")
         w = JobWorker(lambda: diff_checkpoints(a, b), name="diff")
         w.progress.connect(self._job_progress)
-        w.finished.connect(self._diff_finished)
+        w.finished.connect(
+            lambda diffs, a=a, b=b: (
+                self._diff_finished(diffs) if a is self.ckpt and b is self.reference else None
+            )
+        )
         w.errored.connect(self._diff_errored)
         w.done.connect(self._job_done)
         self._start_job(w, f"Comparing with {os.path.basename(b.path)}")

@@ -257,3 +257,22 @@ def test_cast_a_sharded_checkpoint_into_a_folder(qtbot, window, tmp_path):
     with qtbot.waitSignal(window.loaded, timeout=10_000):
         window.message_bar.action.click()
     assert window.summary.n_differ == 0
+
+
+def test_a_cast_finishing_after_another_file_was_opened_does_not_touch_it(
+    qtbot, window, big_file, model_file, tmp_path
+):
+    from inspector.core.dtypes import DTYPES
+
+    with qtbot.waitSignal(window.loaded, timeout=20_000):
+        window.open_path(str(big_file))
+    out = tmp_path / "big.F32.safetensors"
+    with qtbot.waitSignal(window.cast_done, timeout=60_000):
+        window.start_cast(str(out), DTYPES["F32"])
+        with qtbot.waitSignal(window.loaded, timeout=20_000):
+            window.open_path(str(model_file))
+    assert out.is_file()
+    assert window.ckpt.path == str(model_file)
+    assert window.cast_report is None  # the report belongs to big.safetensors
+    assert window.table.isColumnHidden(Col.CAST_ERR)
+    assert "no longer shown" in window.message_bar.text

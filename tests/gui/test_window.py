@@ -255,3 +255,8 @@ def test_module_tree_groups_by_prefix_and_filters(qtbot, loaded):
     # the counts follow the target dtype
     loaded.target_box.setCurrentText("F64")
     assert tree.topLevelItem(0).text(2) == "16"
+
+
+def test_copy_tensor_name(loaded):
+    loaded.copy_name_action.trigger()
+    assert QApplication.clipboard().text() == loaded.current_tensor().name
