@@ -3,7 +3,8 @@
 Targets (measured, not asserted): our cast ≤ 0.5× the torch script's wall time, peak RSS ≤ 256 MiB.
 Each run is a separate subprocess (wall time, and peak RSS from ``RUSAGE_CHILDREN`` of a one-child
 wrapper). The file is written just before, so every run reads it from the page cache; ours also
-fsyncs its output, the torch script does not. Then F32→F16 and F64→BF16 kernel throughput.
+fsyncs its output, the torch script does not (``sync`` runs between runs, untimed, so no run
+pays for the previous one's dirty pages). Then F32→F16 and F64→BF16 kernel throughput.
 Not a test: no assertion.
 
     .venv/bin/python bench/cast_vs_torch.py [--gib 2.5] [--repeat 2] [--dir /tmp]
@@ -111,6 +112,7 @@ def file_cases(src: str, tmp: str, repeat: int) -> list[tuple[str, dict[str, flo
             full = [*cmd, out]
             if "cast_checkpoint" in name:
                 full.append("1" if "report" in name else "0")
+            os.sync()  # no run pays for the previous one's unflushed output (torch never fsyncs)
             results[name].append(measure(full))
             os.remove(out)
     best = []
