@@ -167,6 +167,7 @@ class OverviewPlot(_Plot):
         self.labels = labels
         pi = self.getPlotItem()
         pi.setLogMode(x=False, y=True)
+        pi.getAxis("left").enableAutoSIPrefix(False)
         pi.setLabel(
             "bottom", "tensor # (file order; click a point to select it)", color=self._text.name()
         )
@@ -232,7 +233,14 @@ class OverviewPlot(_Plot):
         self._positions.update({n: (x[i], floor) for i, n in enumerate(self.names) if zero[i]})
         self.selected_item.setData([], [])
         self.set_title(title)
-        self.getPlotItem().enableAutoRange()
+        pi = self.getPlotItem()
+        pi.enableAutoRange(x=True)
+        # y in log10 units: from just under the floor to just over the top, two decades at least
+        lo, hi = np.log10(floor), np.log10(top if inf.any() else max(floor * 10, top / 10))
+        if hi - lo < 2:
+            mid = (hi + lo) / 2
+            lo, hi = mid - 1, mid + 1
+        pi.setYRange(lo - 0.3, hi + 0.3, padding=0)
 
     def mark(self, name: str | None) -> None:
         p = self._positions.get(name) if name else None
