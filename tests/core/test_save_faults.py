@@ -112,36 +112,40 @@ def tmpfs(folder: Path, options: str):
 
 
 def _fail_writes_into(monkeypatch, folder: Path, err: int, after_bytes: int = 0) -> None:
-    """Simulate a full or read-only disk: os.write to files in ``folder`` fails with ``err`` once
-    ``after_bytes`` went in; os.open of a new file there fails at once for EROFS/EACCES."""
-    real_write, real_open = os.write, os.open
-    written = {"n": 0}
+    """Simulate a full or read-only disk: creating a file in ``folder`` fails with ``err`` for
+    EROFS/EACCES; for ENOSPC, writes to files created there fail once ``after_bytes`` went in.
+    Descriptors are tracked as they are opened, so this needs no /proc (works on macOS too)."""
+    real_write, real_open, real_close = os.write, os.open, os.close
     prefix = str(folder.resolve()) + os.sep
-
-    def target(fd: int) -> bool:
-        try:
-            return os.readlink(f"/proc/self/fd/{fd}").startswith(prefix)
-        except OSError:
-            return False
-
-    def fake_write(fd, data):
-        if target(fd):
-            room = after_bytes - written["n"]
-            if room <= 0:
-                raise OSError(err, os.strerror(err))
-            data = memoryview(data)[:room]
-            n = real_write(fd, data)
-            written["n"] += n
-            return n
-        return real_write(fd, data)
+    tracked: set[int] = set()
+    written = {"n": 0}
 
     def fake_open(path, flags, *args, **kwargs):
-        if err != errno.ENOSPC and flags & os.O_CREAT and os.fspath(path).startswith(prefix):
+        inside = os.path.abspath(os.fspath(path)).startswith(prefix)
+        if inside and flags & os.O_CREAT and err != errno.ENOSPC:
             raise OSError(err, os.strerror(err), os.fspath(path))
-        return real_open(path, flags, *args, **kwargs)
+        fd = real_open(path, flags, *args, **kwargs)
+        if inside:
+            tracked.add(fd)
+        return fd
 
-    monkeypatch.setattr(writer_mod.os, "write", fake_write)
+    def fake_close(fd):
+        tracked.discard(fd)
+        return real_close(fd)
+
+    def fake_write(fd, data):
+        if fd not in tracked:
+            return real_write(fd, data)
+        room = after_bytes - written["n"]
+        if room <= 0:
+            raise OSError(err, os.strerror(err))
+        n = real_write(fd, memoryview(data)[:room])
+        written["n"] += n
+        return n
+
     monkeypatch.setattr(writer_mod.os, "open", fake_open)
+    monkeypatch.setattr(writer_mod.os, "close", fake_close)
+    monkeypatch.setattr(writer_mod.os, "write", fake_write)
 
 
 # -- disk full --------------------------------------------------------------------------------
