@@ -84,12 +84,34 @@ def open_and_index(path: str) -> tuple[Checkpoint, DTypeGroups]:
     return ckpt, DTypeGroups(ckpt.tensors)
 
 
-def _stats_and_histogram(ckpt: Checkpoint, t: TensorInfo) -> tuple[Any, Any, Any]:
-    from inspector.core.stats import tensor_stats, value_histogram
+def stats_and_histogram_job(ckpt: Checkpoint, t: TensorInfo, bins: int = 64):
+    """Stats, then a value histogram over [min, max], as one cancellable job (two streamed passes).
 
-    s = tensor_stats(ckpt, t)
-    rng = (s.min, s.max) if s.min is not None else None
-    edges, counts = value_histogram(ckpt, t, bins=64, value_range=rng)
+    Yields Progress per chunk, so selecting another tensor stops a big one within a chunk.
+    Returns ``(TensorStats, edges, counts)``.
+    """
+    import numpy as np
+
+    from inspector.core.stats import STATS_CHUNK_BYTES, compute_stats, histogram
+
+    passes_total = 2 * t.nbytes
+    stats_job = compute_stats(ckpt, [t])
+    while True:
+        try:
+            p = next(stats_job)
+        except StopIteration as stop:
+            s = stop.value[t.name]
+            break
+        yield Progress(p.done, passes_total, t.name)
+    lo, hi = (s.min, s.max) if s.min is not None else (0.0, 1.0)
+    edges, counts = histogram(np.zeros(0), bins, (lo, hi))
+    counts = np.zeros(bins, dtype=np.int64)
+    done = t.nbytes
+    for chunk in ckpt.iter_chunks(t, STATS_CHUNK_BYTES):
+        x = np.abs(chunk) if chunk.dtype.kind == "c" else chunk
+        counts += histogram(x, bins, (lo, hi))[1]
+        done += chunk.nbytes
+        yield Progress(min(done, passes_total), passes_total, t.name)
     return s, edges, counts
 
 
@@ -790,7 +812,7 @@ class MainWindow(QMainWindow):
             self._stats_ready(key, cached)
         else:
             self.workers.cancel_all("stats")
-            w = FunctionWorker(_stats_and_histogram, ckpt, t, name="stats")
+            w = JobWorker(lambda c=ckpt, t=t: stats_and_histogram_job(c, t), name="stats")
             w.finished.connect(lambda res, k=key: self._stats_ready(k, res))
             w.errored.connect(lambda e, k=key: self._stats_failed(k, e))
             self.workers.start(w)

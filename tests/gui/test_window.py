@@ -260,3 +260,20 @@ def test_module_tree_groups_by_prefix_and_filters(qtbot, loaded):
 def test_copy_tensor_name(loaded):
     loaded.copy_name_action.trigger()
     assert QApplication.clipboard().text() == loaded.current_tensor().name
+
+
+def test_stats_job_matches_the_core_and_is_cancellable(model_file):
+    from inspector.core.progress import run_job
+    from inspector.core.stats import tensor_stats, value_histogram
+    from inspector.gui.main_window import stats_and_histogram_job
+
+    ckpt = open_checkpoint(model_file)
+    for name in (F64_NAMES[0], BF16_NAMES[0], "embeddings.position_ids"):
+        t = ckpt[name]
+        s, edges, counts = run_job(stats_and_histogram_job(ckpt, t))
+        assert s == tensor_stats(ckpt, t)
+        e2, c2 = value_histogram(ckpt, t, bins=64)
+        assert np.allclose(edges, e2) and counts.sum() == c2.sum() == t.numel
+    job = stats_and_histogram_job(ckpt, ckpt[F64_NAMES[0]])
+    next(job)
+    job.close()  # stopping half way is fine
