@@ -183,6 +183,7 @@ class MainWindow(QMainWindow):
         self._build_ui()
         self._build_menus()
         self._disable_child_drops()
+        self._update_recent_label()
         self._update_actions()
         self.resize(1280, 800)
 
@@ -313,10 +314,15 @@ class MainWindow(QMainWindow):
         row.addStretch(1)
         row.addWidget(open_btn)
         row.addStretch(1)
-        self.empty_frame = QLabel()
+        self.recent_label = QLabel()
+        self.recent_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.recent_label.setTextFormat(Qt.TextFormat.RichText)
+        self.recent_label.linkActivated.connect(self.open_path)
         ev.addWidget(self.empty_label)
         ev.addWidget(sub)
         ev.addLayout(row)
+        ev.addSpacing(12)
+        ev.addWidget(self.recent_label)
         ev.addStretch(3)
         self.stack.addWidget(empty)
 
@@ -575,6 +581,17 @@ class MainWindow(QMainWindow):
         items = [p for p in self.recent_files() if p != path]
         items.insert(0, path)
         self.settings.setValue("recent", items[:MAX_RECENT])
+        self._update_recent_label()
+
+    def _update_recent_label(self) -> None:
+        from html import escape
+
+        items = self.recent_files()[:5]
+        if not items:
+            self.recent_label.setText("")
+            return
+        links = "<br>".join(f'<a href="{escape(p, quote=True)}">{escape(p)}</a>' for p in items)
+        self.recent_label.setText(f"<b>Recent</b><br>{links}")
 
     def _fill_recent_menu(self) -> None:
         self.recent_menu.clear()

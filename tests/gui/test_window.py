@@ -277,3 +277,15 @@ def test_stats_job_matches_the_core_and_is_cancellable(model_file):
     job = stats_and_histogram_job(ckpt, ckpt[F64_NAMES[0]])
     next(job)
     job.close()  # stopping half way is fine
+
+
+def test_empty_state_lists_recent_files_as_links(qtbot, settings, model_file):
+    from inspector.gui.main_window import MainWindow
+
+    settings.setValue("recent", [str(model_file)])
+    win = MainWindow(settings=settings)
+    qtbot.addWidget(win)
+    assert str(model_file) in win.recent_label.text()
+    with qtbot.waitSignal(win.loaded, timeout=10_000):
+        win.recent_label.linkActivated.emit(str(model_file))
+    assert win.model.rowCount() == 21
