@@ -106,13 +106,17 @@ def file_cases(src: str, tmp: str, repeat: int) -> list[tuple[str, dict[str, flo
         ],
     }
     results: dict[str, list[dict[str, float]]] = {k: [] for k in cases}
-    for _ in range(repeat):
-        for name, cmd in cases.items():
+    names = list(cases)
+    for i in range(repeat):
+        # rotate the order so no case always runs right after another's big delete
+        for name in names[i % len(names) :] + names[: i % len(names)]:
+            cmd = cases[name]
             out = os.path.join(tmp, "out.safetensors")
             full = [*cmd, out]
             if "cast_checkpoint" in name:
                 full.append("1" if "report" in name else "0")
             os.sync()  # no run pays for the previous one's unflushed output (torch never fsyncs)
+            time.sleep(2)  # ...nor for the discards of the file just deleted
             results[name].append(measure(full))
             os.remove(out)
     best = []
