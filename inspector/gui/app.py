@@ -24,9 +24,6 @@ def ensure_app(argv: list[str] | None = None) -> QApplication:
     app.setApplicationName(APP)
     app.setApplicationDisplayName(DISPLAY_NAME)
     app.setDesktopFileName("io.github.checkpoint_inspector")
-    from . import refcount_guard
-
-    refcount_guard.install()
     return app  # type: ignore[return-value]
 
 

@@ -50,7 +50,6 @@ from inspector.core.header import TensorInfo
 from inspector.core.progress import Progress
 from inspector.core.summary import Summary, format_bytes, tensor_status
 
-from . import refcount_guard
 from .cast_dialog import CastDialog
 from .details_pane import DetailsPane
 from .hint_panel import HintPanel
@@ -156,7 +155,6 @@ class MainWindow(QMainWindow):
         self, settings: QSettings | None = None, target: str | None = None, parent: Any = None
     ) -> None:
         super().__init__(parent)
-        refcount_guard.install()
         self.settings = settings if settings is not None else QSettings()
         self.workers = WorkerSet(self)
         self.ckpt: Checkpoint | None = None

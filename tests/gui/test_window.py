@@ -22,7 +22,9 @@ def drop(target, paths, modifiers=Qt.KeyboardModifier.NoModifier, urls=None):
     md = QMimeData()
     md.setUrls(urls if urls is not None else [QUrl.fromLocalFile(str(p)) for p in paths])
     pos = QPointF(target.width() / 2, target.height() / 2)
-    enter = QDragEnterEvent(pos, Qt.DropAction.CopyAction, md, Qt.MouseButton.LeftButton, modifiers)
+    enter = QDragEnterEvent(
+        pos.toPoint(), Qt.DropAction.CopyAction, md, Qt.MouseButton.LeftButton, modifiers
+    )
     QApplication.sendEvent(target, enter)
     ev = QDropEvent(pos, Qt.DropAction.CopyAction, md, Qt.MouseButton.LeftButton, modifiers)
     QApplication.sendEvent(target, ev)
