@@ -7,7 +7,8 @@ Each input is tried two ways: as a whole file, and as header JSON behind a corre
 - we accept exactly when ``safetensors.safe_open`` accepts (set FUZZ_NO_DIFF=1 to skip that).
 
 Seeds come from the malformed corpus (tests/malformed/make_corpus.py) unless corpus folders are
-given on the command line. Usage::
+given on the command line; JSON tokens come from ``header.dict`` next to this file unless a
+``-dict=`` is given. Usage::
 
     python tests/fuzz/fuzz_header.py -max_total_time=300 [CORPUS_DIR ...]
 """
@@ -121,6 +122,8 @@ def main() -> None:
     _clean_stale()
     WORK.mkdir(parents=True, exist_ok=True)
     argv = list(sys.argv)
+    if not any(a.startswith("-dict=") for a in argv[1:]):
+        argv.insert(1, f"-dict={Path(__file__).with_name('header.dict')}")
     if not any(not a.startswith("-") for a in argv[1:]):
         argv.append(_seed_dir())
     atheris.Setup(argv, TestOneInput)
