@@ -367,3 +367,27 @@ def test_successful_cast_is_complete_and_clean(source, tmp_path):
     assert_complete_cast_of(dest, source)
     assert {t.name for t in report.tensors} >= {"w0", "w1", "w2", "w3"}
     np.testing.assert_array_equal(open_checkpoint(dest).view("ids"), np.arange(7, dtype=np.int64))
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="writer.PendingFile calls flock unguarded: on a filesystem without locks (some "
+    "NFS/SMB mounts) the OSError escapes raw and the .partial is left behind (reported)",
+)
+def test_folder_without_file_locks(source, tmp_path, monkeypatch):
+    """A folder whose filesystem refuses flock: a clear error, and still no temp left."""
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    dest = out_dir / "out.safetensors"
+    before = digest(source)
+
+    def no_locks(fd, op):
+        raise OSError(errno.ENOLCK, os.strerror(errno.ENOLCK))
+
+    monkeypatch.setattr(writer_mod.fcntl, "flock", no_locks)
+    with contextlib.suppress(CheckpointError):
+        cast(source, dest)  # saving without the lock would also be acceptable
+    assert digest(source) == before
+    if dest.exists():
+        assert_complete_cast_of(dest, source)
+    assert partials(out_dir) == []
