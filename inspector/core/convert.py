@@ -23,7 +23,7 @@ from .errors import CheckpointError
 from .header import TensorInfo
 from .precision import ErrorAccumulator
 from .progress import Job, Progress
-from .writer import AtomicWriter, BackgroundWriter, TensorEntry
+from .writer import AtomicWriter, BackgroundWriter, PendingFile, TensorEntry
 
 DEFAULT_CHUNK_BYTES = 8 << 20
 
@@ -164,26 +164,29 @@ def cast_checkpoint(
                 ]
                 out_bytes += sum(e.nbytes for e in entries)
                 f = writer.open_safetensors(paths[header.path], entries, header.metadata)
-                for t in header.tensors:
-                    dst = dst_of[t.name]
-                    acc = ErrorAccumulator(t.dtype, dst) if report and dst != t.dtype else None
-                    yield Progress(done, total, t.name)
-                    if dst == t.dtype:  # copied byte for byte (packed dtypes stay packed)
-                        for raw in _raw_chunks(ckpt, t, chunk_bytes):
-                            bg.put(f, raw)
+                batch = _Batch(bg, f)
+                reader = _Reader(header.path, header.data_start, chunk_bytes)
+                with reader:
+                    for t in header.tensors:
+                        dst = dst_of[t.name]
+                        acc = ErrorAccumulator(t.dtype, dst) if report and dst != t.dtype else None
+                        yield Progress(done, total, t.name)
+                        if dst == t.dtype:  # copied byte for byte (packed dtypes stay packed)
+                            for raw in reader.chunks(t, fresh=True):
+                                batch.add(raw)
+                                done += raw.nbytes
+                                yield Progress(done, total, t.name)
+                            continue
+                        for raw in reader.chunks(t, fresh=False):
+                            chunk = raw.view(t.dtype.numpy)
+                            cast = cast_array(chunk, t.dtype, dst)  # new array: raw is reused
+                            if acc is not None:
+                                acc.update(chunk, cast)
+                            batch.add(cast)
                             done += raw.nbytes
                             yield Progress(done, total, t.name)
-                        continue
-                    for chunk in ckpt.iter_chunks(t, chunk_bytes):
-                        cast = cast_array(
-                            chunk, t.dtype, dst
-                        )  # a new array: the read buffer is reused
-                        if acc is not None:
-                            acc.update(chunk, cast)
-                        bg.put(f, cast)
-                        done += chunk.nbytes
-                        yield Progress(done, total, t.name)
-                    result.tensors.append(_entry(t, dst, acc))
+                        result.tensors.append(_entry(t, dst, acc))
+                batch.flush()
                 bg.close()  # everything of this file written before it is fsynced
                 f.finish()
                 bg = BackgroundWriter()
@@ -195,6 +198,76 @@ def cast_checkpoint(
         finally:
             bg.stop()
     return result
+
+
+class _Batch:
+    """Coalesces small outputs so thousands of tiny tensors cost one queue hand-off per MiBs."""
+
+    def __init__(self, bg: BackgroundWriter, f: PendingFile, limit: int = 4 << 20) -> None:
+        self.bg, self.f, self.limit = bg, f, limit
+        self.items: list[np.ndarray] = []
+        self.nbytes = 0
+
+    def add(self, data: np.ndarray) -> None:
+        if data.nbytes >= self.limit and not self.items:
+            self.bg.put(self.f, data)
+            return
+        self.items.append(data)
+        self.nbytes += data.nbytes
+        if self.nbytes >= self.limit:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.items:
+            self.bg.put(self.f, self.items)
+            self.items, self.nbytes = [], 0
+
+
+class _Reader:
+    """One open handle per source file; tensors read in bounded chunks with ``readinto``.
+
+    ``fresh=False`` reuses one buffer (valid until the next chunk: resident memory stays at one
+    chunk, unlike mmap); ``fresh=True`` gives new arrays that may be queued for writing.
+    """
+
+    def __init__(self, path: str, data_start: int, chunk_bytes: int) -> None:
+        self.path, self.base = path, data_start
+        self.chunk = max(8, chunk_bytes // 8 * 8)  # whole elements of every dtype
+        self.buf: np.ndarray | None = None
+        self.fh = None
+
+    def __enter__(self) -> _Reader:
+        try:
+            self.fh = open(self.path, "rb", buffering=0)
+        except OSError as e:
+            raise CheckpointError(self.path, f"cannot read: {e.strerror or e}") from None
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.fh is not None:
+            self.fh.close()
+
+    def chunks(self, t: TensorInfo, fresh: bool):
+        pos, end = self.base + t.start, self.base + t.end
+        self.fh.seek(pos)
+        while pos < end:
+            n = min(self.chunk, end - pos)
+            if fresh:
+                arr = np.empty(n, dtype=np.uint8)
+            else:
+                if self.buf is None or self.buf.size < n:
+                    self.buf = np.empty(max(n, min(self.chunk, 1 << 20)), dtype=np.uint8)
+                arr = self.buf[:n]
+            got = self.fh.readinto(memoryview(arr))
+            while got < n:
+                more = self.fh.readinto(memoryview(arr)[got:])
+                if not more:
+                    raise CheckpointError(
+                        self.path, "file is shorter than its header says (truncated while reading)"
+                    )
+                got += more
+            pos += n
+            yield arr
 
 
 def _entry(t: TensorInfo, dst: DType, acc: ErrorAccumulator | None) -> TensorCastReport:
@@ -209,24 +282,3 @@ def _entry(t: TensorInfo, dst: DType, acc: ErrorAccumulator | None) -> TensorCas
         rep.nan = s.nan
         rep.lossless = s.lossless
     return rep
-
-
-def _raw_chunks(ckpt: Checkpoint, t: TensorInfo, chunk_bytes: int):
-    """The tensor's bytes as fresh uint8 arrays of at most ``chunk_bytes`` (safe to queue)."""
-    start, end = ckpt.byte_range(t)
-    with open(t.file, "rb", buffering=0) as fh:
-        fh.seek(start)
-        pos = start
-        while pos < end:
-            n = min(chunk_bytes, end - pos)
-            buf = np.empty(n, dtype=np.uint8)
-            got = fh.readinto(memoryview(buf))
-            while got < n:
-                more = fh.readinto(memoryview(buf)[got:])
-                if not more:
-                    raise CheckpointError(
-                        t.file, "file is shorter than its header says (truncated while reading)"
-                    )
-                got += more
-            pos += n
-            yield buf

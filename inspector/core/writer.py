@@ -136,7 +136,10 @@ class PendingFile:
                 raise CheckpointError(
                     path, f"cannot write to folder {self.folder}: {_reason(e)}"
                 ) from None
-            fcntl.flock(fd, fcntl.LOCK_EX)
+            # A filesystem without locks (some NFS/SMB mounts) refuses flock: save unlocked.
+            # Cleanup cannot lock such temps either, so it never takes this live one.
+            with contextlib.suppress(OSError):
+                fcntl.flock(fd, fcntl.LOCK_EX)
             # another save's cleanup may have taken it in the instant before the lock: start over
             try:
                 same = os.stat(tmp, follow_symlinks=False).st_ino == os.fstat(fd).st_ino
@@ -405,7 +408,8 @@ class BackgroundWriter:
         import queue
         import threading
 
-        self._q: queue.Queue[tuple[PendingFile, np.ndarray] | None] = queue.Queue(maxsize=depth)
+        self._q: queue.Queue[tuple[PendingFile, np.ndarray | list[np.ndarray]] | None]
+        self._q = queue.Queue(maxsize=depth)
         self._error: BaseException | None = None
         self._kick = kick_bytes
         self._thread = threading.Thread(target=self._run, name="safetensors-writer", daemon=True)
@@ -421,7 +425,8 @@ class BackgroundWriter:
                 continue  # drain until told to stop
             f, data = item
             try:
-                f.write(data)
+                for part in data if isinstance(data, list) else (data,):
+                    f.write(part)
                 if _SYNC_FILE_RANGE is not None:
                     kicked, waited = flushed.get(id(f), (0, 0))
                     if f.written - kicked >= self._kick:
@@ -435,8 +440,8 @@ class BackgroundWriter:
             err, self._error = self._error, None
             raise err
 
-    def put(self, f: PendingFile, data: np.ndarray) -> None:
-        """Queue ``data`` (it must not be modified afterwards) to be appended to ``f``."""
+    def put(self, f: PendingFile, data: np.ndarray | list[np.ndarray]) -> None:
+        """Queue ``data`` (an array or a list of them, never modified afterwards) for ``f``."""
         self._raise()
         self._q.put((f, data))
 
