@@ -75,8 +75,8 @@ def plan_cast(
     """Output dtype of every tensor, in checkpoint order.
 
     Floats go to ``target`` unless a ``keep`` glob matches the name (``fnmatch``, case-sensitive);
-    integer, bool and complex tensors stay as they are, and so do the float formats torch itself
-    cannot cast exactly from (F4, F6, F8_E8M0, *FNUZ): rewriting them would change their meaning.
+    integer, bool and complex tensors stay as they are, and so do float formats outside the
+    torch-verified engine (F4, F6, F8_E8M0, *FNUZ): block-scaled data is not cast element-wise.
     """
     plan = []
     for t in ckpt.tensors:
