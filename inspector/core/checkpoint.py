@@ -37,6 +37,7 @@ class Checkpoint:
     _by_name: dict[str, TensorInfo] = field(default_factory=dict, repr=False)
     _by_file: dict[str, Header] = field(default_factory=dict, repr=False)
     _maps: dict[str, mmap.mmap] = field(default_factory=dict, repr=False)
+    _inodes: dict[str, int] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         self._by_name = {t.name: t for t in self.tensors}
@@ -89,10 +90,21 @@ class Checkpoint:
                             path, "file changed on disk since it was opened; reopen it"
                         )
                     mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+                    self._inodes[path] = os.fstat(f.fileno()).st_ino
             except (OSError, ValueError) as e:
                 raise CheckpointError(path, f"cannot map the file: {_why(e)}") from None
             self._maps[path] = mm
         return mm
+
+    def _check_not_truncated(self, path: str) -> None:
+        """Touching mapped pages past the end of a file truncated in place kills the process
+        (SIGBUS); refuse instead. A file replaced (new inode) or deleted keeps its mapped data."""
+        try:
+            st = os.stat(path)
+        except OSError:
+            return
+        if st.st_ino == self._inodes.get(path) and st.st_size < self._by_file[path].file_size:
+            raise CheckpointError(path, "file was truncated on disk since it was opened; reopen it")
 
     def view(self, tensor: TensorInfo | str) -> np.ndarray:
         """The tensor as a read-only numpy array over the mmapped file (packed dtypes are unpacked)."""
@@ -102,6 +114,7 @@ class Checkpoint:
                 return np.zeros(t.shape, dtype=t.dtype.numpy)
             start, end = self.byte_range(t)
             mm = self._map(t.file)
+            self._check_not_truncated(t.file)
             if t.dtype.is_packed:
                 raw = np.frombuffer(mm, dtype=np.uint8, count=end - start, offset=start)
                 return unpack(raw, t.dtype).reshape(t.shape)

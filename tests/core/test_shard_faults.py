@@ -260,3 +260,42 @@ def test_permission_denied(tmp_path):
         assert reason(p).reason == "permission denied"
     finally:
         p.chmod(0o644)
+
+
+# -- files changed on disk after opening -------------------------------------------------------
+
+
+def test_file_truncated_after_open_is_refused_not_a_crash(tmp_path):
+    """Reading mapped pages past the end of a truncated file kills the process with SIGBUS; we
+    check first. Run in a child so that a regression fails the test instead of the test run."""
+    p = tmp_path / "x.safetensors"
+    save_file({"a": torch.ones(1000), "b": torch.ones(100_000)}, str(p))
+    code = (
+        "import os, sys\n"
+        "from inspector.core.checkpoint import open_checkpoint\n"
+        "from inspector.core.errors import CheckpointError\n"
+        "ck = open_checkpoint(sys.argv[1])\n"
+        "assert float(ck.view('a').sum()) == 1000.0\n"
+        "os.truncate(sys.argv[1], 5000)\n"
+        "try:\n"
+        "    print(float(ck.view('b').sum()))\n"
+        "except CheckpointError as e:\n"
+        "    print(e.reason)\n"
+    )
+    r = subprocess.run(
+        [sys.executable, "-c", code, str(p)], capture_output=True, text=True, timeout=120
+    )
+    assert r.returncode == 0, r.stderr[-500:]
+    assert r.stdout.strip() == "file was truncated on disk since it was opened; reopen it"
+
+
+def test_file_replaced_or_deleted_after_open_keeps_its_data(tmp_path):
+    p = tmp_path / "x.safetensors"
+    save_file({"a": torch.arange(5, dtype=torch.float32)}, str(p))
+    with open_checkpoint(p) as ckpt:
+        assert ckpt.view("a").tolist() == [0, 1, 2, 3, 4]
+        save_file({"other": torch.zeros(1)}, str(tmp_path / "new.safetensors"))
+        os.replace(tmp_path / "new.safetensors", p)  # an atomic save over it
+        assert ckpt.view("a").tolist() == [0, 1, 2, 3, 4]
+        p.unlink()
+        assert ckpt.view("a").tolist() == [0, 1, 2, 3, 4]
