@@ -358,3 +358,25 @@ def test_round_trip_property(tmp_path_factory, sd, target, chunk):
     assert [t.name for t in read_header(str(out)).tensors] == [
         t.name for t in read_header(str(src)).tensors
     ]
+
+
+def test_packed_and_exotic_floats_are_copied_byte_for_byte(tmp_path):
+    from inspector.core.writer import TensorEntry, encode_header
+
+    entries = [
+        TensorEntry("fp4", DTYPES["F4"], (2, 5)),  # 10 values packed in 5 bytes
+        TensorEntry("scales", DTYPES["F8_E8M0"], (3,)),
+        TensorEntry("w", DTYPES["F32"], (2,)),
+    ]
+    payload = bytes(range(5)) + bytes([127, 128, 1]) + np.array([1.5, -2.25], np.float32).tobytes()
+    src = tmp_path / "mx.safetensors"
+    src.write_bytes(encode_header(entries, {"format": "mx"}) + payload)
+    out = tmp_path / "o.safetensors"
+    report = cast(src, "BF16", out, chunk_bytes=8)
+    assert [r.name for r in report.tensors] == ["w"]
+    h = read_header(str(out))
+    assert [t.dtype.name for t in h.tensors] == ["F4", "F8_E8M0", "BF16"]
+    data = out.read_bytes()[h.data_start :]
+    assert data[:8] == payload[:8]
+    with open_checkpoint(out) as ck:
+        assert ck.view("w").astype(np.float32).tolist() == [1.5, -2.25]
