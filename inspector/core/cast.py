@@ -106,6 +106,32 @@ _UNBLOCKED = frozenset({("F64", "F32"), ("F32", "F64"), ("BF16", "F32")})
 
 
 def _f32_to_f16(w: np.ndarray) -> np.ndarray:
+    """F32 → F16 bits: a short integer path for results in F16's normal range, else the full one.
+
+    In the normal range (2**-14 ≤ |x| < 65536) F16 keeps the top 10 of F32's 23 mantissa bits, so
+    round-to-nearest-even is an add and a shift; a carry into the exponent (and to inf at the top)
+    is exactly right. Zeros, subnormals, overflow, inf and NaN go through :func:`_f32_to_f16_full`.
+    """
+    a = w & np.uint32(0x7FFFFFFF)
+    r = a >> np.uint32(13)
+    r &= np.uint32(1)
+    r += a
+    r += np.uint32(0xFFF)
+    r >>= np.uint32(13)
+    r -= np.uint32(112 << 10)  # F32 exponent bias 127 → F16 bias 15
+    a -= np.uint32(113 << 23)  # exponent fields 113..142 (wraps below) are the normal range
+    outside = a >= np.uint32(30 << 23)
+    n_out = int(np.count_nonzero(outside))
+    if n_out * 8 > w.size:  # many zeros or tiny values: the full path over all is cheaper
+        return _f32_to_f16_full(w)
+    r |= (w >> np.uint32(16)) & np.uint32(0x8000)
+    out = r.astype(np.uint16)
+    if n_out:
+        out[outside] = _f32_to_f16_full(w[outside])
+    return out
+
+
+def _f32_to_f16_full(w: np.ndarray) -> np.ndarray:
     """Round-to-nearest-even with exact subnormals and overflow to inf, by the magic-add trick.
 
     The same algorithm as c10's ``fp16_ieee_from_fp32_value``; NaNs are quieted with their top

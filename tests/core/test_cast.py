@@ -280,3 +280,17 @@ def test_is_exact_cast_matches_round_trips(src, dst):
     exact = bool(np.all(back.view(UINT[size(src)]) == x.view(UINT[size(src)])))
     assert is_exact_cast(DTYPES[src], DTYPES[dst]) == exact
     assert set(FORMATS) == set(CAST_TARGETS)
+
+
+@pytest.mark.parametrize("specials_every", [0, 1000, 20, 3])
+def test_f16_fast_normal_path_and_its_fallbacks(specials_every):
+    """Normal-range values take the short path; zeros/subnormals/inf/NaN mixed in take the full one."""
+    rng = np.random.default_rng(specials_every)
+    w = rng.integers(113 << 23, 143 << 23, 200_000, dtype=np.uint64).astype(np.uint32)
+    w |= rng.integers(0, 2, w.size, dtype=np.uint32) << np.uint32(31)
+    if specials_every:
+        idx = np.arange(0, w.size, specials_every)
+        w[idx] = rng.integers(0, 1 << 32, idx.size, dtype=np.uint64).astype(np.uint32)
+        w[idx[::2]] &= np.uint32(0x80FFFFFF)  # zeros and F16 subnormals / underflow
+    assert_same_bits(w.view(np.float32), "F32", "F16")
+    assert_same_bits(w.view(np.float32).astype(np.float64), "F64", "F16")
