@@ -70,8 +70,8 @@ class ErrorAccumulator:
                 self._block(orig[i : i + _BLOCK], cast[i : i + _BLOCK])
 
     def _block(self, orig: np.ndarray, cast: np.ndarray) -> None:
-        a = orig if orig.dtype == np.float64 else cast_array(orig, self.src, _F64)
-        b = cast_array(cast, self.dst, _F64)
+        a = _values(orig, self.src)
+        b = _values(cast, self.dst)
         ad = b - a
         np.abs(ad, out=ad)
         m = float(ad.max())
@@ -123,6 +123,15 @@ class ErrorAccumulator:
             nan=self.nan,
             lossless=self.changed == 0 and self.overflow == 0,
         )
+
+
+def _values(x: np.ndarray, dtype: DType) -> np.ndarray:
+    """Float64 values (NaN payloads do not matter here, so numpy's own F16 cast will do)."""
+    if dtype.name == "F64":
+        return x
+    if dtype.name in ("F32", "F16"):
+        return x.astype(np.float64)
+    return cast_array(x, dtype, _F64)
 
 
 def _count_nan(values: np.ndarray, dtype: DType) -> int:
