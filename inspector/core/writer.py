@@ -87,7 +87,8 @@ def clean_leftovers(folder: str) -> list[str]:
             continue
         path = os.path.join(folder, name)
         try:
-            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+            # O_NONBLOCK: a FIFO of that name must not hang the save
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
         except OSError:
             continue
         try:

@@ -237,3 +237,10 @@ def test_filesystem_without_locks_still_saves(tmp_path, monkeypatch):
     save_arrays(str(tmp_path / "x.safetensors"), sample())
     assert load_file(str(tmp_path / "x.safetensors"))["a.ids"].tolist() == [1, -2, 3]
     assert partials(tmp_path) == [left.name]
+
+
+def test_cleanup_ignores_fifos_and_folders_named_like_temps(tmp_path):
+    os.mkfifo(tmp_path / ".pipe.partial")
+    (tmp_path / ".dir.partial").mkdir()
+    assert clean_leftovers(str(tmp_path)) in ([], [str(tmp_path / ".pipe.partial")])
+    assert (tmp_path / ".dir.partial").is_dir()
