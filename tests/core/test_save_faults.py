@@ -369,13 +369,9 @@ def test_successful_cast_is_complete_and_clean(source, tmp_path):
     np.testing.assert_array_equal(open_checkpoint(dest).view("ids"), np.arange(7, dtype=np.int64))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="writer.PendingFile calls flock unguarded: on a filesystem without locks (some "
-    "NFS/SMB mounts) the OSError escapes raw and the .partial is left behind (reported)",
-)
 def test_folder_without_file_locks(source, tmp_path, monkeypatch):
-    """A folder whose filesystem refuses flock: a clear error, and still no temp left."""
+    """A folder whose filesystem refuses flock (some NFS/SMB mounts): the save still completes
+    (unlocked) or fails clearly, and no temp is left either way."""
     out_dir = tmp_path / "out"
     out_dir.mkdir()
     dest = out_dir / "out.safetensors"
