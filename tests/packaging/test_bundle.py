@@ -88,11 +88,33 @@ def test_bad_input_is_one_line_exit_2(bundle, tmp_path):
     assert r.stderr.startswith("checkpoint-inspector: error: ") and r.stderr.count("\n") == 1
 
 
-@pytest.mark.parametrize("exe", [CLI, GUI], ids=["cli", "gui"])
-def test_screenshot(bundle, model, tmp_path, exe):
-    out = tmp_path / "shot.png"
-    r = run(exe, "--screenshot", out, "--target", "bf16", model)
+def test_cast_check_diff(bundle, model, tmp_path):
+    out = tmp_path / "out.safetensors"
+    report = tmp_path / "report.json"
+    r = run(CLI, "cast", model, "--target", "F16", "-o", out, "--report", report)
     assert r.returncode == 0, r.stderr
+    assert json.loads(report.read_text())["target"] == "F16"
+    assert run(CLI, "check", out, "--target", "F16").returncode == 0
+    assert run(CLI, "check", model, "--target", "F16").returncode == 1
+    r = run(CLI, "diff", model, out, "--json")
+    # small integers and ones are exact in F16: only the dtype changed, values are equal
+    assert r.returncode == 0, r.stderr
+    status = {t["name"]: t["status"] for t in json.loads(r.stdout)["tensors"]}
+    assert status["embed.weight"] == "dtype_only" and status["position_ids"] == "equal"
+
+
+@pytest.mark.parametrize(
+    ("exe", "extra"),
+    [(CLI, []), (GUI, []), (CLI, ["--reference"])],
+    ids=["cli", "gui", "with-reference"],
+)
+def test_screenshot(bundle, model, tmp_path, exe, extra):
+    out = tmp_path / "shot.png"
+    if extra:
+        extra = [*extra, model]
+    r = run(exe, "--screenshot", out, "--target", "bf16", *extra, model)
+    assert r.returncode == 0, r.stderr
+    assert "Traceback" not in r.stderr and "Error" not in r.stderr, r.stderr
     data = out.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
     width, height = struct.unpack(">II", data[16:24])
