@@ -51,7 +51,9 @@ def build() -> dict[str, np.ndarray]:
     # rotary frequencies span 8 decades: a cast to F16 flushes the smallest to subnormals
     t["encoder.rotary.inv_freq"] = 1.0 / (10000.0 ** (np.arange(0, HIDDEN, 2) / HIDDEN))
     # an additive attention mask bias: -1e9 overflows F16 (becomes -inf)
-    t["encoder.attention_mask_bias"] = np.where(np.tri(16, dtype=bool), 0.0, -1e9).astype(np.float32)
+    t["encoder.attention_mask_bias"] = np.where(np.tri(16, dtype=bool), 0.0, -1e9).astype(
+        np.float32
+    )
     t["classifier.weight"] = w(LABELS, HIDDEN, dtype=ml_dtypes.bfloat16)
     t["classifier.bias"] = np.zeros(LABELS, ml_dtypes.bfloat16)
     return t
