@@ -116,7 +116,9 @@ def file_cases(src: str, tmp: str, repeat: int) -> list[tuple[str, dict[str, flo
             if "cast_checkpoint" in name:
                 full.append("1" if "report" in name else "0")
             os.sync()  # no run pays for the previous one's unflushed output (torch never fsyncs)
-            time.sleep(2)  # ...nor for the discards of the file just deleted
+            # ...nor for the previous run's aftermath (discards of the deleted output, the torch
+            # process's 4 GB being reclaimed): measured, it slows whichever run comes next
+            time.sleep(6)
             results[name].append(measure(full))
             os.remove(out)
     best = []
