@@ -174,9 +174,11 @@ def test_selecting_a_tensor_shows_its_details(qtbot, loaded):
     _, counts = d.histogram.before_item.getData()
     assert counts.sum() == 32
     # cached: selecting it again is immediate
-    loaded.select_tensor(F64_NAMES[0])
-    qtbot.waitSignal(loaded.details_ready, timeout=10_000)
-    with qtbot.waitSignal(loaded.details_ready, timeout=1000):
+    with qtbot.waitSignal(
+        loaded.details_ready, timeout=10_000, check_params_cb=lambda n: n == F64_NAMES[0]
+    ):
+        loaded.select_tensor(F64_NAMES[0])
+    with qtbot.waitSignal(loaded.details_ready, timeout=1000, check_params_cb=lambda n: n == name):
         loaded.select_tensor(name)
 
 
@@ -214,10 +216,14 @@ def test_compare_with_reference_by_shift_drop(qtbot, loaded, f32_file):
 def test_details_show_the_reference_difference(qtbot, loaded, f32_file):
     with qtbot.waitSignal(loaded.diff_done, timeout=20_000):
         loaded.open_reference(str(f32_file))
-    with qtbot.waitSignal(loaded.details_ready, timeout=10_000):
+    with qtbot.waitSignal(
+        loaded.details_ready, timeout=10_000, check_params_cb=lambda n: n == BF16_NAMES[0]
+    ):
         loaded.select_tensor(BF16_NAMES[0])
     assert loaded.details.field("Reference") == "equal values (reference stores F32)"
-    with qtbot.waitSignal(loaded.details_ready, timeout=10_000):
+    with qtbot.waitSignal(
+        loaded.details_ready, timeout=10_000, check_params_cb=lambda n: n == F64_NAMES[0]
+    ):
         loaded.select_tensor(F64_NAMES[0])
     assert loaded.details.field("Reference").startswith("max |Δ| ")
     loaded.clear_reference()
