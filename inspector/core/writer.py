@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import fcntl
 import json
 import os
+import re
 import secrets
 import struct
 from collections.abc import Iterable, Mapping, Sequence
@@ -25,7 +25,14 @@ import numpy as np
 from .dtypes import DType
 from .errors import CheckpointError
 
+try:
+    import fcntl
+except ImportError:  # Windows: no flock, so temps are unlocked and leftovers are never guessed at
+    fcntl = None  # type: ignore[assignment]
+
 PARTIAL_SUFFIX = ".partial"
+# only names this writer makes: ".<final-name>.<12 hex digits>.partial"
+_PARTIAL_NAME = re.compile(r"\..+\.[0-9a-f]{12}" + re.escape(PARTIAL_SUFFIX))
 
 
 @dataclass(frozen=True)
@@ -72,12 +79,15 @@ def encode_header(entries: Sequence[TensorEntry], metadata: Mapping[str, str] | 
 
 
 def is_partial_name(name: str) -> bool:
-    return name.startswith(".") and name.endswith(PARTIAL_SUFFIX)
+    """A temp this writer made (never some other tool's ``.foo.partial``)."""
+    return _PARTIAL_NAME.fullmatch(name) is not None
 
 
 def clean_leftovers(folder: str) -> list[str]:
     """Delete every ``.*.partial`` in ``folder`` that no live save holds locked; return their paths."""
     removed: list[str] = []
+    if fcntl is None:
+        return removed  # without locks a leftover cannot be told from a live save
     try:
         names = os.listdir(folder)
     except OSError:
@@ -139,8 +149,9 @@ class PendingFile:
                 ) from None
             # A filesystem without locks (some NFS/SMB mounts) refuses flock: save unlocked.
             # Cleanup cannot lock such temps either, so it never takes this live one.
-            with contextlib.suppress(OSError):
-                fcntl.flock(fd, fcntl.LOCK_EX)
+            if fcntl is not None:
+                with contextlib.suppress(OSError):
+                    fcntl.flock(fd, fcntl.LOCK_EX)
             # another save's cleanup may have taken it in the instant before the lock: start over
             try:
                 same = os.stat(tmp, follow_symlinks=False).st_ino == os.fstat(fd).st_ino

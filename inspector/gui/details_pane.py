@@ -141,7 +141,7 @@ class DetailsPane(QWidget):
         else:
             head += f"max rel. err {_s(rep.max_rel_err)} · max abs. err {_s(rep.max_abs_err)}"
         self.fields["Cast"].setText(
-            f"{head}\noverflow {rep.overflow:,} · underflow {rep.underflow:,} · NaN created {rep.nan:,}"
+            f"{head}\noverflow {rep.overflow:,} · underflow {rep.underflow:,} · NaN {rep.nan:,}"
         )
 
     def set_reference(self, d: Any) -> None:

@@ -1015,7 +1015,7 @@ class MainWindow(QMainWindow):
         out = os.path.basename((self.cast_output or "").rstrip(os.sep))
         self.precision_panel.set_caption(
             f"<b>{n_changed} tensors cast to {rep.target}</b> ({out}): {n_lossless} lossless · "
-            f"overflow {counts[0]:,} · underflow {counts[1]:,} · NaN created {counts[2]:,}"
+            f"overflow {counts[0]:,} · underflow {counts[1]:,} · NaN {counts[2]:,}"
         )
 
     # =====================================================================================

@@ -112,12 +112,14 @@ def test_exception_removes_temp_and_keeps_destination(tmp_path):
 
 
 def test_unlocked_leftovers_are_deleted_at_the_next_save(tmp_path):
-    left = tmp_path / ".model.safetensors.deadbeef.partial"
+    left = tmp_path / ".model.safetensors.00deadbeef00.partial"
     left.write_bytes(b"x" * 100)
     other = tmp_path / "keep.partial"  # not a hidden temp name: not ours
     other.write_bytes(b"y")
+    foreign = tmp_path / ".download.partial"  # another tool's hidden temp: not ours either
+    foreign.write_bytes(b"z")
     write_text_atomic(str(tmp_path / "report.json"), "{}\n")
-    assert not left.exists() and other.exists()
+    assert not left.exists() and other.exists() and foreign.exists()
     assert (tmp_path / "report.json").read_text() == "{}\n"
 
 
