@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
-import ml_dtypes
 import numpy as np
 
 
@@ -15,7 +15,12 @@ class DType:
     name: str
     bits: int
     kind: str  # "float", "int", "uint", "bool", "complex"
-    numpy: np.dtype
+    numpy_spec: str  # numpy dtype string, or "ml_dtypes.<name>" for BF16/F8/F6/F4
+
+    @property
+    def numpy(self) -> np.dtype:
+        """The numpy dtype viewing these bytes (packed F4/F6 unpack to one value per byte)."""
+        return _numpy_dtype(self.numpy_spec)
 
     @property
     def is_float(self) -> bool:
@@ -33,29 +38,40 @@ class DType:
         return self.name
 
 
-def _d(name: str, bits: int, kind: str, np_dtype: object) -> DType:
-    return DType(name, bits, kind, np.dtype(np_dtype))
+@functools.cache
+def _numpy_dtype(spec: str) -> np.dtype:
+    # ml_dtypes costs ~0.9 s to import (it registers every float8/6/4 type with numpy): only
+    # commands that touch BF16/F8 data pay for it, not `list` or `check`
+    if spec.startswith("ml_dtypes."):
+        import ml_dtypes
+
+        return np.dtype(getattr(ml_dtypes, spec.removeprefix("ml_dtypes.")))
+    return np.dtype(spec)
+
+
+def _d(name: str, bits: int, kind: str, spec: str) -> DType:
+    return DType(name, bits, kind, spec)
 
 
 # Order follows the reference loader's enum (alignment order); used for stable sorting.
 DTYPES: dict[str, DType] = {
     d.name: d
     for d in (
-        _d("BOOL", 8, "bool", np.bool_),
-        _d("F4", 4, "float", ml_dtypes.float4_e2m1fn),
-        _d("F6_E2M3", 6, "float", ml_dtypes.float6_e2m3fn),
-        _d("F6_E3M2", 6, "float", ml_dtypes.float6_e3m2fn),
-        _d("U8", 8, "uint", np.uint8),
-        _d("I8", 8, "int", np.int8),
-        _d("F8_E5M2", 8, "float", ml_dtypes.float8_e5m2),
-        _d("F8_E4M3", 8, "float", ml_dtypes.float8_e4m3fn),
-        _d("F8_E8M0", 8, "float", ml_dtypes.float8_e8m0fnu),
-        _d("F8_E4M3FNUZ", 8, "float", ml_dtypes.float8_e4m3fnuz),
-        _d("F8_E5M2FNUZ", 8, "float", ml_dtypes.float8_e5m2fnuz),
+        _d("BOOL", 8, "bool", "bool"),
+        _d("F4", 4, "float", "ml_dtypes.float4_e2m1fn"),
+        _d("F6_E2M3", 6, "float", "ml_dtypes.float6_e2m3fn"),
+        _d("F6_E3M2", 6, "float", "ml_dtypes.float6_e3m2fn"),
+        _d("U8", 8, "uint", "u1"),
+        _d("I8", 8, "int", "i1"),
+        _d("F8_E5M2", 8, "float", "ml_dtypes.float8_e5m2"),
+        _d("F8_E4M3", 8, "float", "ml_dtypes.float8_e4m3fn"),
+        _d("F8_E8M0", 8, "float", "ml_dtypes.float8_e8m0fnu"),
+        _d("F8_E4M3FNUZ", 8, "float", "ml_dtypes.float8_e4m3fnuz"),
+        _d("F8_E5M2FNUZ", 8, "float", "ml_dtypes.float8_e5m2fnuz"),
         _d("I16", 16, "int", "<i2"),
         _d("U16", 16, "uint", "<u2"),
         _d("F16", 16, "float", "<f2"),
-        _d("BF16", 16, "float", ml_dtypes.bfloat16),
+        _d("BF16", 16, "float", "ml_dtypes.bfloat16"),
         _d("I32", 32, "int", "<i4"),
         _d("U32", 32, "uint", "<u4"),
         _d("F32", 32, "float", "<f4"),
