@@ -175,13 +175,14 @@ def _cmd_list(args: argparse.Namespace) -> int:
     target = args.target
     stats = run_job(compute_stats(ckpt), _progress_printer("stats")) if args.stats else {}
     if args.json:
+        file_names = {h.path: os.path.basename(h.path) for h in ckpt.files}
         rows = []
         for t in ckpt.tensors:
             row: dict[str, object] = {
                 "name": t.name,
                 "dtype": t.dtype.name,
                 "shape": list(t.shape),
-                "file": os.path.basename(t.file),
+                "file": file_names[t.file],
                 "nbytes": t.nbytes,
                 "matches_target": matches_target(t, target),
             }
@@ -230,19 +231,24 @@ def _json_safe(value: object) -> object:
 
 
 def _json_text(value: object) -> str:
-    return json.dumps(_json_safe(value), allow_nan=False, ensure_ascii=False)
+    import msgspec
+
+    if isinstance(value, dict) and any(
+        type(v) is float and not math.isfinite(v) for v in value.values()
+    ):
+        value = _json_safe(value)  # rows are flat: their only floats are top-level values
+    return msgspec.json.encode(value).decode()
 
 
 def _write_json_rows(rows: list[dict[str, object]], extra: dict[str, object]) -> None:
     """``{"tensors": [...], ...}`` with one tensor per line: greppable, and valid strict JSON."""
-    out = sys.stdout
-    out.write('{"tensors": [')
-    for i, row in enumerate(rows):
-        out.write(("," if i else "") + "\n  " + _json_text(row))
-    out.write("\n]")
+    parts = ['{"tensors": [']
+    parts.append(",".join("\n  " + _json_text(row) for row in rows))
+    parts.append("\n]")
     for k, v in extra.items():
-        out.write(f", {json.dumps(k)}: {_json_text(v)}")
-    out.write("}\n")
+        parts.append(f", {json.dumps(k)}: {_json_text(_json_safe(v))}")
+    parts.append("}\n")
+    sys.stdout.write("".join(parts))
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
