@@ -37,6 +37,25 @@ def bundle() -> Path:
     return BUNDLE
 
 
+def _add_bf16(path: Path, name: str, values: np.ndarray) -> None:
+    """Append a BF16 tensor (numpy's safetensors backend cannot write one) by rewriting the file."""
+    import ml_dtypes
+
+    raw = path.read_bytes()
+    (n,) = struct.unpack("<Q", raw[:8])
+    header = json.loads(raw[8 : 8 + n])
+    data = raw[8 + n :]
+    extra = values.astype(ml_dtypes.bfloat16).tobytes()
+    header[name] = {
+        "dtype": "BF16",
+        "shape": list(values.shape),
+        "data_offsets": [len(data), len(data) + len(extra)],
+    }
+    text = json.dumps(header, separators=(",", ":")).encode()
+    text += b" " * (-len(text) % 8)
+    path.write_bytes(struct.pack("<Q", len(text)) + text + data + extra)
+
+
 @pytest.fixture
 def model(tmp_path) -> Path:
     path = tmp_path / "small model.safetensors"  # a space, as file managers pass them
@@ -49,6 +68,8 @@ def model(tmp_path) -> Path:
         str(path),
         metadata={"format": "pt"},
     )
+    # BF16 data goes through ml_dtypes, which the app imports lazily: the bundle must have it
+    _add_bf16(path, "norm.weight", np.linspace(-2, 2, 8, dtype=np.float32))
     return path
 
 
@@ -78,6 +99,8 @@ def test_list_json(bundle, model, tmp_path):
     assert tensors["head.weight"]["dtype"] == "F64"
     assert tensors["head.weight"]["matches_target"] is False
     assert tensors["position_ids"]["matches_target"] is None
+    assert tensors["norm.weight"]["dtype"] == "BF16"
+    assert tensors["norm.weight"]["min"] == -2.0 and tensors["norm.weight"]["max"] == 2.0
 
 
 def test_bad_input_is_one_line_exit_2(bundle, tmp_path):
@@ -101,6 +124,7 @@ def test_cast_check_diff(bundle, model, tmp_path):
     assert r.returncode == 0, r.stderr
     status = {t["name"]: t["status"] for t in json.loads(r.stdout)["tensors"]}
     assert status["embed.weight"] == "dtype_only" and status["position_ids"] == "equal"
+    assert status["norm.weight"] in {"dtype_only", "differ"}  # BF16 → F16 was really cast
 
 
 @pytest.mark.parametrize(
