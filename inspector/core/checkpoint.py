@@ -40,7 +40,11 @@ class Checkpoint:
     _inodes: dict[str, int] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
-        self._by_name = {t.name: t for t in self.tensors}
+        only = self.files[0].by_name if len(self.files) == 1 else None
+        if only is not None and len(only) == len(self.tensors):
+            self._by_name = only
+        else:
+            self._by_name = {t.name: t for t in self.tensors}
         self._by_file = {h.path: h for h in self.files}
 
     # -- lookup ---------------------------------------------------------------------------

@@ -75,7 +75,7 @@ def parse_fast(path: str, raw: bytes, *, data_start: int, file_size: int) -> Hea
             pos = end
         if pos != file_size - data_start:
             return None
-        return Header(path, tensors, metadata, data_start, file_size)
+        return Header(path, tensors, metadata, data_start, file_size, by_name=entries)
     finally:
         if gc_was_enabled:
             gc.enable()
