@@ -19,7 +19,7 @@ import numpy as np
 
 from .dtypes import DType
 from .errors import CheckpointError
-from .header import Header, TensorInfo, _open_regular, read_header
+from .header import Header, TensorInfo, _json_type, _open_regular, read_header
 
 INDEX_SUFFIX = ".safetensors.index.json"
 DEFAULT_CHUNK_BYTES = 8 << 20
@@ -273,7 +273,7 @@ def open_index(index_path: str) -> Checkpoint:
         ) from None
     if not isinstance(index, dict):
         raise CheckpointError(
-            index_path, f"not a safetensors index: the JSON is {_json_kind(index)}, not an object"
+            index_path, f"not a safetensors index: the JSON is {_json_type(index)}, not an object"
         )
     if "weight_map" not in index:
         raise CheckpointError(index_path, 'not a safetensors index: no "weight_map"')
@@ -281,7 +281,7 @@ def open_index(index_path: str) -> Checkpoint:
     if not isinstance(weight_map, dict):
         raise CheckpointError(
             index_path,
-            f'"weight_map" must be an object of tensor name to shard file, got {_json_kind(weight_map)}',
+            f'"weight_map" must be an object of tensor name to shard file, got {_json_type(weight_map)}',
         )
     if not weight_map:
         raise CheckpointError(index_path, '"weight_map" is empty: the index names no tensors')
@@ -371,16 +371,3 @@ def _why(e: BaseException) -> str:
 def _short(value: object) -> str:
     text = repr(value)
     return text if len(text) <= 80 else text[:77] + "..."
-
-
-def _json_kind(v: object) -> str:
-    kinds = {
-        dict: "an object",
-        list: "a list",
-        str: "a string",
-        bool: "a boolean",
-        int: "a number",
-        float: "a number",
-        type(None): "null",
-    }
-    return kinds.get(type(v), type(v).__name__)

@@ -16,14 +16,9 @@ import torch
 from inspector.core.cast import FORMATS, cast_array, is_exact_cast, saturates
 from inspector.core.dtypes import CAST_TARGETS, DTYPES
 
-TORCH = {
-    "F64": torch.float64,
-    "F32": torch.float32,
-    "F16": torch.float16,
-    "BF16": torch.bfloat16,
-    "F8_E4M3": torch.float8_e4m3fn,
-    "F8_E5M2": torch.float8_e5m2,
-}
+from .. import torch_dtypes
+
+TORCH = torch_dtypes.FLOAT
 UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 TORCH_INT = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
 PAIRS = [(a, b) for a, b in itertools.permutations(CAST_TARGETS, 2)]

@@ -17,20 +17,9 @@ from inspector.core.dtypes import DTYPES
 from inspector.core.errors import CheckpointError
 from inspector.core.header import read_header
 
-TORCH_DTYPES = {
-    "F64": torch.float64,
-    "F32": torch.float32,
-    "F16": torch.float16,
-    "BF16": torch.bfloat16,
-    "F8_E4M3": torch.float8_e4m3fn,
-    "F8_E5M2": torch.float8_e5m2,
-    "I64": torch.int64,
-    "I32": torch.int32,
-    "I16": torch.int16,
-    "I8": torch.int8,
-    "U8": torch.uint8,
-    "BOOL": torch.bool,
-}
+from .. import torch_dtypes
+
+TORCH_DTYPES = torch_dtypes.ALL
 
 
 @pytest.mark.parametrize("name", sorted(TORCH_DTYPES))

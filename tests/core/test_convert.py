@@ -22,14 +22,9 @@ from inspector.core.header import read_header
 from inspector.core.progress import run_job
 from inspector.core.writer import save_arrays
 
-TORCH = {
-    "F64": torch.float64,
-    "F32": torch.float32,
-    "F16": torch.float16,
-    "BF16": torch.bfloat16,
-    "F8_E4M3": torch.float8_e4m3fn,
-    "F8_E5M2": torch.float8_e5m2,
-}
+from .. import torch_dtypes
+
+TORCH = torch_dtypes.FLOAT
 INT_VIEW = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 
