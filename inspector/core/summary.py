@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -46,29 +45,64 @@ class Summary:
         return " · ".join(parts)
 
 
+class DTypeGroups:
+    """Tensors grouped by dtype, in one pass: the summary for any target is then instant.
+
+    The window rebuilds the summary line on every change of the target chooser; for a
+    200k-tensor checkpoint a walk over all tensors each time would be a noticeable pause.
+    ``dtype_names[i]`` is tensor i's dtype name, so a table can derive per-row status from it.
+    """
+
+    def __init__(self, tensors: Iterable[TensorInfo]) -> None:
+        groups: dict[str, _Group] = {}  # in order of first appearance
+        names: list[str] = []
+        add = names.append
+        for t in tensors:
+            name = t.dtype_name
+            add(name)
+            g = groups.get(name)
+            if g is None:
+                g = groups[name] = _Group(t)
+            g.count += 1
+            g.params += t.numel
+            g.nbytes += t.nbytes
+        self.groups = groups
+        self.dtype_names = names
+
+    def summary(self, target: DType) -> Summary:
+        n = n_differ = params = nbytes = 0
+        differing: dict[str, int] = {}
+        kept: dict[str, int] = {}
+        for name, g in self.groups.items():
+            n += g.count
+            params += g.params
+            nbytes += g.nbytes
+            status = tensor_status(g.sample, target)
+            if status == "differs":
+                n_differ += g.count
+                differing[name] = g.count
+            elif status == "kept":
+                kept[name] = g.count
+        return Summary(
+            target.name, n, n_differ, params, nbytes, _most_common(differing), _most_common(kept)
+        )
+
+
+@dataclass
+class _Group:
+    sample: TensorInfo  # any tensor of this dtype: its status stands for the whole group
+    count: int = 0
+    params: int = 0
+    nbytes: int = 0
+
+
+def _most_common(counts: dict[str, int]) -> dict[str, int]:
+    """By count, descending; ties keep first-appearance order (like Counter.most_common)."""
+    return dict(sorted(counts.items(), key=lambda kv: -kv[1]))
+
+
 def summarize(tensors: Iterable[TensorInfo], target: DType) -> Summary:
-    n = n_differ = params = nbytes = 0
-    differing: Counter[str] = Counter()
-    kept: Counter[str] = Counter()
-    for t in tensors:
-        n += 1
-        params += t.numel
-        nbytes += t.nbytes
-        status = tensor_status(t, target)
-        if status == "differs":
-            n_differ += 1
-            differing[t.dtype.name] += 1
-        elif status == "kept":
-            kept[t.dtype.name] += 1
-    return Summary(
-        target.name,
-        n,
-        n_differ,
-        params,
-        nbytes,
-        dict(differing.most_common()),
-        dict(kept.most_common()),
-    )
+    return DTypeGroups(tensors).summary(target)
 
 
 def format_bytes(n: int) -> str:

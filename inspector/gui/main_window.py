@@ -48,7 +48,7 @@ from inspector.core.dtypes import CAST_TARGETS, DTYPES, DType
 from inspector.core.errors import CheckpointError
 from inspector.core.header import TensorInfo
 from inspector.core.progress import Progress
-from inspector.core.summary import Summary, format_bytes, tensor_status
+from inspector.core.summary import DTypeGroups, Summary, format_bytes, tensor_status
 
 from .cast_dialog import CastDialog
 from .details_pane import DetailsPane
@@ -57,7 +57,6 @@ from .message_bar import MessageBar
 from .module_tree import ModuleTree
 from .plots import OverviewPanel, OverviewPlot
 from .precision import BeforeAfter, before_after
-from .summary import DTypeGroups
 from .tensor_table import Col, TensorFilterProxy, TensorTableModel, cast_error_value, status_text
 from .workers import FunctionWorker, JobWorker, Worker, WorkerSet
 

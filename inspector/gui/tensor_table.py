@@ -161,7 +161,7 @@ class TensorTableModel(QAbstractTableModel):
         dtype_names: Sequence[str] | None = None,
     ) -> None:
         """Show ``tensors``. ``dtype_names`` (each tensor's dtype name, e.g. from
-        :class:`~inspector.gui.summary.DTypeGroups` built on a worker) saves a pass over them."""
+        :class:`~inspector.core.summary.DTypeGroups` built on a worker) saves a pass over them."""
         self.beginResetModel()
         self._tensors = list(tensors)
         self._order = list(range(len(self._tensors)))

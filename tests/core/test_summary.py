@@ -6,6 +6,7 @@ from safetensors.torch import save_file
 from inspector.core.checkpoint import open_checkpoint
 from inspector.core.dtypes import DTYPES, parse_cast_target, parse_dtype
 from inspector.core.summary import (
+    DTypeGroups,
     format_bytes,
     format_count,
     matches_target,
@@ -57,3 +58,31 @@ def test_dtype_aliases():
             assert "unknown dtype" in str(e)
         else:
             raise AssertionError(bad)
+
+
+def test_dtype_groups_give_every_target_the_per_tensor_counts(tmp_path):
+    tensors = {
+        "a": torch.zeros(10, 10, dtype=torch.float64),
+        "b": torch.zeros(4),
+        "c": torch.zeros(3, dtype=torch.bfloat16),
+        "d": torch.zeros(2, dtype=torch.bfloat16),
+        "ids": torch.arange(6),
+    }
+    save_file(tensors, tmp_path / "m.safetensors")
+    ckpt = open_checkpoint(tmp_path / "m.safetensors")
+    groups = DTypeGroups(ckpt.tensors)
+    assert groups.dtype_names == [t.dtype.name for t in ckpt.tensors]
+    for name in ("F32", "F64", "BF16", "F16", "F8_E4M3"):
+        s = groups.summary(DTYPES[name])
+        differing = [v for v in tensors.values() if v.is_floating_point() and _st(v) != name]
+        assert s.n_differ == len(differing)
+        assert s.n_tensors == 5 and s.params == 100 + 4 + 3 + 2 + 6
+        assert s.nbytes == 800 + 16 + 6 + 4 + 48
+        assert sum(s.differing_dtypes.values()) == s.n_differ
+        assert s.kept_dtypes == {"I64": 1}
+    # most common first: BF16 (2 tensors) before F64 and F32 (1 each)
+    assert list(groups.summary(DTYPES["F16"]).differing_dtypes) == ["BF16", "F64", "F32"]
+
+
+def _st(t: torch.Tensor) -> str:
+    return {torch.float64: "F64", torch.float32: "F32", torch.bfloat16: "BF16"}[t.dtype]

@@ -152,17 +152,3 @@ def test_set_rows_resets_and_keeps_filter(model_file, f32_file):
     ckpt = open_checkpoint(f32_file)
     m.set_rows(ckpt.tensors)
     assert p.rowCount() == 0
-
-
-def test_grouped_summary_equals_the_core_summary(model_file, f32_file):
-    from inspector.core.summary import summarize
-    from inspector.gui.summary import DTypeGroups
-
-    for path in (model_file, f32_file):
-        ckpt = open_checkpoint(path)
-        groups = DTypeGroups(ckpt.tensors)
-        for name in ("F32", "F64", "BF16", "F16", "F8_E4M3"):
-            assert groups.summary(DTYPES[name]) == summarize(ckpt.tensors, DTYPES[name])
-            assert (
-                groups.summary(DTYPES[name]).line() == summarize(ckpt.tensors, DTYPES[name]).line()
-            )
