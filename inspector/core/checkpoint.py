@@ -13,7 +13,7 @@ import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 
@@ -145,28 +145,13 @@ class Checkpoint:
         unit = 3 if dtype.bits == 6 else max(1, dtype.bits // 8)
         chunk = max(unit, chunk_bytes // unit * unit)
         start, end = self.byte_range(tensor)
-        buf = bytearray(min(chunk, max(end - start, 0)))
+        buf = np.empty(min(chunk, max(end - start, 0)), dtype=np.uint8)
         try:
             f = open(tensor.file, "rb", buffering=0)  # noqa: SIM115 - closed by the with below
         except OSError as e:
             raise CheckpointError(tensor.file, f"cannot read: {_why(e)}") from None
         with f:
-            f.seek(start)
-            pos = start
-            while pos < end:
-                n = min(chunk, end - pos)
-                mv = memoryview(buf)[:n]
-                got = f.readinto(mv)
-                while got is not None and got < n:
-                    more = f.readinto(mv[got:])
-                    if not more:
-                        raise CheckpointError(
-                            tensor.file,
-                            "file is shorter than its header says (truncated while reading)",
-                        )
-                    got += more
-                pos += n
-                raw = np.frombuffer(buf, dtype=np.uint8, count=n)
+            for raw in read_byte_chunks(f, tensor.file, start, end, chunk, buf):
                 yield unpack(raw, dtype) if dtype.is_packed else raw.view(dtype.numpy)
 
     def close(self) -> None:
@@ -181,6 +166,32 @@ class Checkpoint:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def read_byte_chunks(
+    fh: BinaryIO, path: str, start: int, end: int, chunk: int, buf: np.ndarray | None = None
+) -> Iterator[np.ndarray]:
+    """Bytes ``[start, end)`` of an open unbuffered file as uint8 arrays of at most ``chunk``.
+
+    With ``buf`` every chunk is read into it (valid until the next one: memory stays at one
+    chunk, which mmap would not give); without, each chunk is a new array that may be kept.
+    """
+    fh.seek(start)
+    pos = start
+    while pos < end:
+        n = min(chunk, end - pos)
+        arr = buf[:n] if buf is not None else np.empty(n, dtype=np.uint8)
+        view = memoryview(arr)
+        got = fh.readinto(view) or 0
+        while got < n:
+            more = fh.readinto(view[got:])
+            if not more:
+                raise CheckpointError(
+                    path, "file is shorter than its header says (truncated while reading)"
+                )
+            got += more
+        pos += n
+        yield arr
 
 
 def unpack(raw: np.ndarray, dtype: DType) -> np.ndarray:

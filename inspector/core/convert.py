@@ -10,14 +10,14 @@ from __future__ import annotations
 import fnmatch
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from .cast import can_cast, cast_array
-from .checkpoint import Checkpoint
+from .checkpoint import Checkpoint, read_byte_chunks
 from .dtypes import DType
 from .errors import CheckpointError
 from .header import TensorInfo
@@ -247,27 +247,15 @@ class _Reader:
         if self.fh is not None:
             self.fh.close()
 
-    def chunks(self, t: TensorInfo, fresh: bool):
-        pos, end = self.base + t.start, self.base + t.end
-        self.fh.seek(pos)
-        while pos < end:
-            n = min(self.chunk, end - pos)
-            if fresh:
-                arr = np.empty(n, dtype=np.uint8)
-            else:
-                if self.buf is None or self.buf.size < n:
-                    self.buf = np.empty(max(n, min(self.chunk, 1 << 20)), dtype=np.uint8)
-                arr = self.buf[:n]
-            got = self.fh.readinto(memoryview(arr))
-            while got < n:
-                more = self.fh.readinto(memoryview(arr)[got:])
-                if not more:
-                    raise CheckpointError(
-                        self.path, "file is shorter than its header says (truncated while reading)"
-                    )
-                got += more
-            pos += n
-            yield arr
+    def chunks(self, t: TensorInfo, fresh: bool) -> Iterator[np.ndarray]:
+        start, end = self.base + t.start, self.base + t.end
+        buf = None
+        if not fresh:  # one buffer, grown to the largest chunk needed so far
+            need = min(self.chunk, end - start)
+            if self.buf is None or self.buf.size < need:
+                self.buf = np.empty(need, dtype=np.uint8)
+            buf = self.buf
+        yield from read_byte_chunks(self.fh, self.path, start, end, self.chunk, buf)
 
 
 def _entry(t: TensorInfo, dst: DType, acc: ErrorAccumulator | None) -> TensorCastReport:
