@@ -7,10 +7,8 @@ Tensor data is never read at open time. :meth:`Checkpoint.view` maps a tensor's 
 from __future__ import annotations
 
 import contextlib
-import json
 import mmap
 import os
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
@@ -19,9 +17,8 @@ import numpy as np
 
 from .dtypes import DType
 from .errors import CheckpointError
-from .header import Header, TensorInfo, _json_type, _open_regular, read_header
+from .header import Header, TensorInfo
 
-INDEX_SUFFIX = ".safetensors.index.json"
 DEFAULT_CHUNK_BYTES = 8 << 20
 
 
@@ -34,6 +31,7 @@ class Checkpoint:
     tensors: list[TensorInfo]
     index_path: str | None = None
     index_metadata: dict[str, Any] | None = None
+    index: dict[str, Any] | None = field(default=None, repr=False)  # the index as read at open
     _by_name: dict[str, TensorInfo] = field(default_factory=dict, repr=False)
     _by_file: dict[str, Header] = field(default_factory=dict, repr=False)
     _maps: dict[str, mmap.mmap] = field(default_factory=dict, repr=False)
@@ -212,169 +210,6 @@ def unpack(raw: np.ndarray, dtype: DType) -> np.ndarray:
     return out.view(dtype.numpy)
 
 
-# -- opening ------------------------------------------------------------------------------
-
-
-def open_checkpoint(path: str | os.PathLike[str]) -> Checkpoint:
-    """Open a ``.safetensors`` file, a ``*.safetensors.index.json``, or a folder holding either."""
-    path = os.fspath(path)
-    if os.path.isdir(path):
-        return _open_folder(path)
-    if not os.path.exists(path):
-        raise CheckpointError(path, "no such file or folder")
-    if path.endswith(".json"):
-        return open_index(path)
-    header = read_header(path)
-    return Checkpoint(path, [header], list(header.tensors))
-
-
-def _open_folder(folder: str) -> Checkpoint:
-    try:
-        names = sorted(os.listdir(folder))
-    except OSError as e:
-        raise CheckpointError(folder, f"cannot list folder: {e.strerror or e}") from None
-    indexes = [n for n in names if n.endswith(INDEX_SUFFIX)]
-    if len(indexes) > 1 and "model" + INDEX_SUFFIX in indexes:
-        indexes = ["model" + INDEX_SUFFIX]
-    if len(indexes) == 1:
-        return open_index(os.path.join(folder, indexes[0]))
-    if len(indexes) > 1:
-        raise CheckpointError(
-            folder, f"holds {len(indexes)} index files ({', '.join(indexes)}); open one of them"
-        )
-    files = [
-        n for n in names if n.endswith(".safetensors") and os.path.isfile(os.path.join(folder, n))
-    ]
-    if len(files) == 1:
-        return open_checkpoint(os.path.join(folder, files[0]))
-    if not files:
-        raise CheckpointError(
-            folder, "folder holds no .safetensors file and no *.safetensors.index.json"
-        )
-    raise CheckpointError(
-        folder,
-        f"folder holds {len(files)} .safetensors files but no index.json to join them; open one file",
-    )
-
-
-def open_index(index_path: str) -> Checkpoint:
-    """Open a sharded checkpoint; every shard and the index must agree tensor for tensor."""
-    with _open_regular(index_path) as f:  # refuses a FIFO or device instead of blocking on it
-        try:
-            raw = f.read(MAX_INDEX_BYTES + 1)
-        except OSError as e:
-            raise CheckpointError(index_path, f"cannot read: {_why(e)}") from None
-    if len(raw) > MAX_INDEX_BYTES:
-        raise CheckpointError(index_path, "index file is over 100 MB; not a safetensors index")
-    if not raw.strip():
-        raise CheckpointError(index_path, "index file is empty")
-    try:
-        index = json.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError as e:
-        raise CheckpointError(
-            index_path, f"index is not valid UTF-8 (bad byte at offset {e.start})"
-        ) from None
-    except json.JSONDecodeError as e:
-        raise CheckpointError(
-            index_path, f"index is not valid JSON ({e.msg} at character {e.pos})"
-        ) from None
-    except (ValueError, RecursionError):
-        raise CheckpointError(
-            index_path, "index is not valid JSON (nested too deeply or a number too long)"
-        ) from None
-    if not isinstance(index, dict):
-        raise CheckpointError(
-            index_path, f"not a safetensors index: the JSON is {_json_type(index)}, not an object"
-        )
-    if "weight_map" not in index:
-        raise CheckpointError(index_path, 'not a safetensors index: no "weight_map"')
-    weight_map = index["weight_map"]
-    if not isinstance(weight_map, dict):
-        raise CheckpointError(
-            index_path,
-            f'"weight_map" must be an object of tensor name to shard file, got {_json_type(weight_map)}',
-        )
-    if not weight_map:
-        raise CheckpointError(index_path, '"weight_map" is empty: the index names no tensors')
-    folder = os.path.dirname(os.path.abspath(index_path))
-    shard_names: list[str] = []
-    for name, shard in weight_map.items():
-        if not isinstance(shard, str) or not shard:
-            raise CheckpointError(
-                index_path, f"weight_map entry for {_short(name)} is not a file name"
-            )
-        if os.path.isabs(shard) or ".." in shard.replace("\\", "/").split("/"):
-            raise CheckpointError(
-                index_path, f"shard {_short(shard)} points outside the index's folder"
-            )
-        if shard not in shard_names:
-            shard_names.append(shard)
-    shard_names.sort()
-    _check_shard_series(index_path, folder, shard_names)
-    files: list[Header] = []
-    tensors: list[TensorInfo] = []
-    for shard in shard_names:
-        shard_path = os.path.join(folder, shard)
-        if not os.path.exists(shard_path):
-            raise CheckpointError(
-                index_path, f"shard {_short(shard)} named in the index is missing"
-            )
-        header = read_header(shard_path)
-        files.append(header)
-        present = set()
-        for t in header.tensors:
-            mapped = weight_map.get(t.name)
-            if mapped is None:
-                raise CheckpointError(
-                    shard_path, f"tensor {t.name!r} is in this shard but not in the index"
-                )
-            if mapped != shard:
-                raise CheckpointError(
-                    shard_path,
-                    f"tensor {t.name!r} is in this shard but the index puts it in {mapped!r}",
-                )
-            present.add(t.name)
-            tensors.append(t)
-        for name, mapped in weight_map.items():
-            if mapped == shard and name not in present:
-                raise CheckpointError(
-                    index_path,
-                    f"tensor {name!r} is listed in the index but missing from shard {shard!r}",
-                )
-    meta = index.get("metadata")
-    return Checkpoint(
-        index_path,
-        files,
-        tensors,
-        index_path=index_path,
-        index_metadata=meta if isinstance(meta, dict) else None,
-    )
-
-
-MAX_INDEX_BYTES = 100_000_000
-_SHARD_NAME = re.compile(r"^(.*)-(\d+)-of-(\d+)\.safetensors$")
-
-
-def _check_shard_series(index_path: str, folder: str, shard_names: list[str]) -> None:
-    """A shard of the series (``model-00002-of-00004.safetensors``) that the index never names
-    holds tensors the index forgot: every tensor of that file would silently go missing."""
-    named = set(shard_names)
-    series: set[tuple[str, str, str]] = set()
-    for shard in shard_names:
-        m = _SHARD_NAME.match(shard)
-        if m and len(m.group(3)) <= 6:
-            series.add(m.groups())
-    for prefix, num, total in series:
-        for i in range(1, int(total) + 1):
-            sibling = f"{prefix}-{i:0{len(num)}d}-of-{total}.safetensors"
-            if sibling not in named and os.path.exists(os.path.join(folder, sibling)):
-                raise CheckpointError(
-                    index_path,
-                    f"shard {_short(sibling)} is in the folder but the index names none of its "
-                    "tensors (the index is incomplete)",
-                )
-
-
 def _why(e: BaseException) -> str:
     return (getattr(e, "strerror", None) or str(e) or type(e).__name__).rstrip(".")
 
@@ -382,3 +217,8 @@ def _why(e: BaseException) -> str:
 def _short(value: object) -> str:
     text = repr(value)
     return text if len(text) <= 80 else text[:77] + "..."
+
+
+from .opening import INDEX_SUFFIX, open_checkpoint, open_index  # noqa: E402 - they build Checkpoints
+
+__all__ = ["INDEX_SUFFIX", "Checkpoint", "open_checkpoint", "open_index", "read_byte_chunks", "unpack"]

@@ -21,9 +21,11 @@ from .checkpoint import Checkpoint, read_byte_chunks
 from .dtypes import DType
 from .errors import CheckpointError
 from .header import TensorInfo
+from .json_output import json_safe, json_text, rows_document
 from .precision import ErrorAccumulator
 from .progress import Job, Progress
-from .writer import AtomicWriter, BackgroundWriter, PendingFile, TensorEntry
+from .writeback import BackgroundWriter
+from .writer import AtomicWriter, PendingFile, TensorEntry
 
 DEFAULT_CHUNK_BYTES = 8 << 20
 
@@ -65,8 +67,29 @@ class CastReport:
     target: str
     tensors: list[TensorCastReport] = field(default_factory=list)
 
+    def totals(self) -> dict[str, int]:
+        """``tensors_cast``, ``lossless`` and the overflow/underflow/NaN value counts, summed."""
+        measured = [t for t in self.tensors if t.overflow is not None]
+        return {
+            "tensors_cast": len(self.tensors),
+            "lossless": sum(1 for t in measured if t.lossless),
+            "overflow": sum(t.overflow or 0 for t in measured),
+            "underflow": sum(t.underflow or 0 for t in measured),
+            "nan": sum(t.nan or 0 for t in measured),
+        }
+
     def to_json(self) -> dict[str, Any]:
-        return {"target": self.target, "tensors": [t.to_json() for t in self.tensors]}
+        return {
+            "target": self.target,
+            "totals": self.totals(),
+            "tensors": [t.to_json() for t in self.tensors],
+        }
+
+    def to_json_text(self) -> str:
+        """The ``--report`` document: strict JSON, one tensor per line."""
+        return rows_document(
+            [t.to_json() for t in self.tensors], {"target": self.target, "totals": self.totals()}
+        )
 
 
 def plan_cast(
@@ -92,7 +115,11 @@ def plan_cast(
 
 
 def _output_paths(ckpt: Checkpoint, out: str, writer: AtomicWriter) -> dict[str, str]:
-    """Source file → output file. A folder ``out`` for single files means ``out/<same name>``."""
+    """Source file → output file. A folder ``out`` for single files means ``out/<same name>``.
+
+    A sharded checkpoint goes to the folder ``out``, shards at the paths the index gives them
+    (sub-folders included), so the output folder opens like the input one.
+    """
     if not ckpt.is_sharded:
         src = ckpt.files[0].path
         if os.path.isdir(out):
@@ -100,6 +127,12 @@ def _output_paths(ckpt: Checkpoint, out: str, writer: AtomicWriter) -> dict[str,
         return {src: out}
     if os.path.exists(out) and not os.path.isdir(out):
         raise CheckpointError(out, "is a file; a sharded checkpoint is written to a folder")
+    if out.endswith(".safetensors") and not os.path.exists(out):
+        raise CheckpointError(
+            out,
+            f"the input has {len(ckpt.files)} shards, so the output is a folder (shards plus an "
+            "index); give a folder name, not a .safetensors file name",
+        )
     writer.make_folder(out)
     folder = os.path.dirname(os.path.abspath(ckpt.index_path or ""))
     paths = {}
@@ -111,13 +144,9 @@ def _output_paths(ckpt: Checkpoint, out: str, writer: AtomicWriter) -> dict[str,
 
 
 def _index_text(ckpt: Checkpoint, total_size: int) -> str:
-    """The input index with ``metadata.total_size`` updated; shard names and other keys kept."""
-    assert ckpt.index_path is not None
-    try:
-        with open(ckpt.index_path, encoding="utf-8") as f:
-            index = json.load(f)
-    except (OSError, ValueError) as e:
-        raise CheckpointError(ckpt.index_path, f"cannot read the index again: {e}") from None
+    """The input index (as read when opened) with ``metadata.total_size`` updated."""
+    assert ckpt.index_path is not None and ckpt.index is not None
+    index = dict(ckpt.index)
     meta = index.get("metadata")
     index["metadata"] = {**(meta if isinstance(meta, dict) else {}), "total_size": total_size}
     folder = os.path.dirname(os.path.abspath(ckpt.index_path))
@@ -128,7 +157,10 @@ def _index_text(ckpt: Checkpoint, total_size: int) -> str:
     }
     for t in ckpt.tensors:
         index["weight_map"].setdefault(t.name, os.path.relpath(t.file, folder))
-    return json.dumps(index, indent=2) + "\n"
+    try:
+        return json.dumps(index, indent=2) + "\n"  # the layout transformers writes
+    except RecursionError:  # metadata nested deeper than the indenting encoder recurses
+        return json_text(json_safe(index)) + "\n"
 
 
 def cast_checkpoint(
@@ -138,23 +170,37 @@ def cast_checkpoint(
     keep: Sequence[str] = (),
     report: bool = True,
     chunk_bytes: int = DEFAULT_CHUNK_BYTES,
+    report_path: str | None = None,
 ) -> Job[CastReport]:
     """Write ``ckpt`` with float tensors cast to ``target`` to ``out`` (a file, or a folder if sharded).
 
     Yields ``Progress`` between chunks; returns the :class:`CastReport`. Precision is measured on
     the same chunks as they are cast (``report=False`` skips that arithmetic). Header order, data
-    order and ``__metadata__`` follow the source. Nothing appears at ``out`` until every byte is
-    on disk; sharded outputs rename all shards, then the index.
+    order and ``__metadata__`` follow the source. Every output path (``report_path`` too) is
+    checked before the first byte is read; nothing appears until every byte is on disk, and the
+    shards, the index and the report are committed together.
     """
     out = os.fspath(out)
+    if not out:
+        raise CheckpointError(None, "the output path is empty")
     plan = plan_cast(ckpt, target, keep)
     dst_of = {t.name: d for t, d in plan}
     total = ckpt.total_nbytes
     done = 0
     result = CastReport(target.name)
     protect = [h.path for h in ckpt.files] + ([ckpt.index_path] if ckpt.index_path else [])
-    with AtomicWriter(protect) as writer:
+    with AtomicWriter(protect, root=out if ckpt.is_sharded else None) as writer:
         paths = _output_paths(ckpt, out, writer)
+        for dest in paths.values():
+            writer.reserve(dest)
+        index_out = None
+        if ckpt.is_sharded:
+            index_out = os.path.join(out, os.path.basename(ckpt.index_path or ""))
+            writer.reserve(index_out)
+        if report_path is not None:
+            report_path = os.fspath(report_path)
+            writer.reserve(report_path, what="report")
+            report = True
         bg = BackgroundWriter()
         try:
             out_bytes = 0
@@ -163,7 +209,9 @@ def cast_checkpoint(
                     TensorEntry(t.name, dst_of[t.name], tuple(t.shape)) for t in header.tensors
                 ]
                 out_bytes += sum(e.nbytes for e in entries)
-                f = writer.open_safetensors(paths[header.path], entries, header.metadata)
+                f = writer.open_safetensors(
+                    paths[header.path], entries, header.metadata, like=header.path
+                )
                 batch = _Batch(bg, f)
                 reader = _Reader(header.path, header.data_start, chunk_bytes)
                 with reader:
@@ -191,9 +239,10 @@ def cast_checkpoint(
                 f.finish()
                 bg = BackgroundWriter()
             bg.close()
-            if ckpt.is_sharded:
-                index_out = os.path.join(out, os.path.basename(ckpt.index_path or ""))
-                writer.write_text(index_out, _index_text(ckpt, out_bytes))
+            if index_out is not None:
+                writer.write_text(index_out, _index_text(ckpt, out_bytes), like=ckpt.index_path)
+            if report_path is not None:  # committed last: it describes the files above
+                writer.write_text(report_path, result.to_json_text(), like=ckpt.files[0].path)
             writer.commit()
         finally:
             bg.stop()

@@ -1,7 +1,13 @@
-"""Compare two checkpoints tensor by tensor, matched by name, in float64, streamed.
+"""Compare two checkpoints tensor by tensor, matched by name, streamed.
 
-NaN at the same place in both counts as equal (a file compared with itself is equal); NaN against
-a number, or inf against a different value, is an infinite difference.
+Floats are compared in float64; integers and bools exactly (2**53 + 1 is not 2**53), their
+difference reported in float64. NaN at the same place in both counts as equal (a file compared
+with itself is equal); NaN against a number, or inf against a different value, is an infinite
+difference.
+
+Statuses: ``equal`` (same dtype, every value equal), ``dtype_only`` (dtypes differ, every value
+equal), ``within_atol`` (values differ, by at most ``--atol``), ``differ``, ``shape_mismatch``,
+``only_a``, ``only_b``.
 """
 
 from __future__ import annotations
@@ -15,7 +21,7 @@ from .checkpoint import Checkpoint
 from .header import TensorInfo
 from .progress import Job, Progress
 
-STATUSES = ("equal", "differ", "shape_mismatch", "dtype_only", "only_a", "only_b")
+STATUSES = ("equal", "differ", "shape_mismatch", "dtype_only", "within_atol", "only_a", "only_b")
 _CHUNK_ELEMS = 1 << 20  # a multiple of 4, so packed F4/F6 chunks end on byte boundaries
 
 
@@ -33,7 +39,7 @@ class TensorDiff:
     @property
     def is_equal(self) -> bool:
         """Equal values (within atol), whatever the dtypes."""
-        return self.status in ("equal", "dtype_only")
+        return self.status in ("equal", "dtype_only", "within_atol")
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -58,6 +64,8 @@ def _as_float64(x: np.ndarray) -> np.ndarray:
 
 def compare_arrays(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
     """(max |a-b|, max |a-b| / max(|a|,|b|)) over one pair of equally long chunks."""
+    if a.dtype.kind in "iub" and b.dtype.kind in "iub":
+        return _compare_integers(a, b)
     a64, b64 = _as_float64(a), _as_float64(b)
     with np.errstate(invalid="ignore", over="ignore"):
         d = np.abs(a64 - b64)
@@ -73,6 +81,41 @@ def compare_arrays(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
         rel = np.divide(d, scale, out=np.zeros_like(d, dtype=np.float64), where=scale > 0)
         rel = np.where(np.isnan(rel), np.inf, rel)
         return max_abs, float(rel.max())
+
+
+def _as_wide_int(x: np.ndarray) -> np.ndarray:
+    """int64, or uint64 for uint64 data (bools as 0/1): exact for every value of its dtype."""
+    if x.dtype == np.uint64:
+        return x
+    return x.astype(np.int64, copy=False)
+
+
+def _compare_integers(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
+    """Exact equality for integers: float64 would call 2**53 and 2**53 + 1 equal."""
+    a, b = _as_wide_int(a), _as_wide_int(b)
+    if a.size == 0:
+        return 0.0, 0.0
+    if a.dtype == b.dtype:
+        ne = a != b
+        if not ne.any():
+            return 0.0, 0.0
+        a, b = a[ne], b[ne]
+        # |a - b| exactly, as uint64 (the true difference of two 64-bit values fits in 64 bits)
+        ua, ub = a.view(np.uint64), b.view(np.uint64)
+        diff = np.where(a >= b, ua - ub, ub - ua)
+    else:  # one uint64, one int64: a negative value or one past int64 can never be equal
+        u, s = (a, b) if a.dtype == np.uint64 else (b, a)
+        fits = (s >= 0) & (u <= np.iinfo(np.int64).max)
+        ne = ~fits | (u.astype(np.int64) != s)
+        if not ne.any():
+            return 0.0, 0.0
+        u, s = u[ne], s[ne]
+        sf = s.astype(np.float64)
+        diff = np.abs(u.astype(np.float64) - sf)  # magnitudes only: equality was decided exactly
+        a, b = u, s
+    d = diff.astype(np.float64)
+    scale = np.maximum(np.abs(a.astype(np.float64)), np.abs(b.astype(np.float64)))
+    return float(d.max()), float((d / scale).max())
 
 
 def diff_tensors(
@@ -121,8 +164,10 @@ def diff_checkpoints(a: Checkpoint, b: Checkpoint, atol: float = 0.0) -> Job[lis
             done = base + part
             yield Progress(done, total, ta.name)
         done = base + ta.nbytes
-        if max_abs <= atol:
+        if max_abs == 0.0:
             status = "equal" if ta.dtype.name == tb.dtype.name else "dtype_only"
+        elif max_abs <= atol:
+            status = "within_atol"
         else:
             status = "differ"
         out.append(

@@ -22,3 +22,40 @@ class CheckpointError(Exception):
 
 class Cancelled(Exception):
     """Raised inside a job when the caller asked it to stop; nothing partial is left behind."""
+
+
+class AmbiguousCheckpointError(CheckpointError):
+    """A folder holds several checkpoints (index variants, unjoined files): the person picks one.
+
+    ``choices`` are the paths that could be opened instead; the window offers them in a list.
+    """
+
+    def __init__(self, path: str, reason: str, choices: list[str]) -> None:
+        super().__init__(path, reason)
+        self.choices = choices
+
+
+def path_problem(path: str, e: OSError) -> str:
+    """Why ``path`` cannot be used, in words: not the C library's "No such device or address"."""
+    import errno
+    import stat
+
+    if e.errno == errno.ELOOP:
+        return "is a symbolic link loop"
+    if e.errno in (errno.EACCES, errno.EPERM):
+        return "permission denied"
+    if e.errno == errno.ENOENT:
+        if os.path.lexists(path):
+            return "is a broken symbolic link (its target does not exist)"
+        return "no such file or folder"
+    if e.errno == errno.ENOTDIR:
+        return "no such file or folder (a part of the path is a file)"
+    if e.errno == errno.ENAMETOOLONG:
+        return "the path is too long"
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        mode = 0
+    if stat.S_ISSOCK(mode):
+        return "is a socket, not a file"
+    return (e.strerror or str(e)).rstrip(".")

@@ -20,7 +20,7 @@ from typing import Annotated, Any, Literal
 import msgspec
 
 from .dtypes import DTYPES, DType
-from .errors import CheckpointError
+from .errors import CheckpointError, path_problem
 
 MAX_HEADER_SIZE = 100_000_000  # the reference loader's limit
 _U64_MAX = 2**64 - 1
@@ -131,7 +131,7 @@ _INF = float("inf")
 
 def _parse_json(
     text: str, track_repeats: bool
-) -> tuple[Any, dict[int, tuple[Any, set[str]]] | None]:
+) -> tuple[Any, dict[int, tuple[Any, set[str], list[tuple[str, Any]]]] | None]:
     """Parse like serde would; with ``track_repeats``, also return, per dict id, the keys it repeated.
 
     serde rejects a repeated struct field (``dtype`` twice in one tensor, ``__metadata__`` twice)
@@ -141,7 +141,7 @@ def _parse_json(
     only when the text could hold a repeated field.
     """
     kwargs: dict[str, Any] = {"parse_constant": _reject_constant, "parse_float": _parse_float}
-    repeats: dict[int, tuple[Any, set[str]]] | None = None
+    repeats: dict[int, tuple[Any, set[str], list[tuple[str, Any]]]] | None = None
     if track_repeats:
         repeats = {}
         table = repeats
@@ -155,7 +155,9 @@ def _parse_json(
                     if k in seen:
                         rep.add(k)
                     seen.add(k)
-                table[id(d)] = (d, rep)
+                # values a later repeat replaced: serde still parsed (and judged) them
+                dropped = [(k, v) for k, v in pairs if k in rep and d[k] is not v]
+                table[id(d)] = (d, rep, dropped)
             return d
 
         kwargs["object_pairs_hook"] = hook
@@ -165,27 +167,38 @@ def _parse_json(
             float(s) if s.startswith("-") and s.strip("-0") == "" else int(s)
         )
     obj = json.loads(text, **kwargs)
-    if "\\u" in text and _has_lone_surrogate(obj):
+    dropped = [v for _, _, gone in (repeats or {}).values() for _, v in gone]
+    if "\\u" in text and (_has_lone_surrogate(obj) or _has_lone_surrogate(dropped)):
         raise ValueError("a \\u escape encodes a lone surrogate, which is not valid UTF-8")
     return obj, repeats
 
 
 def _could_repeat_fields(text: str, obj: dict[str, Any]) -> bool:
-    """True unless the text provably repeats no tensor field and no ``__metadata__``.
+    """True unless the text provably repeats no key anywhere.
 
-    Every tensor object needs each field once, so a field name quoted more often than there are
-    top-level entries means some object repeats it (or the text merely mentions the word, which
-    only costs the slower, exact parse). A backslash-u escape can spell a field name, so it also does.
+    Every key of every object is followed by one colon; colons inside strings are counted from
+    the parsed strings. A text with more colons than that repeated a key, whose earlier value
+    Python's dict dropped without judging it. A backslash-u escape can hide a colon or spell a
+    key, so it takes the exact path too.
     """
     if "\\u" in text:
         return True
-    n = len(obj)
-    return (
-        text.count('"__metadata__"') > 1
-        or text.count('"dtype"') > n
-        or text.count('"shape"') > n
-        or text.count('"data_offsets"') > n
-    )
+    expected = 0
+    stack: list[Any] = [obj]
+    while stack:
+        x = stack.pop()
+        t = type(x)
+        if t is dict:
+            expected += len(x)
+            for k, v in x.items():
+                if ":" in k:
+                    expected += k.count(":")
+                stack.append(v)
+        elif t is list:
+            stack.extend(x)
+        elif t is str and ":" in x:
+            expected += x.count(":")
+    return text.count(":") != expected
 
 
 def _has_lone_surrogate(obj: Any) -> bool:
@@ -249,27 +262,43 @@ def sniff_foreign_format(head: bytes) -> str | None:
     return None
 
 
-def _is_pickle_zip(path: str) -> bool:
+def _zip_members(path: str) -> list[str]:
     import zipfile
 
     try:
         with zipfile.ZipFile(path) as zf:
-            return any(n.endswith("data.pkl") for n in zf.namelist())
-    except (zipfile.BadZipFile, OSError, ValueError, EOFError, NotImplementedError):
-        return False
+            return zf.namelist()[:100_000]
     except Exception:  # zipfile raises assorted errors on crafted archives; sniffing must not
-        return False
+        return []
 
 
 def _foreign_reason(path: str, head: bytes) -> str | None:
     what = sniff_foreign_format(head)
     if what and head.startswith(b"PK\x03\x04"):
-        if _is_pickle_zip(path):
+        members = _zip_members(path)
+        if any(m.endswith("constants.pkl") or "/code/" in m for m in members):
+            return (
+                "this is a TorchScript archive (torch.jit.save: code plus weights), not a checkpoint "
+                "of tensors; load it with torch.jit.load and save its state_dict() with safetensors"
+            )
+        if any(m.endswith("data.pkl") for m in members):
             return "this is a PyTorch pickle checkpoint (torch.save zip with data.pkl), not safetensors; convert it first (torch.load, then safetensors.torch.save_file)"
         return "this is a zip archive, not safetensors"
     if what and "pickle" in what:
         return "this is a PyTorch pickle checkpoint (legacy torch.save format), not safetensors; convert it first (torch.load, then safetensors.torch.save_file)"
+    if what is None and (path.lower().endswith(".onnx") or _looks_like_onnx(head)):
+        return "this is an ONNX model (protobuf), not safetensors"
     return f"this is {what}" if what else None
+
+
+def _looks_like_onnx(head: bytes) -> bool:
+    """ONNX ModelProto starts with ir_version (field 1, varint), then a string field 2..8."""
+    return (
+        len(head) >= 4
+        and head[0] == 0x08
+        and head[1] < 0x80
+        and head[2] in (0x12, 0x1A, 0x22, 0x2A, 0x32, 0x3A, 0x42)
+    )
 
 
 def read_header(path: str | os.PathLike[str]) -> Header:
@@ -296,12 +325,18 @@ def _open_regular(path: str) -> Any:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
     except IsADirectoryError:
         raise CheckpointError(path, "is a folder, not a .safetensors file") from None
-    except FileNotFoundError:
-        raise CheckpointError(path, "no such file") from None
-    except PermissionError:
-        raise CheckpointError(path, "permission denied") from None
+    except FileNotFoundError as e:
+        problem = path_problem(path, e)
+        raise CheckpointError(
+            path, "no such file" if problem == "no such file or folder" else problem
+        ) from None
     except OSError as e:
-        raise CheckpointError(path, f"cannot open: {e.strerror or e}") from None
+        problem = path_problem(path, e)
+        if problem == "is a socket, not a file":
+            problem = "is a socket, not a .safetensors file"
+        elif not problem.startswith(("is ", "permission")):
+            problem = f"cannot open: {problem}"
+        raise CheckpointError(path, problem) from None
     try:
         st = os.fstat(fd)
         if stat.S_ISDIR(st.st_mode):
@@ -383,7 +418,7 @@ def parse_header_text(path: str, text: str, *, data_start: int, file_size: int) 
 
 def _load(
     path: str, text: str, *, track_repeats: bool
-) -> tuple[Any, dict[int, tuple[Any, set[str]]] | None]:
+) -> tuple[Any, dict[int, tuple[Any, set[str], list[tuple[str, Any]]]] | None]:
     try:
         return _parse_json(text, track_repeats)
     except RecursionError:
@@ -402,7 +437,7 @@ def _build(
     path: str,
     text: str,
     obj: Any,
-    repeats: dict[int, tuple[Any, set[str]]] | None,
+    repeats: dict[int, tuple[Any, set[str], list[tuple[str, Any]]]] | None,
     data_start: int,
     file_size: int,
 ) -> Header:
@@ -410,7 +445,7 @@ def _build(
         raise CheckpointError(
             path, f"header JSON must be an object of tensors, got {_json_type(obj)}"
         )
-    if repeats and "__metadata__" in repeats.get(id(obj), ((), ()))[1]:
+    if repeats and "__metadata__" in repeats.get(id(obj), ((), (), ()))[1]:
         raise CheckpointError(path, "header JSON has __metadata__ twice")
     metadata = obj.pop("__metadata__", None)
     if metadata is not None:
@@ -422,80 +457,85 @@ def _build(
                     path, f"__metadata__ value for {_q(k)} must be a string, got {_json_type(v)}"
                 )
 
-    tensors: list[TensorInfo] = []
-    append = tensors.append
-    dtypes = DTYPES
-    u64 = _U64_MAX
-    for name, info in obj.items():
-        ti = type(info)
-        if ti is dict:
-            if repeats and id(info) in repeats:
-                field = sorted(repeats[id(info)][1] & _FIELDS)
-                if field:
-                    raise CheckpointError(
-                        path, f"tensor {_q(name)}: field {field[0]!r} appears twice"
-                    )
-            try:
-                dtype_name = info["dtype"]
-                shape = info["shape"]
-                offsets = info["data_offsets"]
-            except KeyError as e:
-                raise CheckpointError(
-                    path, f"tensor {_q(name)}: missing field {e.args[0]!r}"
-                ) from None
-            if len(info) != 3:
-                for key, value in info.items():
-                    if key not in _FIELDS:
-                        problem = _extra_field_problem(value)
-                        if problem:
-                            raise CheckpointError(
-                                path, f"tensor {_q(name)}: extra field {_q(key)} {problem}"
-                            )
-        elif ti is list and len(info) == 3:
-            # serde also reads a struct from a JSON array of its fields, in declaration order
-            dtype_name, shape, offsets = info
-        else:
-            what = f"a list of {len(info)} items" if ti is list else _json_type(info)
-            raise CheckpointError(
-                path,
-                f"tensor {_q(name)}: entry must be an object with dtype, shape and data_offsets, got {what}",
-            )
-        dtype = dtypes.get(dtype_name) if type(dtype_name) is str else None
-        if dtype is None:
-            dtype = _dtype_from_map(path, name, dtype_name, repeats)
-        if type(shape) is not list:
-            _bad_shape(path, name, shape)
-        for d in shape:
-            if type(d) is not int or d < 0 or d > u64:
-                _bad_shape(path, name, shape)
-        if type(offsets) is not list or len(offsets) != 2:
-            _bad_offsets_field(path, name, offsets)
-        start, end = offsets
-        if (
-            type(start) is not int
-            or type(end) is not int
-            or start < 0
-            or end < 0
-            or start > u64
-            or end > u64
-        ):
-            _bad_offsets_field(path, name, offsets)
-        append(
-            TensorInfo(
-                dtype_name=dtype.name,
-                shape=tuple(shape),
-                data_offsets=(start, end),
-                name=name,
-                file=path,
-            )
-        )
-
+    # a repeated tensor name keeps its last entry, but serde judged the earlier ones first
+    for name, info in repeats.get(id(obj), ((), (), ()))[2] if repeats else ():
+        if name != "__metadata__":
+            _tensor_entry(path, name, info, repeats)
+    tensors = [_tensor_entry(path, name, info, repeats) for name, info in obj.items()]
     _validate_layout(path, tensors, data_len=file_size - data_start)
     return Header(path, tensors, metadata, data_start, file_size)
 
 
+def _tensor_entry(
+    path: str,
+    name: str,
+    info: Any,
+    repeats: dict[int, tuple[Any, set[str], list[tuple[str, Any]]]] | None,
+) -> TensorInfo:
+    """One validated tensor entry, or the reason it is refused."""
+    ti = type(info)
+    if ti is dict:
+        if repeats and id(info) in repeats:
+            field = sorted(repeats[id(info)][1] & _FIELDS)
+            if field:
+                raise CheckpointError(path, f"tensor {_q(name)}: field {field[0]!r} appears twice")
+        try:
+            dtype_name = info["dtype"]
+            shape = info["shape"]
+            offsets = info["data_offsets"]
+        except KeyError as e:
+            raise CheckpointError(path, f"tensor {_q(name)}: missing field {e.args[0]!r}") from None
+        if len(info) != 3:
+            for key, value in info.items():
+                if key not in _FIELDS:
+                    problem = _extra_field_problem(value)
+                    if problem:
+                        raise CheckpointError(
+                            path, f"tensor {_q(name)}: extra field {_q(key)} {problem}"
+                        )
+    elif ti is list and len(info) == 3:
+        # serde also reads a struct from a JSON array of its fields, in declaration order
+        dtype_name, shape, offsets = info
+    else:
+        what = f"a list of {len(info)} items" if ti is list else _json_type(info)
+        raise CheckpointError(
+            path,
+            f"tensor {_q(name)}: entry must be an object with dtype, shape and data_offsets, got {what}",
+        )
+    dtype = DTYPES.get(dtype_name) if type(dtype_name) is str else None
+    if dtype is None:
+        dtype = _dtype_from_map(path, name, dtype_name, repeats)
+    if type(shape) is not list:
+        _bad_shape(path, name, shape)
+    for d in shape:
+        if type(d) is not int or d < 0 or d > _U64_MAX:
+            _bad_shape(path, name, shape)
+    if type(offsets) is not list or len(offsets) != 2:
+        _bad_offsets_field(path, name, offsets)
+    start, end = offsets
+    if (
+        type(start) is not int
+        or type(end) is not int
+        or start < 0
+        or end < 0
+        or start > _U64_MAX
+        or end > _U64_MAX
+    ):
+        _bad_offsets_field(path, name, offsets)
+    return TensorInfo(
+        dtype_name=dtype.name,
+        shape=tuple(shape),
+        data_offsets=(start, end),
+        name=name,
+        file=path,
+    )
+
+
 def _dtype_from_map(
-    path: str, name: str, value: Any, repeats: dict[int, tuple[Any, set[str]]] | None
+    path: str,
+    name: str,
+    value: Any,
+    repeats: dict[int, tuple[Any, set[str], list[tuple[str, Any]]]] | None,
 ) -> DType:
     """serde also reads a unit enum variant from a one-entry map, ``{"F32": null}``."""
     if type(value) is dict and len(value) == 1:
@@ -572,7 +612,7 @@ def _validate_layout(path: str, tensors: list[TensorInfo], data_len: int) -> Non
         pos = end
         numel = prod(t.shape)
         bits = numel * bits_of[t.dtype_name]
-        if bits != (end - start) * 8:
+        if bits != (end - start) * 8 or (numel == 0 and _prefix_overflows(t.shape)):
             _bad_size(path, t, numel)
     if pos != data_len:
         if pos > data_len:
@@ -584,6 +624,16 @@ def _validate_layout(path: str, tensors: list[TensorInfo], data_len: int) -> Non
             path,
             f"{data_len - pos:,} bytes after the last tensor are not described by the header (trailing data)",
         )
+
+
+def _prefix_overflows(shape: tuple[int, ...]) -> bool:
+    """The reference multiplies dimensions left to right in u64: [2**63, 2, 0] overflows at 2."""
+    n = 1
+    for d in shape:
+        n *= d
+        if n > _U64_MAX:
+            return True
+    return False
 
 
 def _bad_offsets(path: str, t: TensorInfo, pos: int) -> None:

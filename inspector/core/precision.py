@@ -4,8 +4,10 @@ All arithmetic is in float64 between the original and the cast values, so it is 
 cast target. Definitions (the ``cast --report`` JSON uses them):
 
 * ``max_abs_err`` / ``mean_abs_err`` / ``max_rel_err`` (|err| / |orig| over orig ≠ 0): over values
-  that are finite before and after; a value that overflowed to ±inf has infinite error and is
-  counted in ``overflow`` instead, so the numbers stay meaningful.
+  that are finite before and after and did not overflow. One rule for every target: a value that
+  overflowed (to ±inf, or saturated to ±448 by F8_E4M3) is counted in ``overflow`` and left out of
+  the error figures, so they stay meaningful. When no value is left to measure (every value
+  overflowed) the three are ``None`` (JSON null), never 0.
 * ``overflow``: finite values that became ±inf, plus values torch saturated to ±max (F8_E4M3 has no
   inf: it clamps |x| beyond the rounding range of 448, and ±inf, to ±448).
 * ``underflow``: non-zero values that became zero.
@@ -30,9 +32,9 @@ _BLOCK = 1 << 16  # elements: keeps the float64 temporaries in the CPU cache
 
 @dataclass
 class ErrorStats:
-    max_abs_err: float = 0.0
-    mean_abs_err: float = 0.0
-    max_rel_err: float = 0.0
+    max_abs_err: float | None = 0.0
+    mean_abs_err: float | None = 0.0
+    max_rel_err: float | None = 0.0
     overflow: int = 0
     underflow: int = 0
     nan: int = 0
@@ -86,7 +88,9 @@ class ErrorAccumulator:
         # inf → same inf is kept; finite → inf, inf → ±max (saturation) are overflow
         self.overflow += int(np.count_nonzero((fin_a & ~fin_b) | (~fin_a & ~nan_a & fin_b)))
         if self.sat_limit is not None:
-            self.overflow += int(np.count_nonzero(both & (np.abs(a) > self.sat_limit)))
+            saturated = both & (np.abs(a) > self.sat_limit)
+            self.overflow += int(np.count_nonzero(saturated))
+            both &= ~saturated
         self.underflow += int(np.count_nonzero((b == 0) & (a != 0) & ~nan_a))
         self.changed += int(np.count_nonzero((a != b) & ~nan_a))
         if both.any():
@@ -101,7 +105,15 @@ class ErrorAccumulator:
         # a == 0 always casts to 0, so zeros of b beyond those of a are underflows
         self.underflow += int(np.count_nonzero(b == 0) - np.count_nonzero(a == 0))
         if self.sat_limit is not None:
-            self.overflow += int(np.count_nonzero(np.abs(a) > self.sat_limit))
+            saturated = np.abs(a) > self.sat_limit
+            n_sat = int(np.count_nonzero(saturated))
+            if n_sat:
+                self.overflow += n_sat
+                keep = ~saturated
+                a, ad = a[keep], ad[keep]
+                if not a.size:
+                    return
+                m = float(ad.max())
         self._accumulate(a, ad, m)
 
     def _accumulate(self, a: np.ndarray, ad: np.ndarray, m: float) -> None:
@@ -114,10 +126,11 @@ class ErrorAccumulator:
             self.max_rel = max(self.max_rel, r)
 
     def result(self) -> ErrorStats:
+        unmeasured = self.count == 0 and self.overflow > 0
         return ErrorStats(
-            max_abs_err=self.max_abs,
-            mean_abs_err=self.sum_abs / self.count if self.count else 0.0,
-            max_rel_err=self.max_rel,
+            max_abs_err=None if unmeasured else self.max_abs,
+            mean_abs_err=None if unmeasured else (self.sum_abs / self.count if self.count else 0.0),
+            max_rel_err=None if unmeasured else self.max_rel,
             overflow=self.overflow,
             underflow=self.underflow,
             nan=self.nan,

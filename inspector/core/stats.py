@@ -37,14 +37,20 @@ class TensorStats:
 
 
 class _Moments:
-    """Chan et al.'s parallel update: exact-enough mean/variance without a second pass."""
+    """Chan et al.'s parallel update: exact-enough mean/variance without a second pass.
 
-    __slots__ = ("count", "inf", "m2", "max", "mean", "min", "nan")
+    Values above ~1e150 would overflow their squares (and sums) in float64, so a chunk whose
+    largest magnitude is beyond ``_BIG`` is scaled by a power of two first (exact), and the sum
+    of squared deviations is kept as ``m2 * 4**exp``: an F64 tensor near 1e200 gets its true std.
+    """
+
+    __slots__ = ("count", "exp", "inf", "m2", "max", "mean", "min", "nan")
 
     def __init__(self) -> None:
         self.count = 0
         self.mean = 0.0
         self.m2 = 0.0
+        self.exp = 0  # true M2 = m2 * 4**exp
         self.min = math.inf
         self.max = -math.inf
         self.nan = 0
@@ -65,21 +71,35 @@ class _Moments:
         n = x.size
         if n == 0:
             return
-        mean = float(x.mean())
-        m2 = float(np.square(x - mean).sum())
-        self.min = min(self.min, float(x.min()))
-        self.max = max(self.max, float(x.max()))
+        lo, hi = float(x.min()), float(x.max())
+        self.min = min(self.min, lo)
+        self.max = max(self.max, hi)
+        big = max(-lo, hi)
+        exp = math.frexp(big)[1] if big > _BIG else 0
+        y = np.ldexp(x, -exp) if exp else x  # exact: a power-of-two scale
+        mean_s = float(y.mean())
+        m2_s = float(np.square(y - mean_s).sum())  # true chunk M2 = m2_s * 4**exp
+        self._merge(n, math.ldexp(mean_s, exp), m2_s, exp)
+
+    def _merge(self, n: int, mean: float, m2: float, exp: int) -> None:
         total = self.count + n
-        delta = mean - self.mean
-        self.mean += delta * n / total
-        self.m2 += m2 + delta * delta * self.count * n / total
+        e = max(self.exp, exp)
+        own = math.ldexp(self.m2, 2 * (self.exp - e))
+        new = math.ldexp(m2, 2 * (exp - e))
+        delta = math.ldexp(mean, -e) - math.ldexp(self.mean, -e)  # scaled: never overflows
+        self.mean += math.ldexp(delta * (n / total), e)
+        self.m2 = own + new + delta * delta * self.count * n / total
+        self.exp = e
         self.count = total
 
     def result(self, t: TensorInfo) -> TensorStats:
         if self.count == 0:
             return TensorStats(t.name, t.numel, None, None, None, None, self.nan, self.inf)
-        std = math.sqrt(max(self.m2, 0.0) / self.count)
+        std = math.ldexp(math.sqrt(max(self.m2, 0.0) / self.count), self.exp)
         return TensorStats(t.name, t.numel, self.min, self.max, self.mean, std, self.nan, self.inf)
+
+
+_BIG = 2.0**500  # squares of values below this, summed over 2**60 of them, stay finite
 
 
 def tensor_stats(ckpt: Checkpoint, tensor: TensorInfo) -> TensorStats:
@@ -110,6 +130,18 @@ def compute_stats(
     return out
 
 
+def bin_edges(lo: float, hi: float, bins: int) -> np.ndarray:
+    """``bins + 1`` evenly spaced edges, also when ``hi - lo`` overflows float64 (±1e308)."""
+    if lo == hi:
+        lo, hi = lo - 0.5, hi + 0.5
+        if lo == hi:  # ±0.5 is lost at this magnitude: widen relative to the value
+            lo, hi = lo - abs(lo) * 1e-9, hi + abs(hi) * 1e-9
+    t = np.linspace(0.0, 1.0, bins + 1)
+    edges = lo * (1.0 - t) + hi * t  # never forms hi - lo, so never inf
+    edges[0], edges[-1] = lo, hi
+    return np.maximum.accumulate(edges)
+
+
 def histogram(
     values: np.ndarray, bins: int = 64, value_range: tuple[float, float] | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -118,10 +150,8 @@ def histogram(
     x = x[np.isfinite(x)]
     if value_range is None:
         value_range = (float(x.min()), float(x.max())) if x.size else (0.0, 1.0)
-    lo, hi = value_range
-    if lo == hi:
-        lo, hi = lo - 0.5, hi + 0.5
-    counts, edges = np.histogram(x, bins=bins, range=(lo, hi))
+    edges = bin_edges(*value_range, bins)
+    counts, _ = np.histogram(x, bins=edges)
     return edges, counts
 
 
@@ -135,11 +165,8 @@ def value_histogram(
     if value_range is None:
         s = tensor_stats(ckpt, tensor)
         value_range = (s.min, s.max) if s.min is not None else (0.0, 1.0)
-    lo, hi = value_range
-    if lo == hi:
-        lo, hi = lo - 0.5, hi + 0.5
+    edges = bin_edges(*value_range, bins)
     counts = np.zeros(bins, dtype=np.int64)
-    edges = np.linspace(lo, hi, bins + 1)
     for chunk in ckpt.iter_chunks(tensor, STATS_CHUNK_BYTES):
         x = chunk.astype(np.float64) if chunk.dtype.kind != "c" else np.abs(chunk)
         c, _ = np.histogram(x[np.isfinite(x)], bins=edges)

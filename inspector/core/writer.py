@@ -1,121 +1,59 @@
 """Write safetensors files so that nothing is ever lost: a crash or cancel leaves the old file.
 
-Each output is streamed into ``.<final-name>.<random>.partial`` in the target folder, held with an
-exclusive ``flock`` while written, ``fsync``-ed, renamed over the destination with ``os.replace``,
-and the folder is ``fsync``-ed so the rename itself survives a power cut. A save first deletes any
-``.*.partial`` in its folder that nobody holds locked: the leftover of a killed save.
-Several files (shards and their index) are committed together: all temps complete first, then
-renamed, the index last.
+Each output is streamed into ``.<final-name>.<random>.partial`` (in the target's folder, or in
+the output root for a sharded save), held with an exclusive ``flock`` while written, ``fsync``-ed,
+then renamed over the destination with ``os.replace``, and the folder is ``fsync``-ed so the
+rename itself survives a power cut. Several files (shards, their index, a report) are committed
+together through :mod:`.commit_journal`: all temps complete first, then a journal, then the
+renames, the index last; an interrupted commit is finished by the next save or open.
+
+New files take the permission bits of the file they replace, or else of their source file,
+never wider than the process's umask allows: a 0600 checkpoint does not become a 0644 copy.
 """
 
 from __future__ import annotations
 
 import contextlib
 import errno
-import json
 import os
-import re
 import secrets
-import struct
+import stat
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
+from .commit_journal import (
+    PARTIAL_SUFFIX,
+    Transaction,
+    fsync_dir,
+    is_partial_name,
+    recover_folder,
+)
 from .dtypes import DType
 from .errors import CheckpointError
+from .header_encode import TensorEntry, encode_header
 
 try:
     import fcntl
 except ImportError:  # Windows: no flock, so temps are unlocked and leftovers are never guessed at
     fcntl = None  # type: ignore[assignment]
 
-PARTIAL_SUFFIX = ".partial"
-# only names this writer makes: ".<final-name>.<12 hex digits>.partial"
-_PARTIAL_NAME = re.compile(r"\..+\.[0-9a-f]{12}" + re.escape(PARTIAL_SUFFIX))
-
-
-@dataclass(frozen=True)
-class TensorEntry:
-    """One tensor of an output file, in header (= data) order."""
-
-    name: str
-    dtype: DType
-    shape: tuple[int, ...]
-
-    @property
-    def nbytes(self) -> int:
-        n = 1
-        for d in self.shape:
-            n *= d
-        return self.dtype.nbytes(n)
-
-
-def encode_header(entries: Sequence[TensorEntry], metadata: Mapping[str, str] | None) -> bytes:
-    """The 8-byte length and JSON header, space-padded to a multiple of 8 as the reference writer.
-
-    Tensors keep the given order and their data is laid out in that order, contiguously from 0.
-    """
-    header: dict[str, object] = {}
-    if metadata is not None:
-        header["__metadata__"] = dict(metadata)
-    offset = 0
-    for e in entries:
-        if e.name in header:
-            raise ValueError(f"tensor name {e.name!r} appears twice")
-        end = offset + e.nbytes
-        header[e.name] = {
-            "dtype": e.dtype.name,
-            "shape": list(e.shape),
-            "data_offsets": [offset, end],
-        }
-        offset = end
-    text = json.dumps(header, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
-    text += b" " * (-len(text) % 8)
-    return struct.pack("<Q", len(text)) + text
-
-
-# -- leftovers from killed saves ----------------------------------------------------------------
-
-
-def is_partial_name(name: str) -> bool:
-    """A temp this writer made (never some other tool's ``.foo.partial``)."""
-    return _PARTIAL_NAME.fullmatch(name) is not None
+__all__ = [
+    "AtomicWriter",
+    "PendingFile",
+    "SafetensorsFile",
+    "TensorEntry",
+    "clean_leftovers",
+    "encode_header",
+    "is_partial_name",
+    "save_arrays",
+    "write_text_atomic",
+]
 
 
 def clean_leftovers(folder: str) -> list[str]:
-    """Delete every ``.*.partial`` in ``folder`` that no live save holds locked; return their paths."""
-    removed: list[str] = []
-    if fcntl is None:
-        return removed  # without locks a leftover cannot be told from a live save
-    try:
-        names = os.listdir(folder)
-    except OSError:
-        return removed
-    for name in names:
-        if not is_partial_name(name):
-            continue
-        path = os.path.join(folder, name)
-        try:
-            # O_NONBLOCK: a FIFO of that name must not hang the save
-            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-        except OSError:
-            continue
-        try:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except OSError:
-                continue  # a save in progress holds it
-            with contextlib.suppress(OSError):
-                if os.stat(path, follow_symlinks=False).st_ino == os.fstat(fd).st_ino:
-                    os.unlink(path)
-                    removed.append(path)
-        finally:
-            os.close(fd)
-    return removed
-
-
-# -- one output file ---------------------------------------------------------------------------
+    """Finish interrupted commits in ``folder`` and delete dead saves' temps; return the deleted."""
+    return recover_folder(folder)
 
 
 def _reason(e: OSError) -> str:
@@ -130,13 +68,26 @@ def _reason(e: OSError) -> str:
     return e.strerror or str(e)
 
 
-class PendingFile:
-    """An output being written to its locked temp file; it becomes ``path`` only on commit."""
+def _kind_of(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "a named pipe (FIFO)"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
 
-    def __init__(self, path: str) -> None:
+
+class PendingFile:
+    """An output being written to its locked temp file; it becomes ``path`` only on commit.
+
+    ``mode`` (permission bits) is applied to the temp, intersected with what the umask gave it.
+    """
+
+    def __init__(self, path: str, tmp_folder: str | None = None, mode: int | None = None) -> None:
         self.path = path
         folder, base = os.path.split(path)
-        self.folder = folder or "."
+        self.folder = tmp_folder or folder or "."
         for _ in range(8):
             tmp = os.path.join(self.folder, f".{base}.{secrets.token_hex(6)}{PARTIAL_SUFFIX}")
             try:
@@ -148,7 +99,6 @@ class PendingFile:
                     path, f"cannot write to folder {self.folder}: {_reason(e)}"
                 ) from None
             # A filesystem without locks (some NFS/SMB mounts) refuses flock: save unlocked.
-            # Cleanup cannot lock such temps either, so it never takes this live one.
             if fcntl is not None:
                 with contextlib.suppress(OSError):
                     fcntl.flock(fd, fcntl.LOCK_EX)
@@ -163,6 +113,9 @@ class PendingFile:
             os.close(fd)
         else:
             raise CheckpointError(path, "could not create a temporary file next to it")
+        if mode is not None:
+            with contextlib.suppress(OSError):
+                os.fchmod(self.fd, stat.S_IMODE(os.fstat(self.fd).st_mode) & mode)
         self.written = 0
         self.done = False
 
@@ -180,15 +133,16 @@ class PendingFile:
             raise CheckpointError(self.path, f"cannot write: {_reason(e)}") from None
 
     def finish(self) -> None:
-        """Flush the data to the disk; the file is complete but still under its temp name."""
+        """Flush the data to the disk and close it (the save's ``.txn`` lock still covers it)."""
         try:
             os.fsync(self.fd)
         except OSError as e:
             raise CheckpointError(self.path, f"cannot write: {_reason(e)}") from None
+        self.close()  # a save of thousands of shards keeps no more than one file open
         self.done = True
 
     def publish(self) -> None:
-        """Rename over the destination (atomic); the lock goes with the closed descriptor."""
+        """Rename over the destination (atomic)."""
         try:
             os.replace(self.tmp_path, self.path)
         except OSError as e:
@@ -213,9 +167,14 @@ class SafetensorsFile(PendingFile):
     """A pending ``.safetensors``: header first, then exactly the bytes the header promises."""
 
     def __init__(
-        self, path: str, entries: Sequence[TensorEntry], metadata: Mapping[str, str] | None
+        self,
+        path: str,
+        entries: Sequence[TensorEntry],
+        metadata: Mapping[str, str] | None,
+        tmp_folder: str | None = None,
+        mode: int | None = None,
     ) -> None:
-        super().__init__(path)
+        super().__init__(path, tmp_folder, mode)
         try:
             head = encode_header(entries, metadata)
             self.expected = len(head) + sum(e.nbytes for e in entries)
@@ -232,22 +191,19 @@ class SafetensorsFile(PendingFile):
         super().finish()
 
 
-def _fsync_dir(folder: str) -> None:
-    with contextlib.suppress(OSError):
-        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-
-
-def _same_file(a: str, b: str) -> bool:
-    if os.path.realpath(a) == os.path.realpath(b):
-        return True
+def _read_only(folder: str) -> bool:
     try:
-        return os.path.samefile(a, b)
-    except OSError:
+        return bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
+    except (OSError, AttributeError):
         return False
+
+
+def _file_id(path: str) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
 
 
 class AtomicWriter:
@@ -255,14 +211,20 @@ class AtomicWriter:
 
     Use as a context manager: leaving it by an exception (``GeneratorExit`` of a cancelled job
     included) or without a commit removes every temp file and leaves destinations untouched.
-    ``protect`` lists input files an output must never replace.
+    ``protect`` lists input files an output must never replace. With ``root`` (a sharded save's
+    output folder) the temps of every file under it live in it, so one journal covers them all.
     """
 
-    def __init__(self, protect: Iterable[str] = ()) -> None:
+    def __init__(self, protect: Iterable[str] = (), root: str | None = None) -> None:
         self.protect = [os.fspath(p) for p in protect]
+        self._protect_real = {os.path.realpath(p) for p in self.protect}
+        self._protect_ids = {i for i in map(_file_id, self.protect) if i is not None}
+        self.root = os.path.abspath(root) if root is not None else None
         self.pending: list[PendingFile] = []
         self.created_dirs: list[str] = []
+        self._reserved: dict[str, str] = {}  # abspath -> what it is ("output", "report")
         self._cleaned: set[str] = set()
+        self._txns: dict[str, Transaction] = {}
         self.committed = False
 
     def __enter__(self) -> AtomicWriter:
@@ -272,81 +234,240 @@ class AtomicWriter:
         if not self.committed:
             self.abort()
 
+    # -- targets ------------------------------------------------------------------------------
     def make_folder(self, folder: str) -> None:
-        """Create an output folder whose parent exists; it is removed again on abort."""
+        """Create an output folder (and missing parents below an existing one); gone on abort."""
+        folder = os.path.abspath(folder)
         if os.path.isdir(folder):
             return
-        parent = os.path.dirname(os.path.abspath(folder))
-        if not os.path.isdir(parent):
-            raise CheckpointError(folder, f"folder {parent} does not exist")
-        try:
-            os.mkdir(folder)
-        except OSError as e:
-            raise CheckpointError(folder, f"cannot create folder: {_reason(e)}") from None
-        self.created_dirs.append(folder)
+        missing = []
+        probe = folder
+        while not os.path.isdir(probe):
+            if os.path.lexists(probe):
+                raise CheckpointError(probe, "is a file; a folder is needed here")
+            # only a sharded save's own tree is created more than one level deep
+            inside = self.root is not None and (probe + os.sep).startswith(self.root + os.sep)
+            if missing and not inside:
+                raise CheckpointError(folder, f"folder {probe} does not exist")
+            missing.append(probe)
+            parent = os.path.dirname(probe)
+            if parent == probe:
+                break
+            probe = parent
+        for d in reversed(missing):
+            try:
+                os.mkdir(d)
+            except OSError as e:
+                raise CheckpointError(d, f"cannot create folder: {_reason(e)}") from None
+            self.created_dirs.append(d)
 
-    def _check_target(self, path: str) -> None:
-        folder = os.path.dirname(os.path.abspath(path))
+    def _tmp_folder(self, path: str) -> str:
+        folder = os.path.dirname(path)
+        if self.root is not None and (path + os.sep).startswith(self.root + os.sep):
+            return self.root
+        return folder
+
+    def reserve(self, path: str, what: str = "output") -> None:
+        """Check ``path`` can be an output of this save, before any work is done.
+
+        Refused: a missing folder, a folder, a device/FIFO/socket (replacing ``/dev/null`` with a
+        file would break the system), an input of the save, or a path already taken by another
+        output of this save.
+        """
+        if not path:
+            raise CheckpointError(None, f"the {what} path is empty")
+        apath = os.path.abspath(path)
+        if apath in self._reserved:
+            other = self._reserved[apath]
+            raise CheckpointError(
+                path,
+                "is written twice in one save"
+                if other == what
+                else f"is both the {other} and the {what}; give them different names",
+            )
+        folder = os.path.dirname(apath)
         if not os.path.isdir(folder):
             raise CheckpointError(path, f"folder {folder} does not exist")
-        if os.path.isdir(path):
-            raise CheckpointError(path, "is a folder; give a file name to write")
-        for src in self.protect:
-            if _same_file(path, src):
+        if not os.access(folder, os.W_OK):
+            raise CheckpointError(
+                path,
+                f"cannot write to folder {folder}: "
+                + ("the disk is read-only" if _read_only(folder) else "permission denied"),
+            )
+        try:
+            st = os.stat(apath)
+        except OSError:
+            st = None
+        if st is not None:
+            if stat.S_ISDIR(st.st_mode):
+                raise CheckpointError(path, "is a folder; give a file name to write")
+            if not stat.S_ISREG(st.st_mode):
                 raise CheckpointError(
                     path,
-                    "is the input file; choose another output (the input is read while writing)",
+                    f"is {_kind_of(st.st_mode)}; the {what} is written as a new regular file, "
+                    "so give a file path",
                 )
-        if any(p.path == path for p in self.pending):
-            raise CheckpointError(path, "is written twice in one save")
-        if folder not in self._cleaned:
-            clean_leftovers(folder)
-            self._cleaned.add(folder)
+        if os.path.realpath(apath) in self._protect_real or (
+            st is not None and (st.st_dev, st.st_ino) in self._protect_ids
+        ):
+            raise CheckpointError(
+                path,
+                "is the input file; choose another output (the input is read while writing)"
+                if what == "output"
+                else f"is an input file of this save; the {what} must not replace it",
+            )
+        self._reserved[apath] = what
+        tmp_folder = self._tmp_folder(apath)
+        if tmp_folder not in self._cleaned:
+            recover_folder(tmp_folder)
+            self._cleaned.add(tmp_folder)
 
-    def open(self, path: str) -> PendingFile:
-        self._check_target(path)
-        f = PendingFile(path)
+    def _mode_for(self, path: str, like: str | None) -> int | None:
+        """Permission bits for a new output: the replaced file's, else ``like``'s (its source)."""
+        for p in (path, like):
+            if p is None:
+                continue
+            try:
+                st = os.stat(p)
+            except OSError:
+                continue
+            if stat.S_ISREG(st.st_mode):
+                return stat.S_IMODE(st.st_mode) & 0o777
+        return None
+
+    def _start(self, path: str, like: str | None) -> tuple[str, int | None]:
+        apath = os.path.abspath(path)
+        if apath not in self._reserved:
+            self.reserve(path)
+        tmp_folder = self._tmp_folder(apath)
+        if tmp_folder not in self._txns:
+            try:
+                self._txns[tmp_folder] = Transaction(tmp_folder)
+            except OSError as e:
+                raise CheckpointError(
+                    path, f"cannot write to folder {tmp_folder}: {_reason(e)}"
+                ) from None
+        return tmp_folder, self._mode_for(apath, like)
+
+    def open(self, path: str, like: str | None = None) -> PendingFile:
+        tmp_folder, mode = self._start(path, like)
+        f = PendingFile(path, tmp_folder, mode)
         self.pending.append(f)
         return f
 
     def open_safetensors(
-        self, path: str, entries: Sequence[TensorEntry], metadata: Mapping[str, str] | None
+        self,
+        path: str,
+        entries: Sequence[TensorEntry],
+        metadata: Mapping[str, str] | None,
+        like: str | None = None,
     ) -> SafetensorsFile:
-        self._check_target(path)
-        f = SafetensorsFile(path, entries, metadata)
+        tmp_folder, mode = self._start(path, like)
+        f = SafetensorsFile(path, entries, metadata, tmp_folder, mode)
         self.pending.append(f)
         return f
 
-    def write_text(self, path: str, text: str) -> None:
-        f = self.open(path)
+    def write_text(self, path: str, text: str, like: str | None = None) -> None:
+        f = self.open(path, like)
         f.write(text.encode("utf-8"))
         f.finish()
 
+    # -- commit -------------------------------------------------------------------------------
     def commit(self) -> None:
-        """Finish what is unfinished, then rename every file in the order opened; fsync folders."""
+        """Finish every file (fsync), journal the renames per folder, rename in the order opened
+        (the index last), fsync the folders; an interruption is rolled forward later."""
         try:
             for f in self.pending:
                 if not f.done:
                     f.finish()
+            by_folder: dict[str, list[PendingFile]] = {}
             for f in self.pending:
-                f.publish()
+                by_folder.setdefault(f.folder, []).append(f)
+            for folder, files in by_folder.items():
+                self._commit_folder(folder, files)
         except BaseException:
             self.abort()
             raise
-        for folder in {f.folder for f in self.pending}:
-            _fsync_dir(folder)
         for d in self.created_dirs:
-            _fsync_dir(os.path.dirname(os.path.abspath(d)))
+            fsync_dir(os.path.dirname(d))
+        self._close_txns()
         self.committed = True
+
+    def _commit_folder(self, folder: str, files: list[PendingFile]) -> None:
+        txn = self._txns.get(folder)
+        backups: dict[str, str] = {}
+        published: list[PendingFile] = []
+        try:
+            if txn is not None and len(files) > 1:
+                backups = _link_backups(folder, [f.path for f in files])
+                try:
+                    txn.write_journal(
+                        [
+                            (os.path.relpath(f.tmp_path, folder), os.path.relpath(f.path, folder))
+                            for f in files
+                        ]
+                    )
+                except OSError as e:
+                    raise CheckpointError(folder, f"cannot write: {_reason(e)}") from None
+            for f in files:
+                f.publish()
+                published.append(f)
+        except BaseException:
+            _roll_back(published, backups)  # the old set comes back, or the journal finishes it
+            raise
+        for d in {os.path.dirname(os.path.abspath(f.path)) for f in files} | {folder}:
+            fsync_dir(d)
+        if txn is not None:
+            txn.close()
+        for b in backups.values():
+            with contextlib.suppress(OSError):
+                os.unlink(b)
 
     def abort(self) -> None:
         for f in self.pending:
             f.discard()
         self.pending.clear()
+        self._close_txns()
         for d in reversed(self.created_dirs):
             with contextlib.suppress(OSError):
                 os.rmdir(d)  # only if empty: a folder we made holds nothing of anyone else
         self.created_dirs.clear()
+
+    def _close_txns(self) -> None:
+        for txn in self._txns.values():
+            txn.close()
+        self._txns.clear()
+
+
+def _link_backups(folder: str, paths: list[str]) -> dict[str, str]:
+    """Hard links to the files a commit will replace, so a failed rename can put them back.
+
+    Named like temps: if the process dies they are leftovers the next cleanup deletes.
+    """
+    backups = {}
+    for path in paths:
+        if not os.path.exists(path):
+            continue
+        b = os.path.join(
+            folder, f".{os.path.basename(path)}.{secrets.token_hex(6)}{PARTIAL_SUFFIX}"
+        )
+        with contextlib.suppress(OSError):  # no hard links here: that file cannot be put back
+            os.link(path, b)
+            backups[path] = b
+    return backups
+
+
+def _roll_back(published: list[PendingFile], backups: dict[str, str]) -> None:
+    """Undo the renames done so far: each replaced file comes back, each new one goes."""
+    for f in reversed(published):
+        with contextlib.suppress(OSError):
+            if f.path in backups:
+                os.replace(backups.pop(f.path), f.path)
+            else:
+                os.unlink(f.path)
+    for b in backups.values():
+        with contextlib.suppress(OSError):
+            os.unlink(b)
 
 
 def write_text_atomic(path: str | os.PathLike[str], text: str) -> None:
@@ -370,103 +491,3 @@ def save_arrays(
         for _, d, a in tensors:
             f.write(np.ascontiguousarray(a, dtype=d.numpy))
         w.commit()
-
-
-# -- writing on a second thread ----------------------------------------------------------------
-
-
-def _load_sync_file_range():
-    """Linux ``sync_file_range``: start writing dirty pages now so the final fsync waits less."""
-    try:
-        import ctypes
-        import ctypes.util
-
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-        fn = libc.sync_file_range
-        fn.argtypes = (ctypes.c_int, ctypes.c_int64, ctypes.c_int64, ctypes.c_uint)
-        fn.restype = ctypes.c_int
-        return fn
-    except (OSError, AttributeError):
-        return None
-
-
-_SYNC_FILE_RANGE = _load_sync_file_range()
-_SFR_WAIT_BEFORE, _SFR_WRITE, _SFR_WAIT_AFTER = 1, 2, 4
-
-
-def _write_behind(fd: int, start: int, end: int, older: int) -> None:
-    """Start writeback of [start, end) and wait for [older, start) to reach the disk.
-
-    Keeps the disk busy from the first chunk on and the dirty page cache bounded at two
-    ranges, instead of one huge flush at fsync time (and the kernel throttling our writes).
-    """
-    _SYNC_FILE_RANGE(fd, start, end - start, _SFR_WRITE)
-    if start > older:
-        _SYNC_FILE_RANGE(fd, older, start - older, _SFR_WAIT_BEFORE | _SFR_WRITE | _SFR_WAIT_AFTER)
-        with contextlib.suppress(OSError, AttributeError):
-            os.posix_fadvise(fd, older, start - older, os.POSIX_FADV_DONTNEED)
-
-
-class BackgroundWriter:
-    """Writes queued arrays to their pending files on one thread while the caller reads and casts.
-
-    The queue is short, so memory stays at a few chunks; ``os.write`` and numpy release the GIL,
-    so reading, casting and writing overlap on two cores. Errors surface on the next :meth:`put`
-    or on :meth:`close`. Each file's written range is handed to the kernel's writeback at once
-    (``sync_file_range``), so the closing ``fsync`` finds little left to flush.
-    """
-
-    def __init__(self, depth: int = 3, kick_bytes: int = 32 << 20) -> None:
-        import queue
-        import threading
-
-        self._q: queue.Queue[tuple[PendingFile, np.ndarray | list[np.ndarray]] | None]
-        self._q = queue.Queue(maxsize=depth)
-        self._error: BaseException | None = None
-        self._kick = kick_bytes
-        self._thread = threading.Thread(target=self._run, name="safetensors-writer", daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        flushed: dict[int, tuple[int, int]] = {}  # per file: (kicked up to, waited up to)
-        while True:
-            item = self._q.get()
-            if item is None:
-                return
-            if self._error is not None:
-                continue  # drain until told to stop
-            f, data = item
-            try:
-                for part in data if isinstance(data, list) else (data,):
-                    f.write(part)
-                if _SYNC_FILE_RANGE is not None:
-                    kicked, waited = flushed.get(id(f), (0, 0))
-                    if f.written - kicked >= self._kick:
-                        flushed[id(f)] = (f.written, kicked)
-                        _write_behind(f.fd, kicked, f.written, waited)
-            except BaseException as e:  # handed to the caller's thread
-                self._error = e
-
-    def _raise(self) -> None:
-        if self._error is not None:
-            err, self._error = self._error, None
-            raise err
-
-    def put(self, f: PendingFile, data: np.ndarray | list[np.ndarray]) -> None:
-        """Queue ``data`` (an array or a list of them, never modified afterwards) for ``f``."""
-        self._raise()
-        self._q.put((f, data))
-
-    def close(self) -> None:
-        """Wait for everything queued to be written; re-raise a write error."""
-        if self._thread.is_alive():
-            self._q.put(None)
-            self._thread.join()
-        self._raise()
-
-    def stop(self) -> None:
-        """Stop without raising (cancel / error path); queued data is dropped."""
-        if self._thread.is_alive():
-            self._error = self._error or RuntimeError("stopped")
-            self._q.put(None)
-            self._thread.join()

@@ -1,0 +1,50 @@
+"""Encode a safetensors header exactly as the reference writer lays it out."""
+
+from __future__ import annotations
+
+import json
+import struct
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from .dtypes import DType
+
+
+@dataclass(frozen=True)
+class TensorEntry:
+    """One tensor of an output file, in header (= data) order."""
+
+    name: str
+    dtype: DType
+    shape: tuple[int, ...]
+
+    @property
+    def nbytes(self) -> int:
+        n = 1
+        for d in self.shape:
+            n *= d
+        return self.dtype.nbytes(n)
+
+
+def encode_header(entries: Sequence[TensorEntry], metadata: Mapping[str, str] | None) -> bytes:
+    """The 8-byte length and JSON header, space-padded to a multiple of 8 as the reference writer.
+
+    Tensors keep the given order and their data is laid out in that order, contiguously from 0.
+    """
+    header: dict[str, object] = {}
+    if metadata is not None:
+        header["__metadata__"] = dict(metadata)
+    offset = 0
+    for e in entries:
+        if e.name in header:
+            raise ValueError(f"tensor name {e.name!r} appears twice")
+        end = offset + e.nbytes
+        header[e.name] = {
+            "dtype": e.dtype.name,
+            "shape": list(e.shape),
+            "data_offsets": [offset, end],
+        }
+        offset = end
+    text = json.dumps(header, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    text += b" " * (-len(text) % 8)
+    return struct.pack("<Q", len(text)) + text

@@ -1,0 +1,56 @@
+"""Strict JSON documents with one tensor per line: the layout of ``list --json``, ``diff --json``
+and ``cast --report`` alike (greppable, diffable, and valid for any strict parser)."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+
+
+def json_safe(value: object) -> object:
+    """Strict JSON has no inf/NaN: they are written as the strings "inf", "-inf", "nan".
+
+    Iterative, so metadata nested hundreds of levels deep cannot exhaust the stack.
+    """
+    root: list[object] = [value]
+    stack: list[tuple[object, object]] = [(root, 0)]
+    while stack:
+        parent, key = stack.pop()
+        v = parent[key]  # type: ignore[index]
+        if isinstance(v, float) and not math.isfinite(v):
+            parent[key] = "nan" if math.isnan(v) else ("inf" if v > 0 else "-inf")  # type: ignore[index]
+        elif isinstance(v, dict):
+            v = dict(v)
+            parent[key] = v  # type: ignore[index]
+            stack.extend((v, k) for k in v)
+        elif isinstance(v, (list, tuple)):
+            v = list(v)
+            parent[key] = v  # type: ignore[index]
+            stack.extend((v, i) for i in range(len(v)))
+    return root[0]
+
+
+def json_text(value: object) -> str:
+    """Compact strict JSON of one value (msgspec: fast for 200k rows)."""
+    import msgspec
+
+    if isinstance(value, dict) and any(
+        type(v) is float and not math.isfinite(v) for v in value.values()
+    ):
+        value = json_safe(value)  # rows are flat: their only floats are top-level values
+    try:
+        return msgspec.json.encode(value).decode()
+    except RecursionError:  # metadata deeper than msgspec recurses: the stdlib is iterative enough
+        return json.dumps(json_safe(value), ensure_ascii=False, separators=(",", ":"))
+
+
+def rows_document(rows: Sequence[Mapping[str, object]], extra: Mapping[str, object]) -> str:
+    """``{"tensors": [...], ...}`` with one tensor per line, then the ``extra`` keys."""
+    parts = ['{"tensors": [']
+    parts.append(",".join("\n  " + json_text(dict(row)) for row in rows))
+    parts.append("\n]")
+    for k, v in extra.items():
+        parts.append(f", {json.dumps(k)}: {json_text(json_safe(v))}")
+    parts.append("}\n")
+    return "".join(parts)

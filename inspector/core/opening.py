@@ -1,0 +1,241 @@
+"""Open a checkpoint from what a person points at: a file, an index, or a folder.
+
+Opening costs what the index names, never what its names merely suggest: shard series are
+checked against one listing of the folder, and every per-shard check is a dict lookup.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import stat
+
+from .checkpoint import Checkpoint
+from .commit_journal import recover_folder
+from .errors import AmbiguousCheckpointError, CheckpointError, path_problem
+from .header import Header, TensorInfo, _json_type, _open_regular, read_header
+
+INDEX_SUFFIX = ".safetensors.index.json"
+# transformers/diffusers variants: model.safetensors.index.fp16.json
+_INDEX_NAME = re.compile(r".+\.safetensors\.index(\.[^./\\]+)?\.json")
+_SHARD_NAME = re.compile(r"(.*)-(\d+)-of-(\d+)\.safetensors")
+_PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt")
+MAX_INDEX_BYTES = 100_000_000
+
+
+def is_index_name(name: str) -> bool:
+    """``*.safetensors.index.json`` or a variant ``*.safetensors.index.<variant>.json``."""
+    return _INDEX_NAME.fullmatch(name) is not None
+
+
+def open_checkpoint(path: str | os.PathLike[str]) -> Checkpoint:
+    """Open a ``.safetensors`` file, a ``*.safetensors.index.json``, or a folder holding either."""
+    path = os.fspath(path)
+    if not path:
+        raise CheckpointError(None, "the path is empty")
+    try:
+        st = os.stat(path)
+    except OSError as e:
+        raise CheckpointError(path, path_problem(path, e)) from None
+    if stat.S_ISDIR(st.st_mode):
+        return _open_folder(path)
+    if path.endswith(".json"):
+        return open_index(path)
+    header = read_header(path)
+    return Checkpoint(path, [header], list(header.tensors))
+
+
+def _open_folder(folder: str) -> Checkpoint:
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError as e:
+        raise CheckpointError(folder, f"cannot list folder: {path_problem(folder, e)}") from None
+    indexes = [n for n in names if is_index_name(n) and not n.startswith(".")]
+    if len(indexes) == 1:
+        return open_index(os.path.join(folder, indexes[0]))
+    if len(indexes) > 1:
+        raise AmbiguousCheckpointError(
+            folder,
+            f"holds {len(indexes)} index files ({', '.join(_short_name(n) for n in indexes)}); "
+            "open one of them",
+            [os.path.join(folder, n) for n in indexes],
+        )
+    files = [
+        n
+        for n in names
+        if n.endswith(".safetensors")
+        and not n.startswith(".")
+        and os.path.isfile(os.path.join(folder, n))
+    ]
+    if len(files) == 1:
+        return open_checkpoint(os.path.join(folder, files[0]))
+    if not files:
+        pickles = [n for n in names if n.endswith(_PICKLE_SUFFIXES) and not n.startswith(".")]
+        also = ""
+        if pickles:
+            shown = ", ".join(_short_name(n) for n in pickles[:3])
+            more = f" and {len(pickles) - 3} more" if len(pickles) > 3 else ""
+            also = f"; it holds {shown}{more} (PyTorch pickle files, which this version does not read)"
+        raise CheckpointError(
+            folder, f"folder holds no .safetensors file and no *.safetensors.index.json{also}"
+        )
+    raise AmbiguousCheckpointError(
+        folder,
+        f"folder holds {len(files)} .safetensors files but no index.json to join them; open one file",
+        [os.path.join(folder, n) for n in files],
+    )
+
+
+def _read_index(index_path: str) -> dict:
+    with _open_regular(index_path) as f:  # refuses a FIFO or device instead of blocking on it
+        try:
+            raw = f.read(MAX_INDEX_BYTES + 1)
+        except OSError as e:
+            raise CheckpointError(index_path, f"cannot read: {path_problem(index_path, e)}") from None
+    if len(raw) > MAX_INDEX_BYTES:
+        raise CheckpointError(index_path, "index file is over 100 MB; not a safetensors index")
+    if not raw.strip():
+        raise CheckpointError(index_path, "index file is empty")
+    try:
+        index = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as e:
+        raise CheckpointError(
+            index_path, f"index is not valid UTF-8 (bad byte at offset {e.start})"
+        ) from None
+    except json.JSONDecodeError as e:
+        raise CheckpointError(
+            index_path, f"index is not valid JSON ({e.msg} at character {e.pos})"
+        ) from None
+    except (ValueError, RecursionError):
+        raise CheckpointError(
+            index_path, "index is not valid JSON (nested too deeply or a number too long)"
+        ) from None
+    if not isinstance(index, dict):
+        raise CheckpointError(
+            index_path, f"not a safetensors index: the JSON is {_json_type(index)}, not an object"
+        )
+    return index
+
+
+def open_index(index_path: str) -> Checkpoint:
+    """Open a sharded checkpoint; every shard and the index must agree tensor for tensor."""
+    index_path = os.fspath(index_path)
+    folder = os.path.dirname(os.path.abspath(index_path))
+    recover_folder(folder, remove_leftovers=False)  # finish a save interrupted mid-commit
+    index = _read_index(index_path)
+    if "weight_map" not in index:
+        raise CheckpointError(index_path, 'not a safetensors index: no "weight_map"')
+    weight_map = index["weight_map"]
+    if not isinstance(weight_map, dict):
+        raise CheckpointError(
+            index_path,
+            f'"weight_map" must be an object of tensor name to shard file, got {_json_type(weight_map)}',
+        )
+    if not weight_map:
+        raise CheckpointError(index_path, '"weight_map" is empty: the index names no tensors')
+    by_shard: dict[str, list[str]] = {}
+    for name, shard in weight_map.items():
+        names = by_shard.get(shard) if isinstance(shard, str) else None
+        if names is None:
+            _check_shard_name(index_path, name, shard)
+            names = by_shard[shard] = []
+        names.append(name)
+    shard_names = sorted(by_shard)
+    _check_shard_series(index_path, folder, shard_names)
+    files: list[Header] = []
+    tensors: list[TensorInfo] = []
+    for shard in shard_names:
+        shard_path = os.path.join(folder, shard)
+        try:
+            os.stat(shard_path)
+        except OSError as e:
+            problem = path_problem(shard_path, e)
+            if problem.startswith("no such file"):
+                problem = "is missing"
+            raise CheckpointError(
+                index_path, f"shard {_short(shard)} named in the index {problem}"
+            ) from None
+        header = read_header(shard_path)
+        files.append(header)
+        present = set()
+        for t in header.tensors:
+            mapped = weight_map.get(t.name)
+            if mapped is None:
+                raise CheckpointError(
+                    shard_path, f"tensor {_short(t.name)} is in this shard but not in the index"
+                )
+            if mapped != shard:
+                raise CheckpointError(
+                    shard_path,
+                    f"tensor {_short(t.name)} is in this shard but the index puts it in {_short(mapped)}",
+                )
+            present.add(t.name)
+            tensors.append(t)
+        for name in by_shard[shard]:
+            if name not in present:
+                raise CheckpointError(
+                    index_path,
+                    f"tensor {_short(name)} is listed in the index but missing from shard {_short(shard)}",
+                )
+    meta = index.get("metadata")
+    return Checkpoint(
+        index_path,
+        files,
+        tensors,
+        index_path=index_path,
+        index_metadata=meta if isinstance(meta, dict) else None,
+        index=index,
+    )
+
+
+def _check_shard_name(index_path: str, name: str, shard: object) -> None:
+    if not isinstance(shard, str) or not shard:
+        raise CheckpointError(index_path, f"weight_map entry for {_short(name)} is not a file name")
+    parts = shard.replace("\\", "/").split("/")
+    if os.path.isabs(shard) or ".." in parts:
+        raise CheckpointError(index_path, f"shard {_short(shard)} points outside the index's folder")
+    if "" in parts or "." in parts:
+        raise CheckpointError(index_path, f"shard {_short(shard)} is not a plain relative file name")
+
+
+def _check_shard_series(index_path: str, folder: str, shard_names: list[str]) -> None:
+    """A shard of the series (``model-00002-of-00004.safetensors``) that the index never names
+    holds tensors the index forgot: every tensor of that file would silently go missing.
+
+    Checked against one listing of the folder, so a name claiming 999,999 siblings costs nothing.
+    """
+    series = set()
+    for shard in shard_names:
+        m = _SHARD_NAME.fullmatch(shard)
+        if m and "/" not in shard and len(m.group(3)) <= 12:
+            series.add((m.group(1), len(m.group(2)), m.group(3)))
+    if not series:
+        return
+    named = set(shard_names)
+    try:
+        entries = os.listdir(folder)
+    except OSError:
+        return
+    for entry in sorted(entries):
+        m = _SHARD_NAME.fullmatch(entry)
+        if (
+            m
+            and entry not in named
+            and (m.group(1), len(m.group(2)), m.group(3)) in series
+            and 1 <= int(m.group(2)) <= int(m.group(3))
+        ):
+            raise CheckpointError(
+                index_path,
+                f"shard {_short(entry)} is in the folder but the index names none of its "
+                "tensors (the index is incomplete)",
+            )
+
+
+def _short(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _short_name(name: str) -> str:
+    return name if len(name) <= 80 else name[:77] + "..."
