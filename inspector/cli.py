@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
-import math
 import os
 import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
+from .cli_output import clip, make_streams_safe, out, printable, symbol
 from .core.errors import CheckpointError
 
 PROG = "checkpoint-inspector"
@@ -192,8 +191,10 @@ def _cmd_list(args: argparse.Namespace) -> int:
         _write_json_rows(rows, {"metadata": ckpt.metadata})
         return EXIT_OK
 
-    status_text = {"match": "", "differs": f"≠ {target.name}", "kept": "kept (not a float)"}
-    name_w = min(max([4, *(len(t.name) for t in ckpt.tensors)]), 60)
+    ne = symbol("≠", "!=")
+    status_text = {"match": "", "differs": f"{ne} {target.name}", "kept": "kept (not a float)"}
+    names = {t.name: printable(t.name) for t in ckpt.tensors}
+    name_w = min(max([4, *(len(n) for n in names.values())]), 60)
     lines = []
     header = f"{'name':<{name_w}}  {'dtype':<8} {'shape':<20} {'size':>10}  {'status':<18}"
     if args.stats:
@@ -202,7 +203,7 @@ def _cmd_list(args: argparse.Namespace) -> int:
     for t in ckpt.tensors:
         shape = "[" + ", ".join(map(str, t.shape)) + "]"
         line = (
-            f"{t.name:<{name_w}}  {t.dtype.name:<8} {shape:<20} {format_bytes(t.nbytes):>10}  "
+            f"{names[t.name]:<{name_w}}  {t.dtype.name:<8} {shape:<20} {format_bytes(t.nbytes):>10}  "
             f"{status_text[tensor_status(t, target)]:<18}"
         )
         if args.stats:
@@ -219,36 +220,10 @@ def _num(v: float | None) -> str:
     return "-" if v is None else f"{v:.4g}"
 
 
-def _json_safe(value: object) -> object:
-    """Strict JSON has no inf/NaN: they are written as the strings "inf", "-inf", "nan"."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
-    if isinstance(value, dict):
-        return {k: _json_safe(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_json_safe(v) for v in value]
-    return value
-
-
-def _json_text(value: object) -> str:
-    import msgspec
-
-    if isinstance(value, dict) and any(
-        type(v) is float and not math.isfinite(v) for v in value.values()
-    ):
-        value = _json_safe(value)  # rows are flat: their only floats are top-level values
-    return msgspec.json.encode(value).decode()
-
-
 def _write_json_rows(rows: list[dict[str, object]], extra: dict[str, object]) -> None:
-    """``{"tensors": [...], ...}`` with one tensor per line: greppable, and valid strict JSON."""
-    parts = ['{"tensors": [']
-    parts.append(",".join("\n  " + _json_text(row) for row in rows))
-    parts.append("\n]")
-    for k, v in extra.items():
-        parts.append(f", {json.dumps(k)}: {_json_text(_json_safe(v))}")
-    parts.append("}\n")
-    sys.stdout.write("".join(parts))
+    from .core.json_output import rows_document
+
+    sys.stdout.write(rows_document(rows, extra))
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
@@ -260,12 +235,12 @@ def _cmd_check(args: argparse.Namespace) -> int:
     summary = summarize(ckpt.tensors, args.target)
     if not differing:
         n_float = sum(1 for t in ckpt.tensors if t.dtype.is_float)
-        print(f"ok: all {n_float} float tensors are {args.target.name} ({summary.line()})")
+        out(f"ok: all {n_float} float tensors are {args.target.name} ({summary.line()})")
         return EXIT_OK
     for t in differing:
-        print(f"{t.name}: {t.dtype.name} (expected {args.target.name})")
-    print(summary.line())
-    print(f"fix: {PROG} cast {args.path} --target {args.target.name} -o OUT")
+        out(f"{printable(t.name)}: {t.dtype.name} (expected {args.target.name})")
+    out(summary.line())
+    out(f"fix: {PROG} cast {printable(args.path)} --target {args.target.name} -o OUT")
     return EXIT_DIFFERENT
 
 
@@ -273,20 +248,22 @@ def _cmd_cast(args: argparse.Namespace) -> int:
     from .core.checkpoint import open_checkpoint
     from .core.convert import cast_checkpoint, plan_cast
     from .core.progress import run_job
-    from .core.writer import write_text_atomic
 
     ckpt = open_checkpoint(args.path)
     plan = plan_cast(ckpt, args.target, args.keep)
-    report = run_job(
-        cast_checkpoint(ckpt, args.target, args.output, keep=args.keep, report=bool(args.report)),
-        _progress_printer("cast"),
+    job = cast_checkpoint(
+        ckpt,
+        args.target,
+        args.output,
+        keep=args.keep,
+        report=args.report is not None,
+        report_path=args.report,
     )
+    run_job(job, _progress_printer("cast"))
     changed = [(t, d) for t, d in plan if d.name != t.dtype.name]
-    if args.report:
-        write_text_atomic(args.report, json.dumps(_json_safe(report.to_json()), indent=1) + "\n")
-    print(
-        f"wrote {args.output}: {len(changed)} of {len(plan)} tensors cast to {args.target.name}"
-        + (f", report in {args.report}" if args.report else "")
+    out(
+        f"wrote {printable(args.output)}: {len(changed)} of {len(plan)} tensors cast to "
+        f"{args.target.name}" + (f", report in {printable(args.report)}" if args.report else "")
     )
     return EXIT_OK
 
@@ -315,17 +292,23 @@ def _cmd_diff(args: argparse.Namespace) -> int:
                 detail += f" ({d.dtype_a} vs {d.dtype_b})"
             if d.status == "shape_mismatch":
                 detail += f" {list(d.shape_a or ())} vs {list(d.shape_b or ())}"
-            print(f"{d.status:<15} {d.name}  {detail}".rstrip())
+            out(f"{d.status:<15} {printable(d.name)}  {detail}".rstrip())
         verdict = "equal" if equal else "different"
         parts = ", ".join(f"{n} {s}" for s, n in counts.items())
         tol = f" within atol {args.atol:g}" if args.atol else ""
-        print(f"{verdict}{tol}: {parts}")
+        out(f"{verdict}{tol}: {parts}")
     return EXIT_OK if equal else EXIT_DIFFERENT
 
 
 def _run_gui(args: argparse.Namespace) -> int:
     if args.screenshot and not args.path:
         raise UsageError("--screenshot needs a PATH to load")
+    if not args.screenshot and _no_display():
+        raise UsageError(
+            "no display to open the window on (DISPLAY and WAYLAND_DISPLAY are unset); "
+            f"use the subcommands ({PROG} list PATH) or render it to a file with "
+            f"{PROG} --screenshot OUT.png PATH"
+        )
     try:
         from .gui.app import run
     except ImportError as e:  # a core-only install, or Qt libraries missing on this machine
@@ -334,36 +317,93 @@ def _run_gui(args: argparse.Namespace) -> int:
     return run(args.path, target=target, screenshot=args.screenshot, reference=args.reference)
 
 
+def _no_display() -> bool:
+    """Linux/BSD without X11 or Wayland: Qt would abort with six lines and exit 134."""
+    if sys.platform in ("win32", "darwin") or os.environ.get("QT_QPA_PLATFORM"):
+        return False
+    return not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+
+
 COMMANDS = {"list": _cmd_list, "check": _cmd_check, "cast": _cmd_cast, "diff": _cmd_diff}
+
+
+class Terminated(Exception):
+    """SIGTERM/SIGHUP: unwind like Ctrl-C so every temp file is removed on the way out."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _raise_terminated(signum: int, _frame: object) -> None:
+    raise Terminated(signum)
+
+
+def _install_signal_handlers() -> None:
+    import signal
+
+    for name in ("SIGTERM", "SIGHUP"):
+        sig = getattr(signal, name, None)
+        if sig is not None:
+            with contextlib.suppress(ValueError, OSError):  # not the main thread
+                signal.signal(sig, _raise_terminated)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if sys.stdout is None or sys.stderr is None:  # started with stdout/stderr closed (>&-)
+        return _no_stream()
+    make_streams_safe()
     try:
         if argv and argv[0] in SUBCOMMANDS:
+            _install_signal_handlers()
             args = _build_sub_parser().parse_args(argv)
-            return COMMANDS[args.command](args)
+            code = COMMANDS[args.command](args)
+            sys.stdout.flush()  # a full disk or closed pipe is reported here, not at exit
+            return code
         return _run_gui(_build_gui_parser().parse_args(argv))
     except UsageError as e:
         return _fail(str(e))
     except CheckpointError as e:
         return _fail(str(e))
     except KeyboardInterrupt:
-        return _fail("interrupted", code=130)
+        return _fail("interrupted; nothing was written", code=130)
+    except Terminated as e:
+        import signal
+
+        return _fail(
+            f"stopped by {signal.Signals(e.signum).name}; nothing was written", code=128 + e.signum
+        )
     except BrokenPipeError:
         # `checkpoint-inspector list big | head`: the reader left; that is not an error
-        with contextlib.suppress(OSError):
-            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silence the flush at exit
+        _silence_stdout()
         return EXIT_OK
     except MemoryError:
         return _fail("out of memory")
     except OSError as e:
-        where = f"{e.filename}: " if getattr(e, "filename", None) else ""
-        return _fail(f"{where}{e.strerror or e}")
+        if e.filename:
+            return _fail(f"{e.filename}: {e.strerror or e}")
+        _silence_stdout()  # the failing stream is stdout: the flush at exit would fail again
+        return _fail(f"standard output: cannot write: {e.strerror or e}")
+
+
+def _silence_stdout() -> None:
+    with contextlib.suppress(OSError):
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silence the flush at exit
+
+
+def _no_stream() -> int:
+    with contextlib.suppress(OSError):
+        os.write(2, f"{PROG}: error: standard output is closed; nothing to write to\n".encode())
+    return EXIT_BAD_INPUT
 
 
 def _fail(message: str, code: int = EXIT_BAD_INPUT) -> int:
-    sys.stderr.write(f"{PROG}: error: {' '.join(message.split())}\n")
+    """One line on stderr; names in it are escaped and clipped (a 1 MB name is not a 1 MB line)."""
+    line = " ".join(printable(message).split())
+    if len(line) > 400:
+        line = clip(line, 400)
+    sys.stderr.write(f"{PROG}: error: {line}\n")
     return code
 
 

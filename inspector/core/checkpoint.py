@@ -221,4 +221,11 @@ def _short(value: object) -> str:
 
 from .opening import INDEX_SUFFIX, open_checkpoint, open_index  # noqa: E402 - they build Checkpoints
 
-__all__ = ["INDEX_SUFFIX", "Checkpoint", "open_checkpoint", "open_index", "read_byte_chunks", "unpack"]
+__all__ = [
+    "INDEX_SUFFIX",
+    "Checkpoint",
+    "open_checkpoint",
+    "open_index",
+    "read_byte_chunks",
+    "unpack",
+]

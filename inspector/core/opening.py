@@ -76,7 +76,9 @@ def _open_folder(folder: str) -> Checkpoint:
         if pickles:
             shown = ", ".join(_short_name(n) for n in pickles[:3])
             more = f" and {len(pickles) - 3} more" if len(pickles) > 3 else ""
-            also = f"; it holds {shown}{more} (PyTorch pickle files, which this version does not read)"
+            also = (
+                f"; it holds {shown}{more} (PyTorch pickle files, which this version does not read)"
+            )
         raise CheckpointError(
             folder, f"folder holds no .safetensors file and no *.safetensors.index.json{also}"
         )
@@ -92,7 +94,9 @@ def _read_index(index_path: str) -> dict:
         try:
             raw = f.read(MAX_INDEX_BYTES + 1)
         except OSError as e:
-            raise CheckpointError(index_path, f"cannot read: {path_problem(index_path, e)}") from None
+            raise CheckpointError(
+                index_path, f"cannot read: {path_problem(index_path, e)}"
+            ) from None
     if len(raw) > MAX_INDEX_BYTES:
         raise CheckpointError(index_path, "index file is over 100 MB; not a safetensors index")
     if not raw.strip():
@@ -194,9 +198,13 @@ def _check_shard_name(index_path: str, name: str, shard: object) -> None:
         raise CheckpointError(index_path, f"weight_map entry for {_short(name)} is not a file name")
     parts = shard.replace("\\", "/").split("/")
     if os.path.isabs(shard) or ".." in parts:
-        raise CheckpointError(index_path, f"shard {_short(shard)} points outside the index's folder")
+        raise CheckpointError(
+            index_path, f"shard {_short(shard)} points outside the index's folder"
+        )
     if "" in parts or "." in parts:
-        raise CheckpointError(index_path, f"shard {_short(shard)} is not a plain relative file name")
+        raise CheckpointError(
+            index_path, f"shard {_short(shard)} is not a plain relative file name"
+        )
 
 
 def _check_shard_series(index_path: str, folder: str, shard_names: list[str]) -> None:

@@ -30,10 +30,13 @@ Job = Generator[Progress, None, R]
 
 def run_job(job: Job[R], on_progress: Callable[[Progress], object] | None = None) -> R:
     """Drive a job to completion on the calling thread and return its result."""
-    while True:
-        try:
-            p = next(job)
-        except StopIteration as stop:
-            return stop.value
-        if on_progress is not None:
-            on_progress(p)
+    try:
+        while True:
+            try:
+                p = next(job)
+            except StopIteration as stop:
+                return stop.value
+            if on_progress is not None:
+                on_progress(p)
+    finally:
+        job.close()  # interrupted (Ctrl-C, SIGTERM) outside the job: its cleanup runs now

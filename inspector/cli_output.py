@@ -1,0 +1,59 @@
+"""What the CLI writes to a terminal: names from a file can never forge a line or a colour.
+
+Tensor names, metadata and paths come from files a person may not trust. In human-readable
+output every control character (newline, ESC of an ANSI sequence, bidi overrides that reorder
+what a terminal shows) is written as a visible escape; JSON output stays exact.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import sys
+
+# C0/C1 controls, DEL, line/paragraph separators, and the bidi embedding/override/isolate marks
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def _escape(m: re.Match[str]) -> str:
+    c = m.group()
+    return {"\n": "\\n", "\r": "\\r", "\t": "\\t"}.get(c) or (
+        f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}"
+    )
+
+
+def printable(text: object) -> str:
+    """``text`` with every character that could alter the terminal shown as an escape."""
+    s = str(text)
+    return _UNSAFE.sub(_escape, s) if _UNSAFE.search(s) else s
+
+
+def clip(text: str, limit: int = 80) -> str:
+    """At most ``limit`` characters, middle elided: a 1 MB tensor name is not a 1 MB line."""
+    if len(text) <= limit:
+        return text
+    keep = limit - 3
+    return text[: keep - keep // 2] + "..." + text[len(text) - keep // 2 :]
+
+
+def symbol(fancy: str, plain: str) -> str:
+    """``fancy`` where stdout's encoding can show it (``≠``), else ``plain`` (a latin-1 pipe)."""
+    try:
+        fancy.encode(sys.stdout.encoding or "ascii")
+    except (UnicodeEncodeError, LookupError):
+        return plain
+    return fancy
+
+
+def out(line: str) -> None:
+    """One line of human-readable output (the caller passed file-supplied text through printable)."""
+    sys.stdout.write(line + "\n")
+
+
+def make_streams_safe() -> None:
+    """Never die of an encoding: a name a latin-1 terminal cannot show is written escaped."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            with contextlib.suppress(ValueError, OSError):
+                reconfigure(errors="backslashreplace")
