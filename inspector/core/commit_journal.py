@@ -72,9 +72,11 @@ class Transaction:
                 fcntl.flock(fd, fcntl.LOCK_EX)
         self.path, self.fd = path, fd
 
-    def write_journal(self, renames: list[tuple[str, str]]) -> None:
-        """Record ``(temp, final)`` paths (relative to the folder), durably, before any rename."""
-        text = json.dumps({"renames": [list(r) for r in renames]}).encode("utf-8")
+    def write_journal(self, renames: list[tuple[str, str]], backups: list[str] = ()) -> None:
+        """Record ``(temp, final)`` paths (relative to the folder), durably, before any rename;
+        ``backups`` are links to the replaced files, deleted once the commit is done."""
+        doc = {"renames": [list(r) for r in renames], "backups": list(backups)}
+        text = json.dumps(doc).encode("utf-8")
         os.ftruncate(self.fd, 0)
         os.lseek(self.fd, 0, os.SEEK_SET)
         view = memoryview(text)
@@ -94,8 +96,9 @@ class Transaction:
         self.fd = -1
 
 
-def _journal_renames(folder: str, text: bytes) -> list[tuple[str, str]] | None:
-    """The renames a complete journal asks for, each checked to be one of ours; None if incomplete."""
+def _journal_renames(folder: str, text: bytes) -> list[tuple[str | None, str]] | None:
+    """The renames a complete journal asks for, each checked to be one of ours, then its backups
+    to delete as ``(None, path)``; None if the journal is incomplete."""
     try:
         data = json.loads(text.decode("utf-8"))
         pairs = data["renames"]
@@ -115,6 +118,9 @@ def _journal_renames(folder: str, text: bytes) -> list[tuple[str, str]] | None:
         if m is None or m.group(1) != os.path.basename(final):
             continue
         safe.append((os.path.join(folder, tmp), os.path.join(folder, final)))
+    for b in data.get("backups", ()) if isinstance(data, dict) else ():
+        if isinstance(b, str) and "/" not in b and os.sep not in b and is_partial_name(b):
+            safe.append((None, os.path.join(folder, b)))
     return safe
 
 
@@ -135,6 +141,10 @@ def _settle_transaction(folder: str, name: str) -> bool:
         text = os.read(fd, _MAX_JOURNAL_BYTES)
         renames = _journal_renames(folder, text) if text else None
         for tmp, final in renames or ():
+            if tmp is None:  # a backup of a replaced file: not needed once rolled forward
+                with contextlib.suppress(OSError):
+                    os.unlink(final)
+                continue
             try:
                 os.replace(tmp, final)
             except FileNotFoundError:

@@ -21,7 +21,7 @@ from .checkpoint import Checkpoint, read_byte_chunks
 from .dtypes import DType
 from .errors import CheckpointError
 from .header import TensorInfo
-from .json_output import json_safe, json_text, rows_document
+from .json_output import json_safe, json_text, rows_document, with_depth_room
 from .precision import ErrorAccumulator
 from .progress import Job, Progress
 from .writeback import BackgroundWriter
@@ -158,8 +158,9 @@ def _index_text(ckpt: Checkpoint, total_size: int) -> str:
     for t in ckpt.tensors:
         index["weight_map"].setdefault(t.name, os.path.relpath(t.file, folder))
     try:
-        return json.dumps(index, indent=2) + "\n"  # the layout transformers writes
-    except RecursionError:  # metadata nested deeper than the indenting encoder recurses
+        # the layout transformers writes
+        return with_depth_room(lambda: json.dumps(index, indent=2)) + "\n"
+    except RecursionError:  # the indenting encoder recurses more per level than msgspec
         return json_text(json_safe(index)) + "\n"
 
 

@@ -5,7 +5,31 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping, Sequence
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from typing import TypeVar
+
+T = TypeVar("T")
+JSON_DEPTH = 1000  # levels of nesting every JSON step (decode, encode) handles, wherever called
+
+
+def with_depth_room(fn: Callable[..., T], *args: object) -> T:
+    """Run a recursive JSON step with room for ``JSON_DEPTH`` levels below the caller's frame.
+
+    Python's recursion limit counts the caller's own frames too, so without this the same index
+    would open in ``list`` and fail in ``cast`` (called from deeper in the stack).
+    """
+    depth = 0
+    f = sys._getframe()
+    while f is not None:
+        depth += 1
+        f = f.f_back
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(old, depth + JSON_DEPTH + 50))
+    try:
+        return fn(*args)
+    finally:
+        sys.setrecursionlimit(old)
 
 
 def json_safe(value: object) -> object:
@@ -39,10 +63,7 @@ def json_text(value: object) -> str:
         type(v) is float and not math.isfinite(v) for v in value.values()
     ):
         value = json_safe(value)  # rows are flat: their only floats are top-level values
-    try:
-        return msgspec.json.encode(value).decode()
-    except RecursionError:  # metadata deeper than msgspec recurses: the stdlib is iterative enough
-        return json.dumps(json_safe(value), ensure_ascii=False, separators=(",", ":"))
+    return with_depth_room(msgspec.json.encode, value).decode()
 
 
 def rows_document(rows: Sequence[Mapping[str, object]], extra: Mapping[str, object]) -> str:

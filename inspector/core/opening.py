@@ -15,6 +15,7 @@ from .checkpoint import Checkpoint
 from .commit_journal import recover_folder
 from .errors import AmbiguousCheckpointError, CheckpointError, path_problem
 from .header import Header, TensorInfo, _json_type, _open_regular, read_header
+from .json_output import with_depth_room
 
 INDEX_SUFFIX = ".safetensors.index.json"
 # transformers/diffusers variants: model.safetensors.index.fp16.json
@@ -102,7 +103,7 @@ def _read_index(index_path: str) -> dict:
     if not raw.strip():
         raise CheckpointError(index_path, "index file is empty")
     try:
-        index = json.loads(raw.decode("utf-8"))
+        index = _decode_json(raw)
     except UnicodeDecodeError as e:
         raise CheckpointError(
             index_path, f"index is not valid UTF-8 (bad byte at offset {e.start})"
@@ -120,6 +121,19 @@ def _read_index(index_path: str) -> dict:
             index_path, f"not a safetensors index: the JSON is {_json_type(index)}, not an object"
         )
     return index
+
+
+def _decode_json(raw: bytes) -> object:
+    """msgspec first: its depth limit does not depend on how deep the caller's stack already is
+    (the stdlib's does, so the same index could open in ``list`` and fail in ``cast``). What it
+    refuses (NaN, huge integers) gets the stdlib's more lenient judgement, as transformers uses.
+    """
+    import msgspec
+
+    try:
+        return with_depth_room(msgspec.json.decode, raw)
+    except msgspec.DecodeError:
+        return with_depth_room(json.loads, raw.decode("utf-8"))
 
 
 def open_index(index_path: str) -> Checkpoint:

@@ -405,7 +405,8 @@ class AtomicWriter:
                         [
                             (os.path.relpath(f.tmp_path, folder), os.path.relpath(f.path, folder))
                             for f in files
-                        ]
+                        ],
+                        [os.path.basename(b) for b in backups.values()],
                     )
                 except OSError as e:
                     raise CheckpointError(folder, f"cannot write: {_reason(e)}") from None

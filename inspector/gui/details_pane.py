@@ -9,6 +9,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QFormLayout,
     QLabel,
+    QSizePolicy,
     QSplitter,
     QVBoxLayout,
     QWidget,
@@ -51,6 +52,8 @@ class DetailsPane(QWidget):
         self.heading.setFont(f)
         self.heading.setWordWrap(True)
         self.heading.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        # the pane's width never follows the data: a 2,000-character name wraps, it does not widen
+        self.heading.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         lay.addWidget(self.heading)
         form = self.form = QFormLayout()
         form.setContentsMargins(0, 0, 0, 0)
@@ -61,6 +64,7 @@ class DetailsPane(QWidget):
             lab = QLabel("")
             lab.setWordWrap(True)
             lab.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+            lab.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
             self.fields[name] = lab
             form.addRow(name + ":", lab)
         lay.addLayout(form)
@@ -91,11 +95,12 @@ class DetailsPane(QWidget):
     def show_tensor(self, ckpt: Checkpoint, t: TensorInfo, status: str) -> None:
         self.tensor = t
         self.stats = None
-        self.heading.setText(t.name)
+        self.heading.setText(wrappable(t.name))
+        self.heading.setToolTip(clip_middle(t.name, 2000))
         self.fields["DType"].setText(f"{t.dtype.name} — {status}")
         self.fields["Shape"].setText(f"{format_shape(t.shape)} · {t.numel:,} values")
         rel = os.path.basename(t.file)
-        self.fields["File"].setText(rel)
+        self.fields["File"].setText(wrappable(rel))
         self.fields["File"].setToolTip(t.file)
         start, end = ckpt.byte_range(t)
         self.fields["Bytes"].setText(f"{start:,} – {end:,} ({format_bytes(t.nbytes)})")
@@ -138,6 +143,8 @@ class DetailsPane(QWidget):
         head = f"{rep.from_} → {rep.to}: "
         if rep.lossless:
             head += "lossless (every value exact)"
+        elif rep.max_rel_err is None:
+            head += f"every value overflowed ({rep.overflow:,})"
         else:
             head += f"max rel. err {_s(rep.max_rel_err)} · max abs. err {_s(rep.max_abs_err)}"
         self.fields["Cast"].setText(
@@ -157,6 +164,10 @@ class DetailsPane(QWidget):
             lab.setText(f"shape differs: {list(d.shape_a)} here, {list(d.shape_b)} in reference")
         elif not d.max_abs_diff:
             lab.setText(f"equal values (reference stores {d.dtype_b})")
+        elif d.status == "within_atol":
+            lab.setText(
+                f"within tolerance: max |Δ| {_s(d.max_abs_diff)} (reference stores {d.dtype_b})"
+            )
         else:
             lab.setText(
                 f"max |Δ| {_s(d.max_abs_diff)} · max rel. {_s(d.max_rel_diff)} "
@@ -189,3 +200,24 @@ def _s(x: float | None) -> str:
 
 def _short(name: str, n: int = 40) -> str:
     return name if len(name) <= n else "…" + name[-(n - 1) :]
+
+
+_BREAK_AFTER = str.maketrans({c: c + "\u200b" for c in "._/-:"})
+
+
+def clip_middle(text: str, limit: int) -> str:
+    """At most ``limit`` characters, the middle elided (both ends of a name tell it apart)."""
+    if len(text) <= limit:
+        return text
+    half = (limit - 1) // 2
+    return text[:half] + "…" + text[len(text) - half :]
+
+
+def wrappable(name: str, limit: int = 400) -> str:
+    """A name a word-wrapping label can break: after dots and underscores, and inside long runs."""
+    text = clip_middle(name, limit).translate(_BREAK_AFTER)
+    runs = text.split("\u200b")
+    return "\u200b".join(
+        "\u200b".join(r[i : i + 32] for i in range(0, len(r), 32)) if len(r) > 32 else r
+        for r in runs
+    )

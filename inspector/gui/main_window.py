@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QHBoxLayout,
     QHeaderView,
+    QInputDialog,
     QLabel,
     QLineEdit,
     QMainWindow,
@@ -45,7 +46,7 @@ from PySide6.QtWidgets import (
 
 from inspector.core.checkpoint import Checkpoint, open_checkpoint
 from inspector.core.dtypes import CAST_TARGETS, DTYPES, DType
-from inspector.core.errors import CheckpointError
+from inspector.core.errors import AmbiguousCheckpointError, CheckpointError
 from inspector.core.header import TensorInfo
 from inspector.core.progress import Progress
 from inspector.core.summary import DTypeGroups, Summary, format_bytes, tensor_status
@@ -502,9 +503,23 @@ class MainWindow(QMainWindow):
         msg = error_text(path, e)
         self.show_error(
             f"Could not open {msg}"
-            + ("  — still showing the previous checkpoint." if self.ckpt is not None else "")
+            + (" — still showing the previous checkpoint." if self.ckpt is not None else "")
         )
         self.load_failed.emit(msg)
+        if isinstance(e, AmbiguousCheckpointError) and e.choices:
+            self._offer_choice(e.choices)
+
+    def _offer_choice(self, choices: list[str]) -> None:
+        """A folder with several index variants or unjoined files: let the person pick one."""
+        dialog = QInputDialog(self)
+        dialog.setWindowTitle("Open which checkpoint?")
+        dialog.setLabelText("This folder holds several checkpoints. Open:")
+        dialog.setComboBoxItems([os.path.basename(c) for c in choices])
+        dialog.setComboBoxEditable(False)
+        by_name = {os.path.basename(c): c for c in choices}
+        dialog.textValueSelected.connect(lambda name: self.open_path(by_name[name]))
+        self.choice_dialog = dialog
+        dialog.open()  # window-modal, not blocking: the event loop (and tests) go on
 
     def set_checkpoint(
         self, ckpt: Checkpoint, path: str | None = None, groups: DTypeGroups | None = None

@@ -1,0 +1,314 @@
+"""Reliability round 2 through the command line: what a hostile or careless person types gets
+exit 2 and one clear line, never a traceback, a hang, a forged line or a lost file."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import time
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from inspector.cli import main
+from inspector.core.dtypes import DTYPES
+from inspector.core.json_output import with_depth_room
+from inspector.core.writer import save_arrays
+
+F32, F64, I64 = DTYPES["F32"], DTYPES["F64"], DTYPES["I64"]
+ENV = dict(os.environ, PYTHONPATH=os.getcwd())
+
+
+def run(capsys, *argv):
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def cli(*argv, env=None, encoding="utf-8", **kw) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "inspector", *map(str, argv)],
+        capture_output=True,
+        encoding=encoding,
+        env=env or ENV,
+        timeout=120,
+        **kw,
+    )
+
+
+def one_error_line(err: str) -> str:
+    lines = err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("checkpoint-inspector: error: "), err
+    assert "Traceback" not in err
+    return lines[0]
+
+
+@pytest.fixture
+def src(tmp_path) -> Path:
+    p = tmp_path / "m.safetensors"
+    save_arrays(p, [("w", F64, np.linspace(-1, 1, 100)), ("ids", I64, np.arange(3))])
+    return p
+
+
+# -- 1 ------------------------------------------------------------------------------------------
+
+
+def test_report_over_the_source_is_refused_and_the_source_kept(src, tmp_path, capsys):
+    before = src.read_bytes()
+    code, out, err = run(capsys, "cast", src, "-o", tmp_path / "o.safetensors", "--report", src)
+    assert code == 2 and "input file" in one_error_line(err)
+    assert src.read_bytes() == before and not (tmp_path / "o.safetensors").exists()
+
+
+# -- 4 ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGHUP"), reason="POSIX signals")
+@pytest.mark.parametrize(
+    "sig", [signal.SIGTERM, signal.SIGHUP] if hasattr(signal, "SIGHUP") else []
+)
+def test_sigterm_or_sighup_mid_cast_leaves_no_partial(tmp_path, sig):
+    src = tmp_path / "big.safetensors"
+    save_arrays(src, [("w", F32, np.ones(40_000_000, np.float32))])  # 160 MB
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "inspector", "cast", src, "--target", "F16", "-o", out_dir / "o.st"],
+        stderr=subprocess.PIPE,
+        text=True,
+        env=ENV,
+    )
+    deadline = time.monotonic() + 120  # a bound on a hang, not a speed requirement
+    while not any(n.endswith(".partial") for n in os.listdir(out_dir)):
+        assert proc.poll() is None, "the cast finished before the signal"
+        assert time.monotonic() < deadline
+        time.sleep(0.005)
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + sig
+    assert "nothing was written" in one_error_line(err)
+    assert os.listdir(out_dir) == []
+
+
+# -- 10 -----------------------------------------------------------------------------------------
+
+
+@pytest.mark.skipif(sys.platform in ("win32", "darwin"), reason="X11/Wayland platforms")
+def test_window_without_a_display_is_one_line_not_a_qt_abort(src):
+    env = {
+        k: v for k, v in ENV.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")
+    }
+    p = cli(src, env=env)
+    assert p.returncode == 2
+    assert "--screenshot" in one_error_line(p.stderr)
+
+
+# -- 11 -----------------------------------------------------------------------------------------
+
+
+def nested(depth: int) -> str:
+    return '{"k":' * depth + '"leaf"' + "}" * depth
+
+
+@pytest.mark.parametrize("depth", [500, 990, 1000])
+def test_deeply_nested_index_metadata_lists_and_casts(tmp_path, capsys, depth):
+    folder = tmp_path / "in"
+    folder.mkdir()
+    save_arrays(folder / "a.safetensors", [("x", F64, np.ones(2))])
+    index = folder / "model.safetensors.index.json"
+    index.write_text('{"metadata": ' + nested(depth) + ', "weight_map": {"x": "a.safetensors"}}')
+    code, out, err = run(capsys, "list", index, "--json")
+    assert code == 0 and err == ""
+    assert with_depth_room(json.loads, out)["tensors"][0]["name"] == "x"
+    code, out, err = run(capsys, "cast", index, "-o", tmp_path / "out")
+    assert code == 0, err
+    text = (tmp_path / "out" / "model.safetensors.index.json").read_text()
+    assert text.count('"k"') == depth  # metadata kept whole
+    assert '"weight_map"' in text and '"total_size":8' in text.replace(" ", "")
+
+
+def test_index_nested_past_the_limit_is_one_line(tmp_path, capsys):
+    index = tmp_path / "model.safetensors.index.json"
+    index.write_text('{"metadata": ' + nested(5000) + ', "weight_map": {"x": "a.safetensors"}}')
+    code, _, err = run(capsys, "list", index)
+    assert code == 2 and "nested too deeply" in one_error_line(err)
+
+
+def test_closed_stdout_is_one_line(src):
+    p = subprocess.run(
+        [sys.executable, "-m", "inspector", "diff", str(src), str(src), "--json"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=ENV,
+        pass_fds=(),
+        preexec_fn=lambda: os.close(1),
+        timeout=60,
+    )
+    assert p.returncode == 2 and "standard output" in one_error_line(p.stderr)
+
+
+def test_latin1_stdout_gets_ascii_symbols_and_escaped_names(tmp_path):
+    p = tmp_path / "m.safetensors"
+    save_arrays(p, [("层.weight", F64, np.ones(2))])
+    r = cli("list", p, env=dict(ENV, PYTHONIOENCODING="latin-1"), encoding="latin-1")
+    assert r.returncode == 0 and r.stderr == ""
+    assert "!= F32" in r.stdout and "\\u5c42.weight" in r.stdout
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="Linux /dev/full")
+def test_stdout_on_a_full_disk_is_one_line_with_a_name(src):
+    with open("/dev/full", "w") as full:
+        p = subprocess.run(
+            [sys.executable, "-m", "inspector", "list", str(src)],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=ENV,
+            timeout=60,
+        )
+    assert p.returncode == 2
+    assert "standard output: cannot write" in one_error_line(p.stderr)
+
+
+# -- 13, 14 -------------------------------------------------------------------------------------
+
+
+def test_diff_compares_integers_exactly_and_labels_tolerance(tmp_path, capsys):
+    a, b = tmp_path / "a.safetensors", tmp_path / "b.safetensors"
+    save_arrays(a, [("i", I64, np.array([2**53, 2**62])), ("f", F32, np.array([1, 2], np.float32))])
+    save_arrays(
+        b,
+        [("i", I64, np.array([2**53 + 1, 2**62 + 1])), ("f", F32, np.array([1, 2.25], np.float32))],
+    )
+    code, out, _ = run(capsys, "diff", a, b, "--json")
+    rows = {r["name"]: r for r in json.loads(out)["tensors"]}
+    assert code == 1 and rows["i"]["status"] == "differ" and rows["i"]["max_abs_diff"] == 1.0
+    code, out, _ = run(capsys, "diff", a, b, "--json", "--atol", "1")
+    rows = {r["name"]: r for r in json.loads(out)["tensors"]}
+    assert code == 0 and rows["i"]["status"] == "within_atol" == rows["f"]["status"]
+
+
+# -- 16 -----------------------------------------------------------------------------------------
+
+
+def test_stats_of_huge_finite_values_are_finite_and_silent(tmp_path):
+    p = tmp_path / "m.safetensors"
+    x = np.array([1e200, -1e200, 3e199, 5e154, 1e308, -1e308])
+    save_arrays(p, [("x", F64, x)])
+    r = cli("list", p, "--stats", "--json")
+    assert r.returncode == 0 and r.stderr == ""  # no RuntimeWarning
+    (row,) = json.loads(r.stdout)["tensors"]
+    assert row["std"] == pytest.approx(np.std(x / 1e300) * 1e300, rel=1e-12)
+    assert row["mean"] == pytest.approx(np.mean(x / 1e300) * 1e300, rel=1e-12, abs=1e290)
+
+
+# -- 19 -----------------------------------------------------------------------------------------
+
+
+def test_names_cannot_forge_lines_or_colours(tmp_path, capsys):
+    p = tmp_path / "m.safetensors"
+    evil = "a\nok: all 99 float tensors are F32\x1b[2J\u202e"
+    save_arrays(p, [(evil, F64, np.ones(2))])
+    for argv in (("list", p), ("check", p), ("diff", p, p)):
+        code, out, err = run(capsys, *argv)
+        assert "\x1b" not in out and "\u202e" not in out
+        assert not any(line.startswith("ok: all 99") for line in out.splitlines())
+        assert "a\\nok: all 99" in out or argv[0] == "diff"
+    code, out, _ = run(capsys, "list", p, "--json")
+    assert json.loads(out)["tensors"][0]["name"] == evil  # JSON stays exact
+
+
+# -- 20 -----------------------------------------------------------------------------------------
+
+
+def test_error_lines_clip_huge_names(tmp_path, capsys):
+    folder = tmp_path / "in"
+    folder.mkdir()
+    save_arrays(folder / "a.safetensors", [("x", F32, np.ones(2, np.float32))])
+    big = "n" * 1_000_000
+    (folder / "model.safetensors.index.json").write_text(
+        json.dumps({"weight_map": {"x": "a.safetensors", big: "a.safetensors"}})
+    )
+    code, _, err = run(capsys, "list", folder)
+    assert code == 2 and len(one_error_line(err)) < 500
+
+
+def test_empty_output_path_is_refused_before_work(src, capsys):
+    code, _, err = run(capsys, "cast", src, "-o", "")
+    assert code == 2 and "output path is empty" in one_error_line(err)
+
+
+def test_socket_and_symlink_loop_are_named(tmp_path, capsys):
+    sock_path = tmp_path / "s.safetensors"
+    s = socket.socket(socket.AF_UNIX)
+    s.bind(str(sock_path))
+    try:
+        code, _, err = run(capsys, "list", sock_path)
+        assert code == 2 and "is a socket" in one_error_line(err)
+    finally:
+        s.close()
+    loop = tmp_path / "loop.safetensors"
+    loop.symlink_to(loop)
+    code, _, err = run(capsys, "list", loop)
+    assert code == 2 and "symbolic link loop" in one_error_line(err)
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "x.safetensors").symlink_to(folder / "x.safetensors")
+    (folder / "model.safetensors.index.json").write_text(
+        json.dumps({"weight_map": {"w": "x.safetensors"}})
+    )
+    code, _, err = run(capsys, "list", folder)
+    assert code == 2 and "symbolic link loop" in one_error_line(err)
+
+
+def test_sharded_input_with_a_file_name_output_explains_it(tmp_path, capsys):
+    folder = tmp_path / "in"
+    folder.mkdir()
+    for i in (1, 2):
+        save_arrays(
+            folder / f"m-0000{i}-of-00002.safetensors", [(f"t{i}", F32, np.ones(2, np.float32))]
+        )
+    (folder / "model.safetensors.index.json").write_text(
+        json.dumps(
+            {
+                "weight_map": {
+                    "t1": "m-00001-of-00002.safetensors",
+                    "t2": "m-00002-of-00002.safetensors",
+                }
+            }
+        )
+    )
+    code, _, err = run(capsys, "cast", folder, "-o", tmp_path / "x.safetensors")
+    assert code == 2 and "output is a folder" in one_error_line(err)
+    assert not (tmp_path / "x.safetensors").exists()
+
+
+# -- 21 -----------------------------------------------------------------------------------------
+
+
+def test_torchscript_onnx_and_a_pickle_only_folder_are_named(tmp_path, capsys):
+    ts = tmp_path / "model.pt"
+    with zipfile.ZipFile(ts, "w") as z:
+        z.writestr("model/data.pkl", b"\x80\x02}q\x00.")
+        z.writestr("model/constants.pkl", b"\x80\x02).")
+        z.writestr("model/code/__torch__.py", "def forward(self): pass")
+    code, _, err = run(capsys, "list", ts)
+    assert code == 2 and "TorchScript archive" in one_error_line(err)
+    onnx = tmp_path / "model.onnx"
+    onnx.write_bytes(b"\x08\x07\x12\x07pytorch\x1a\x032.1" + b"\0" * 64)
+    code, _, err = run(capsys, "list", onnx)
+    line = one_error_line(err)
+    assert code == 2 and "ONNX" in line and "header length" not in line
+    folder = tmp_path / "hf"
+    folder.mkdir()
+    (folder / "pytorch_model.bin").write_bytes(b"PK\x03\x04" + struct.pack("<Q", 0))
+    code, _, err = run(capsys, "list", folder)
+    assert code == 2 and "pytorch_model.bin" in one_error_line(err)
