@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from .cli_output import clip, make_streams_safe, out, printable, symbol
+from .cli_signals import Terminated, install_signal_handlers
 from .core.errors import CheckpointError
 
 PROG = "checkpoint-inspector"
@@ -327,28 +328,6 @@ def _no_display() -> bool:
 COMMANDS = {"list": _cmd_list, "check": _cmd_check, "cast": _cmd_cast, "diff": _cmd_diff}
 
 
-class Terminated(Exception):
-    """SIGTERM/SIGHUP: unwind like Ctrl-C so every temp file is removed on the way out."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(signum)
-        self.signum = signum
-
-
-def _raise_terminated(signum: int, _frame: object) -> None:
-    raise Terminated(signum)
-
-
-def _install_signal_handlers() -> None:
-    import signal
-
-    for name in ("SIGTERM", "SIGHUP"):
-        sig = getattr(signal, name, None)
-        if sig is not None:
-            with contextlib.suppress(ValueError, OSError):  # not the main thread
-                signal.signal(sig, _raise_terminated)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if sys.stdout is None or sys.stderr is None:  # started with stdout/stderr closed (>&-)
@@ -356,7 +335,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     make_streams_safe()
     try:
         if argv and argv[0] in SUBCOMMANDS:
-            _install_signal_handlers()
+            install_signal_handlers()
             args = _build_sub_parser().parse_args(argv)
             code = COMMANDS[args.command](args)
             sys.stdout.flush()  # a full disk or closed pipe is reported here, not at exit

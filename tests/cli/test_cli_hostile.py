@@ -312,3 +312,19 @@ def test_torchscript_onnx_and_a_pickle_only_folder_are_named(tmp_path, capsys):
     (folder / "pytorch_model.bin").write_bytes(b"PK\x03\x04" + struct.pack("<Q", 0))
     code, _, err = run(capsys, "list", folder)
     assert code == 2 and "pytorch_model.bin" in one_error_line(err)
+
+
+def test_unreadable_folder_says_permission_denied_not_missing(tmp_path, capsys, monkeypatch):
+    """20: root reads everything, so the EACCES a user gets is produced here."""
+    folder = tmp_path / "locked"
+    folder.mkdir()
+    real_stat = os.stat
+
+    def stat(p, *a, **kw):
+        if os.fspath(p).startswith(str(folder)):
+            raise PermissionError(13, "Permission denied", os.fspath(p))
+        return real_stat(p, *a, **kw)
+
+    monkeypatch.setattr(os, "stat", stat)
+    code, _, err = run(capsys, "list", folder / "model.safetensors")
+    assert code == 2 and one_error_line(err).endswith("permission denied")

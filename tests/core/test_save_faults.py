@@ -380,7 +380,7 @@ def test_folder_without_file_locks(source, tmp_path, monkeypatch):
     def no_locks(fd, op):
         raise OSError(errno.ENOLCK, os.strerror(errno.ENOLCK))
 
-    monkeypatch.setattr(writer_mod.fcntl, "flock", no_locks)
+    monkeypatch.setattr(fcntl, "flock", no_locks)
     with contextlib.suppress(CheckpointError):
         cast(source, dest)  # saving without the lock would also be acceptable
     assert digest(source) == before

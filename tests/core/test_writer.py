@@ -234,7 +234,7 @@ def test_filesystem_without_locks_still_saves(tmp_path, monkeypatch):
     def no_locks(fd, op):
         raise OSError(errno.ENOLCK, os.strerror(errno.ENOLCK))
 
-    monkeypatch.setattr(writer_mod.fcntl, "flock", no_locks)
+    monkeypatch.setattr(fcntl, "flock", no_locks)
     left = tmp_path / ".old.safetensors.abc.partial"
     left.write_bytes(b"?")  # cannot be proven dead without locks: kept
     save_arrays(str(tmp_path / "x.safetensors"), sample())

@@ -1,0 +1,28 @@
+"""SIGTERM and SIGHUP end a command the way Ctrl-C does: by an exception that unwinds every
+``with`` and ``finally``, so a cast being written removes its temp files on the way out."""
+
+from __future__ import annotations
+
+import contextlib
+
+
+class Terminated(Exception):
+    """SIGTERM/SIGHUP: unwind like Ctrl-C so every temp file is removed on the way out."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _raise_terminated(signum: int, _frame: object) -> None:
+    raise Terminated(signum)
+
+
+def install_signal_handlers() -> None:
+    import signal
+
+    for name in ("SIGTERM", "SIGHUP"):
+        sig = getattr(signal, name, None)
+        if sig is not None:
+            with contextlib.suppress(ValueError, OSError):  # not the main thread
+                signal.signal(sig, _raise_terminated)

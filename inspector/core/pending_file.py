@@ -1,0 +1,157 @@
+"""One output file being written: a locked temp next to its destination (or in the save's root),
+fsynced, then renamed over it. :class:`~.writer.AtomicWriter` commits several together."""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import secrets
+import stat
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from .commit_journal import PARTIAL_SUFFIX
+from .errors import CheckpointError
+from .header_encode import TensorEntry, encode_header
+
+try:
+    import fcntl
+except ImportError:  # Windows: no flock, so temps are unlocked and leftovers are never guessed at
+    fcntl = None  # type: ignore[assignment]
+
+
+def os_error_reason(e: OSError) -> str:
+    if e.errno == errno.ENOSPC:
+        return "no space left on the disk"
+    if e.errno == errno.EDQUOT:
+        return "disk quota exceeded"
+    if e.errno in (errno.EACCES, errno.EPERM):
+        return "permission denied"
+    if e.errno == errno.EROFS:
+        return "the disk is read-only"
+    return e.strerror or str(e)
+
+
+def file_kind(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "a named pipe (FIFO)"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
+
+class PendingFile:
+    """An output being written to its locked temp file; it becomes ``path`` only on commit.
+
+    ``mode`` (permission bits) is applied to the temp, intersected with what the umask gave it.
+    """
+
+    def __init__(self, path: str, tmp_folder: str | None = None, mode: int | None = None) -> None:
+        self.path = path
+        folder, base = os.path.split(path)
+        self.folder = tmp_folder or folder or "."
+        for _ in range(8):
+            tmp = os.path.join(self.folder, f".{base}.{secrets.token_hex(6)}{PARTIAL_SUFFIX}")
+            try:
+                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+            except FileExistsError:
+                continue
+            except OSError as e:
+                raise CheckpointError(
+                    path, f"cannot write to folder {self.folder}: {os_error_reason(e)}"
+                ) from None
+            # A filesystem without locks (some NFS/SMB mounts) refuses flock: save unlocked.
+            if fcntl is not None:
+                with contextlib.suppress(OSError):
+                    fcntl.flock(fd, fcntl.LOCK_EX)
+            # another save's cleanup may have taken it in the instant before the lock: start over
+            try:
+                same = os.stat(tmp, follow_symlinks=False).st_ino == os.fstat(fd).st_ino
+            except OSError:
+                same = False
+            if same:
+                self.tmp_path, self.fd = tmp, fd
+                break
+            os.close(fd)
+        else:
+            raise CheckpointError(path, "could not create a temporary file next to it")
+        if mode is not None:
+            with contextlib.suppress(OSError):
+                os.fchmod(self.fd, stat.S_IMODE(os.fstat(self.fd).st_mode) & mode)
+        self.written = 0
+        self.done = False
+
+    def write(self, data: bytes | bytearray | memoryview | np.ndarray) -> None:
+        """Append all of ``data`` (arrays are written as their raw bytes, in C order)."""
+        if isinstance(data, np.ndarray):
+            data = np.ascontiguousarray(data).reshape(-1).view(np.uint8).data
+        view = memoryview(data).cast("B")
+        try:
+            while view:
+                n = os.write(self.fd, view)
+                view = view[n:]
+                self.written += n
+        except OSError as e:
+            raise CheckpointError(self.path, f"cannot write: {os_error_reason(e)}") from None
+
+    def finish(self) -> None:
+        """Flush the data to the disk and close it (the save's ``.txn`` lock still covers it)."""
+        try:
+            os.fsync(self.fd)
+        except OSError as e:
+            raise CheckpointError(self.path, f"cannot write: {os_error_reason(e)}") from None
+        self.close()  # a save of thousands of shards keeps no more than one file open
+        self.done = True
+
+    def publish(self) -> None:
+        """Rename over the destination (atomic)."""
+        try:
+            os.replace(self.tmp_path, self.path)
+        except OSError as e:
+            raise CheckpointError(self.path, f"cannot replace: {os_error_reason(e)}") from None
+        self.tmp_path = None
+        self.close()
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+    def discard(self) -> None:
+        if self.tmp_path is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(self.tmp_path)
+            self.tmp_path = None
+        self.close()
+
+
+class SafetensorsFile(PendingFile):
+    """A pending ``.safetensors``: header first, then exactly the bytes the header promises."""
+
+    def __init__(
+        self,
+        path: str,
+        entries: Sequence[TensorEntry],
+        metadata: Mapping[str, str] | None,
+        tmp_folder: str | None = None,
+        mode: int | None = None,
+    ) -> None:
+        super().__init__(path, tmp_folder, mode)
+        try:
+            head = encode_header(entries, metadata)
+            self.expected = len(head) + sum(e.nbytes for e in entries)
+            self.write(head)
+        except BaseException:
+            self.discard()
+            raise
+
+    def finish(self) -> None:
+        if self.written != self.expected:
+            raise RuntimeError(
+                f"{self.path}: wrote {self.written} bytes, the header promises {self.expected}"
+            )
+        super().finish()
