@@ -169,6 +169,7 @@ def _cmd_list(args: argparse.Namespace) -> int:
     from .core.checkpoint import open_checkpoint
     from .core.progress import run_job
     from .core.stats import compute_stats
+    from .core.status import TensorStatus
     from .core.summary import format_bytes, matches_target, summarize, tensor_status
 
     ckpt = open_checkpoint(args.path)
@@ -193,7 +194,11 @@ def _cmd_list(args: argparse.Namespace) -> int:
         return EXIT_OK
 
     ne = symbol("≠", "!=")
-    status_text = {"match": "", "differs": f"{ne} {target.name}", "kept": "kept (not a float)"}
+    status_text = {
+        TensorStatus.MATCH: "",
+        TensorStatus.DIFFERS: f"{ne} {target.name}",
+        TensorStatus.KEPT: "kept (not a float)",
+    }
     names = {t.name: printable(t.name) for t in ckpt.tensors}
     name_w = min(max([4, *(len(n) for n in names.values())]), 60)
     lines = []
@@ -229,10 +234,11 @@ def _write_json_rows(rows: list[dict[str, object]], extra: dict[str, object]) ->
 
 def _cmd_check(args: argparse.Namespace) -> int:
     from .core.checkpoint import open_checkpoint
+    from .core.status import TensorStatus
     from .core.summary import summarize, tensor_status
 
     ckpt = open_checkpoint(args.path)
-    differing = [t for t in ckpt.tensors if tensor_status(t, args.target) == "differs"]
+    differing = [t for t in ckpt.tensors if tensor_status(t, args.target) is TensorStatus.DIFFERS]
     summary = summarize(ckpt.tensors, args.target)
     if not differing:
         n_float = sum(1 for t in ckpt.tensors if t.dtype.is_float)
@@ -271,8 +277,9 @@ def _cmd_cast(args: argparse.Namespace) -> int:
 
 def _cmd_diff(args: argparse.Namespace) -> int:
     from .core.checkpoint import open_checkpoint
-    from .core.diff import diff_checkpoints
+    from .core.diff import DiffSummary, diff_checkpoints
     from .core.progress import run_job
+    from .core.status import DiffStatus
 
     a = open_checkpoint(args.a)
     b = open_checkpoint(args.b)
@@ -281,21 +288,21 @@ def _cmd_diff(args: argparse.Namespace) -> int:
     if args.json:
         _write_json_rows([d.to_json() for d in diffs], {"equal": equal})
     else:
-        counts: dict[str, int] = {}
+        width = max([15, *(len(str(d.status)) for d in diffs)])
         for d in diffs:
-            counts[d.status] = counts.get(d.status, 0) + 1
-            if d.status == "equal":
+            if d.status is DiffStatus.EQUAL:
                 continue
             detail = ""
             if d.max_abs_diff is not None:
                 detail = f"max abs {d.max_abs_diff:.3g}, max rel {d.max_rel_diff:.3g}"
-            if d.status in ("dtype_only", "differ", "shape_mismatch") and d.dtype_a != d.dtype_b:
+            if d.dtype_a and d.dtype_b and d.dtype_a != d.dtype_b:
                 detail += f" ({d.dtype_a} vs {d.dtype_b})"
-            if d.status == "shape_mismatch":
+            if d.status is DiffStatus.SHAPE_MISMATCH:
                 detail += f" {list(d.shape_a or ())} vs {list(d.shape_b or ())}"
-            out(f"{d.status:<15} {printable(d.name)}  {detail}".rstrip())
+            out(f"{d.status!s:<{width}} {printable(d.name)}  {detail}".rstrip())
+        summary = DiffSummary.of(diffs)
         verdict = "equal" if equal else "different"
-        parts = ", ".join(f"{n} {s}" for s, n in counts.items())
+        parts = ", ".join(f"{n} {s}" for s, n in summary.counts.items())
         tol = f" within atol {args.atol:g}" if args.atol else ""
         out(f"{verdict}{tol}: {parts}")
     return EXIT_OK if equal else EXIT_DIFFERENT

@@ -20,15 +20,16 @@ import numpy as np
 from .checkpoint import Checkpoint
 from .header import TensorInfo
 from .progress import Job, Progress
+from .status import DiffStatus
 
-STATUSES = ("equal", "differ", "shape_mismatch", "dtype_only", "within_atol", "only_a", "only_b")
+STATUSES = tuple(s.value for s in DiffStatus)
 _CHUNK_ELEMS = 1 << 20  # a multiple of 4, so packed F4/F6 chunks end on byte boundaries
 
 
 @dataclass(frozen=True)
 class TensorDiff:
     name: str
-    status: str
+    status: DiffStatus
     max_abs_diff: float | None
     max_rel_diff: float | None
     dtype_a: str | None
@@ -39,12 +40,12 @@ class TensorDiff:
     @property
     def is_equal(self) -> bool:
         """Equal values (within atol), whatever the dtypes."""
-        return self.status in ("equal", "dtype_only", "within_atol")
+        return DiffStatus(self.status).is_equal
 
     def to_json(self) -> dict[str, object]:
         return {
             "name": self.name,
-            "status": self.status,
+            "status": str(self.status),
             "max_abs_diff": self.max_abs_diff,
             "max_rel_diff": self.max_rel_diff,
             "dtype_a": self.dtype_a,
@@ -139,14 +140,16 @@ def diff_checkpoints(a: Checkpoint, b: Checkpoint, atol: float = 0.0) -> Job[lis
     yield Progress(0, total)
     for ta in a.tensors:
         if ta.name not in b:
-            out.append(TensorDiff(ta.name, "only_a", None, None, ta.dtype.name, None, ta.shape))
+            out.append(
+                TensorDiff(ta.name, DiffStatus.ONLY_A, None, None, ta.dtype.name, None, ta.shape)
+            )
             continue
         tb = b[ta.name]
         if ta.shape != tb.shape:
             out.append(
                 TensorDiff(
                     ta.name,
-                    "shape_mismatch",
+                    DiffStatus.SHAPE_MISMATCH,
                     None,
                     None,
                     ta.dtype.name,
@@ -165,11 +168,11 @@ def diff_checkpoints(a: Checkpoint, b: Checkpoint, atol: float = 0.0) -> Job[lis
             yield Progress(done, total, ta.name)
         done = base + ta.nbytes
         if max_abs == 0.0:
-            status = "equal" if ta.dtype.name == tb.dtype.name else "dtype_only"
+            status = DiffStatus.EQUAL if ta.dtype.name == tb.dtype.name else DiffStatus.DTYPE_ONLY
         elif max_abs <= atol:
-            status = "within_atol"
+            status = DiffStatus.WITHIN_ATOL
         else:
-            status = "differ"
+            status = DiffStatus.DIFFER
         out.append(
             TensorDiff(
                 ta.name, status, max_abs, max_rel, ta.dtype.name, tb.dtype.name, ta.shape, tb.shape
@@ -178,7 +181,53 @@ def diff_checkpoints(a: Checkpoint, b: Checkpoint, atol: float = 0.0) -> Job[lis
     for tb in b.tensors:
         if tb.name not in a:
             out.append(
-                TensorDiff(tb.name, "only_b", None, None, None, tb.dtype.name, None, tb.shape)
+                TensorDiff(
+                    tb.name, DiffStatus.ONLY_B, None, None, None, tb.dtype.name, None, tb.shape
+                )
             )
     yield Progress(total, total)
     return out
+
+
+@dataclass(frozen=True)
+class DiffSummary:
+    """Counts of a diff, by the same statuses ``diff`` prints: the window and CLI agree."""
+
+    counts: dict[DiffStatus, int]
+    worst_abs: float  # the largest max |Δ| over tensors present in both
+
+    @classmethod
+    def of(cls, diffs: list[TensorDiff]) -> DiffSummary:
+        counts: dict[DiffStatus, int] = {}
+        worst = 0.0
+        for d in diffs:
+            status = DiffStatus(d.status)
+            counts[status] = counts.get(status, 0) + 1
+            if d.max_abs_diff is not None and d.max_abs_diff > worst:
+                worst = d.max_abs_diff
+        return cls(counts, worst)
+
+    def count(self, *statuses: DiffStatus) -> int:
+        return sum(self.counts.get(s, 0) for s in statuses)
+
+    @property
+    def n_equal(self) -> int:
+        """Values equal (same dtype or not)."""
+        return self.count(DiffStatus.EQUAL, DiffStatus.DTYPE_ONLY)
+
+    @property
+    def n_within(self) -> int:
+        return self.count(DiffStatus.WITHIN_ATOL)
+
+    @property
+    def n_differ(self) -> int:
+        return self.count(DiffStatus.DIFFER)
+
+    @property
+    def n_unmatched(self) -> int:
+        """Only in one file, or shaped differently: no values compared."""
+        return self.count(DiffStatus.ONLY_A, DiffStatus.ONLY_B, DiffStatus.SHAPE_MISMATCH)
+
+    @property
+    def is_equal(self) -> bool:
+        return self.n_differ == 0 and self.n_unmatched == 0

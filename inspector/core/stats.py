@@ -123,7 +123,7 @@ def compute_stats(
         acc = _Moments()
         for chunk in ckpt.iter_chunks(t, STATS_CHUNK_BYTES):
             acc.add(chunk, t.dtype.is_float)
-            done += chunk.nbytes if not t.dtype.is_packed else (chunk.size * t.dtype.bits) // 8
+            done += _chunk_bytes(chunk, t)
             yield Progress(done, total, t.name)
         out[t.name] = acc.result(t)
     yield Progress(total, total)
@@ -172,3 +172,34 @@ def value_histogram(
         c, _ = np.histogram(x[np.isfinite(x)], bins=edges)
         counts += c
     return edges, counts
+
+
+def stats_and_histogram(
+    ckpt: Checkpoint, t: TensorInfo, bins: int = 64
+) -> Job[tuple[TensorStats, np.ndarray, np.ndarray]]:
+    """Stats, then a histogram of the finite values over [min, max], as one cancellable job.
+
+    Two streamed passes; Progress per chunk (over both), so a caller that moves on to another
+    tensor stops a big one within a chunk. Returns ``(stats, edges, counts)``.
+    """
+    total = 2 * t.nbytes
+    acc = _Moments()
+    done = 0
+    yield Progress(0, total, t.name)
+    for chunk in ckpt.iter_chunks(t, STATS_CHUNK_BYTES):
+        acc.add(chunk, t.dtype.is_float)
+        done += _chunk_bytes(chunk, t)
+        yield Progress(done, total, t.name)
+    s = acc.result(t)
+    edges = bin_edges(*((s.min, s.max) if s.min is not None else (0.0, 1.0)), bins)
+    counts = np.zeros(bins, dtype=np.int64)
+    for chunk in ckpt.iter_chunks(t, STATS_CHUNK_BYTES):
+        x = np.abs(chunk) if chunk.dtype.kind == "c" else chunk.astype(np.float64, copy=False)
+        counts += np.histogram(x[np.isfinite(x)], bins=edges)[0]
+        done += _chunk_bytes(chunk, t)
+        yield Progress(min(done, total), total, t.name)
+    return s, edges, counts
+
+
+def _chunk_bytes(chunk: np.ndarray, t: TensorInfo) -> int:
+    return chunk.nbytes if not t.dtype.is_packed else (chunk.size * t.dtype.bits) // 8

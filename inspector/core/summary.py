@@ -7,19 +7,22 @@ from dataclasses import dataclass
 
 from .dtypes import DType
 from .header import TensorInfo
+from .status import TensorStatus
 
 
-def tensor_status(t: TensorInfo, target: DType) -> str:
-    """``match``, ``differs`` or ``kept`` (not a float: FloatCastAdapter leaves it alone)."""
+def tensor_status(t: TensorInfo, target: DType) -> TensorStatus:
+    """``MATCH``, ``DIFFERS`` or ``KEPT`` (not a float: FloatCastAdapter leaves it alone)."""
     if not t.dtype.is_float:
-        return "kept"
-    return "match" if t.dtype is target or t.dtype.name == target.name else "differs"
+        return TensorStatus.KEPT
+    if t.dtype is target or t.dtype.name == target.name:
+        return TensorStatus.MATCH
+    return TensorStatus.DIFFERS
 
 
 def matches_target(t: TensorInfo, target: DType) -> bool | None:
     """JSON's ``matches_target``: null for tensors that are not floats."""
     status = tensor_status(t, target)
-    return None if status == "kept" else status == "match"
+    return None if status is TensorStatus.KEPT else status is TensorStatus.MATCH
 
 
 @dataclass(frozen=True)
@@ -78,10 +81,10 @@ class DTypeGroups:
             params += g.params
             nbytes += g.nbytes
             status = tensor_status(g.sample, target)
-            if status == "differs":
+            if status is TensorStatus.DIFFERS:
                 n_differ += g.count
                 differing[name] = g.count
-            elif status == "kept":
+            elif status is TensorStatus.KEPT:
                 kept[name] = g.count
         return Summary(
             target.name, n, n_differ, params, nbytes, _most_common(differing), _most_common(kept)

@@ -1,0 +1,204 @@
+"""What the window shows, as one Qt-free object: the open checkpoint and everything derived from it.
+
+The rules that keep the window honest live here, as methods with tests:
+
+* a reference belongs to the checkpoint it was chosen for: opening another checkpoint drops it
+  (:meth:`Session.open` returns it, so the window can offer to compare again);
+* results computed for a checkpoint, reference or file that is no longer the current one are
+  refused (:meth:`accept_diffs`, :meth:`accept_cast`), so nothing stale reaches the screen;
+* cached statistics are keyed by file identity (path, size, mtime_ns, inode), so a file
+  overwritten under the same path is never shown with the old file's numbers.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+
+from inspector.core.checkpoint import Checkpoint, open_checkpoint
+from inspector.core.convert import CastReport, TensorCastReport
+from inspector.core.diff import DiffSummary, TensorDiff
+from inspector.core.dtypes import DType
+from inspector.core.header import TensorInfo
+from inspector.core.status import TensorStatus
+from inspector.core.summary import DTypeGroups, Summary, tensor_status
+
+from .events import SessionEvents
+from .file_identity import FileIdentity, ResultCache
+
+
+class LazyCheckpoint:
+    """A checkpoint opened on first use, from whichever worker thread asks first."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._lock = threading.Lock()
+        self._ckpt: Checkpoint | None = None
+
+    def get(self) -> Checkpoint:
+        with self._lock:
+            if self._ckpt is None:
+                self._ckpt = open_checkpoint(self.path)
+            return self._ckpt
+
+    def close(self) -> None:
+        with self._lock:
+            if self._ckpt is not None:
+                self._ckpt.close()
+                self._ckpt = None
+
+
+@dataclass
+class CastResult:
+    """The last cast of the current checkpoint: its report, where it went, the output (lazily)."""
+
+    report: CastReport
+    output_path: str
+    output: LazyCheckpoint
+    by_name: dict[str, TensorCastReport] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.by_name = {r.name: r for r in self.report.tensors}
+
+
+class Session:
+    """The open checkpoint, its target dtype, reference, diffs, last cast and selection."""
+
+    def __init__(self, target: DType) -> None:
+        self.events = SessionEvents()
+        self.checkpoint: Checkpoint | None = None
+        self.path: str | None = None
+        self.groups = DTypeGroups(())
+        self.target = target
+        self.reference: Checkpoint | None = None
+        self._reference_for: Checkpoint | None = None
+        self.diffs: list[TensorDiff] | None = None
+        self.diff_by_name: dict[str, TensorDiff] = {}
+        self.diff_summary: DiffSummary | None = None
+        self.cast: CastResult | None = None
+        self.current: TensorInfo | None = None
+        self.identities: dict[str, FileIdentity] = {}
+        self.stats_cache = ResultCache(512)
+        self.before_after_cache = ResultCache(256)
+
+    # -- the checkpoint -------------------------------------------------------------------
+    def open(
+        self,
+        ckpt: Checkpoint,
+        path: str | None = None,
+        groups: DTypeGroups | None = None,
+        identities: dict[str, FileIdentity] | None = None,
+    ) -> Checkpoint | None:
+        """Show ``ckpt``; return the reference this dropped (it belonged to the previous one)."""
+        old = self.checkpoint
+        dropped = self.reference
+        self._drop_cast()
+        self._drop_reference(keep_open=ckpt)
+        self.checkpoint = ckpt
+        self.path = path or ckpt.path
+        self.groups = groups if groups is not None else DTypeGroups(ckpt.tensors)
+        self.identities = identities if identities is not None else identities_of(ckpt)
+        self.current = None
+        if old is not None and old is not ckpt and old is not dropped:
+            old.close()
+        self.events.checkpoint_changed.emit(ckpt, self.path)
+        if dropped is not None:
+            self.events.reference_changed.emit(None)
+            self.events.diffs_changed.emit(None)
+        return dropped
+
+    @property
+    def summary(self) -> Summary | None:
+        return self.groups.summary(self.target) if self.checkpoint is not None else None
+
+    def status_of(self, t: TensorInfo) -> TensorStatus:
+        return tensor_status(t, self.target)
+
+    def set_target(self, target: DType) -> bool:
+        if target.name == self.target.name:
+            return False
+        self.target = target
+        self.events.target_changed.emit(target)
+        return True
+
+    # -- the reference --------------------------------------------------------------------
+    def set_reference(self, ref: Checkpoint) -> None:
+        """Compare the current checkpoint with ``ref`` (its earlier diffs are dropped)."""
+        if self.checkpoint is None:
+            raise ValueError("open a checkpoint before choosing a reference")
+        self._drop_reference(keep_open=ref)
+        self.reference = ref
+        self._reference_for = self.checkpoint
+        self.events.reference_changed.emit(ref)
+        self.events.diffs_changed.emit(None)
+
+    def clear_reference(self) -> None:
+        had = self.reference is not None or self.diffs is not None
+        self._drop_reference()
+        if had:
+            self.events.reference_changed.emit(None)
+            self.events.diffs_changed.emit(None)
+
+    def _drop_reference(self, keep_open: Checkpoint | None = None) -> None:
+        ref = self.reference
+        self.reference = None
+        self._reference_for = None
+        self.diffs = None
+        self.diff_by_name = {}
+        self.diff_summary = None
+        if ref is not None and ref is not self.checkpoint and ref is not keep_open:
+            ref.close()
+
+    def accept_diffs(self, diffs: list[TensorDiff], a: Checkpoint, b: Checkpoint) -> bool:
+        """Take a diff result only if it compares what is shown now; False: it is stale."""
+        if a is not self.checkpoint or b is not self.reference or self._reference_for is not a:
+            return False
+        self.diffs = diffs
+        self.diff_by_name = {d.name: d for d in diffs}
+        self.diff_summary = DiffSummary.of(diffs)
+        self.events.diffs_changed.emit(diffs)
+        return True
+
+    # -- the last cast --------------------------------------------------------------------
+    def accept_cast(self, report: CastReport, output_path: str, source: Checkpoint) -> bool:
+        """Take a cast result only if it was cast from what is shown now; False: it is stale."""
+        if source is not self.checkpoint:
+            return False
+        self._drop_cast()
+        self.cast = CastResult(report, output_path, LazyCheckpoint(output_path))
+        self.events.cast_changed.emit(self.cast)
+        return True
+
+    def _drop_cast(self) -> None:
+        if self.cast is not None:
+            self.cast.output.close()
+            self.cast = None
+            self.before_after_cache.clear()
+            self.events.cast_changed.emit(None)
+
+    # -- selection and caches -------------------------------------------------------------
+    def select(self, t: TensorInfo | None) -> bool:
+        if t is self.current:
+            return False
+        self.current = t
+        self.events.selection_changed.emit(t)
+        return True
+
+    def stats_key(self, t: TensorInfo) -> tuple[FileIdentity, str]:
+        """The key of a tensor's statistics: the identity its file had when it was opened."""
+        ident = self.identities.get(t.file)
+        if ident is None:
+            ident = self.identities[t.file] = FileIdentity.of(t.file)
+        return ident, t.name
+
+    def close(self) -> None:
+        self._drop_cast()
+        self._drop_reference()
+        if self.checkpoint is not None:
+            self.checkpoint.close()
+            self.checkpoint = None
+
+
+def identities_of(ckpt: Checkpoint) -> dict[str, FileIdentity]:
+    """The identity of every file of ``ckpt`` now (call it right after opening, off the GUI)."""
+    return {h.path: FileIdentity.of(h.path) for h in ckpt.files}
