@@ -42,7 +42,8 @@ def main() -> int:
     from PySide6.QtCore import QCoreApplication, QSettings, Qt
 
     from inspector.gui.app import ensure_app
-    from inspector.gui.main_window import MainWindow, open_and_index
+    from inspector.gui.controller import open_and_index
+    from inspector.gui.main_window import MainWindow
     from inspector.gui.tensor_table import Col
 
     app = ensure_app()
@@ -56,7 +57,9 @@ def main() -> int:
         QCoreApplication.processEvents()
 
         t0 = time.perf_counter()
-        ckpt, groups = open_and_index(path)  # what the window runs on its worker thread
+        ckpt, groups, _identities = open_and_index(
+            path
+        )  # what the window runs on its worker thread
         t_open = time.perf_counter() - t0
 
         t0 = time.perf_counter()
@@ -81,8 +84,11 @@ def main() -> int:
         timed(
             "sort by status", lambda: hh.setSortIndicator(Col.STATUS, Qt.SortOrder.AscendingOrder)
         )
-        timed("filter 'layer.1'", lambda: (win.filter_edit.setText("layer.1"), win._apply_filter()))
-        timed("clear filter", lambda: (win.filter_edit.clear(), win._apply_filter()))
+        timed(
+            "filter 'layer.1'",
+            lambda: (win.filter_edit.setText("layer.1"), win.tensor_page.apply_filter()),
+        )
+        timed("clear filter", lambda: (win.filter_edit.clear(), win.tensor_page.apply_filter()))
         timed("only differing on", lambda: win.only_differing.setChecked(True))
         timed("target → F64", lambda: win.target_box.setCurrentText("F64"))
         timed("only differing off", lambda: win.only_differing.setChecked(False))
@@ -92,7 +98,7 @@ def main() -> int:
             "expand model.encoder.layer",
             lambda: win.module_tree.find_prefix("model.encoder.layer."),
         )
-        timed("click layer.7", lambda: win._filter_prefix("model.encoder.layer.7."))
+        timed("click layer.7", lambda: win.tensor_page.filter_prefix("model.encoder.layer.7."))
 
         print(f"{n:,} tensors ({os.path.getsize(path) / 2**20:.1f} MiB header file)")
         print(f"  open + index (worker thread)            {t_open * 1000:8.0f} ms")

@@ -112,6 +112,17 @@ class DetailsPane(QWidget):
         self.error_plot.clear_data()
         self.error_plot.hide()
 
+    def set_status(self, text: str) -> None:
+        """The DType line after the model dtype changed: ``F64 — differs: F64 → F16``."""
+        if self.tensor is not None:
+            self.fields["DType"].setText(f"{self.tensor.dtype.name} — {text}")
+
+    def set_cast_text(self, text: str) -> None:
+        self.fields["Cast"].setText(text)
+
+    def set_error_plot_message(self, text: str) -> None:
+        self.error_plot.clear_data(text)
+
     def set_stats(self, stats: Any, edges: Any, counts: Any) -> None:
         self.stats = stats
         self.fields["Range"].setText(f"{_g(stats.min)} … {_g(stats.max)}")

@@ -6,7 +6,16 @@ from collections.abc import Callable
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor, QPalette
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QStyle, QToolButton, QWidget
+from PySide6.QtWidgets import (
+    QApplication,
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QStyle,
+    QToolButton,
+    QWidget,
+)
 
 _TINTS = {"error": QColor(220, 50, 47), "info": QColor(38, 139, 210), "ok": QColor(40, 160, 70)}
 _ICONS = {
@@ -14,6 +23,21 @@ _ICONS = {
     "info": QStyle.StandardPixmap.SP_MessageBoxInformation,
     "ok": QStyle.StandardPixmap.SP_DialogApplyButton,
 }
+
+
+def message_colours(kind: str) -> tuple[QColor, QColor]:
+    """(background, border) of a message kind: a fixed tint over the application palette's window
+    colour. Never derived from this widget's palette, which its own last stylesheet has changed
+    (that blended every bar into the one before: errors drawn green, infos drifting to navy)."""
+    base = QApplication.palette().color(QPalette.ColorRole.Window)
+    tint = _TINTS.get(kind, _TINTS["info"])
+    a = 0.18
+    bg = QColor(
+        round(base.red() * (1 - a) + tint.red() * a),
+        round(base.green() * (1 - a) + tint.green() * a),
+        round(base.blue() * (1 - a) + tint.blue() * a),
+    )
+    return bg, tint
 
 
 class MessageBar(QFrame):
@@ -54,14 +78,7 @@ class MessageBar(QFrame):
         self.kind = kind
         self.label.setText(text)
         self.setAccessibleName(f"{kind}: {text}")
-        base = self.palette().color(QPalette.ColorRole.Window)
-        tint = _TINTS.get(kind, _TINTS["info"])
-        a = 0.18
-        bg = QColor(
-            round(base.red() * (1 - a) + tint.red() * a),
-            round(base.green() * (1 - a) + tint.green() * a),
-            round(base.blue() * (1 - a) + tint.blue() * a),
-        )
+        bg, tint = message_colours(kind)
         self.setStyleSheet(
             f"#MessageBar {{ background: {bg.name()}; border: 1px solid {tint.name()};"
             " border-radius: 4px; }"

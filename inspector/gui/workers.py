@@ -21,7 +21,6 @@ from inspector.core.progress import Progress
 class Worker(QObject):
     """Base: signals plus a cancel flag. Subclasses implement :meth:`_work`."""
 
-    started = Signal()
     progress = Signal(object)  # Progress
     finished = Signal(object)  # result
     errored = Signal(object)  # the exception
@@ -32,23 +31,16 @@ class Worker(QObject):
         super().__init__(parent)
         self.name = name
         self._cancel = False
-        self.is_running = False
         self.is_done = False
 
     def cancel(self) -> None:
         self._cancel = True
 
-    @property
-    def cancelled(self) -> bool:
-        return self._cancel
-
     def start(self, pool: QThreadPool) -> Worker:
-        self.is_running = True
         pool.start(self.run)
         return self
 
     def run(self) -> None:
-        self.started.emit()
         try:
             result = self._work()
         except _Aborted:
@@ -64,7 +56,6 @@ class Worker(QObject):
             else:
                 self.finished.emit(result)
         finally:
-            self.is_running = False
             self.is_done = True
             self.done.emit()
 
@@ -137,9 +128,6 @@ class WorkerSet(QObject):
         worker.done.connect(lambda w=worker: self._running.discard(w))
         worker.start(self.pool)
         return worker
-
-    def running(self) -> list[Worker]:
-        return [w for w in self._running if not w.is_done]
 
     def cancel_all(self, name: str | None = None) -> None:
         for w in list(self._running):

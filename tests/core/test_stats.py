@@ -104,3 +104,32 @@ def test_histograms(tmp_path):
     assert e2.tolist() == edges.tolist() and c2.tolist() == counts.tolist()
     _, c3 = value_histogram(ckpt, ckpt["t"], bins=4, value_range=(0.0, 2.0))
     assert c3.tolist() == [3, 1, 1, 0]
+
+
+def test_stats_and_histogram_job_matches_the_core_and_is_cancellable(tmp_path):
+    from inspector.core.checkpoint import open_checkpoint
+    from inspector.core.dtypes import DTYPES
+    from inspector.core.progress import run_job
+    from inspector.core.stats import stats_and_histogram, tensor_stats, value_histogram
+    from inspector.core.writer import save_arrays
+
+    model_file = tmp_path / "m.safetensors"
+    x = np.random.default_rng(0).normal(size=(16, 16))
+    save_arrays(
+        model_file,
+        [
+            ("w", DTYPES["F64"], x),
+            ("h", DTYPES["BF16"], x.astype(DTYPES["BF16"].numpy)),
+            ("ids", DTYPES["I64"], np.arange(9)),
+        ],
+    )
+    ckpt = open_checkpoint(model_file)
+    for name in ("w", "h", "ids"):
+        t = ckpt[name]
+        s, edges, counts = run_job(stats_and_histogram(ckpt, t))
+        assert s == tensor_stats(ckpt, t)
+        e2, c2 = value_histogram(ckpt, t, bins=64)
+        assert np.allclose(edges, e2) and counts.sum() == c2.sum() == t.numel
+    job = stats_and_histogram(ckpt, ckpt["w"])
+    next(job)
+    job.close()  # stopping half way is fine

@@ -90,7 +90,7 @@ def test_plots_after_cast_hold_the_report(qtbot, loaded, model_file):
 
     # the selected tensor: before/after histograms overlaid + an error histogram. Select another
     # tensor first: re-selecting the current one (possible after the cast) draws nothing new.
-    current = loaded._current.name if loaded._current is not None else None
+    current = loaded.current_tensor().name if loaded.current_tensor() is not None else None
     via = next(n for n in BF16_NAMES + F64_NAMES if n not in (current, F64_NAMES[1]))
     with qtbot.waitSignal(loaded.details_ready, timeout=10_000, check_params_cb=lambda n: n == via):
         loaded.select_tensor(via)

@@ -9,7 +9,7 @@ from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QApplication
 
 from inspector.core.checkpoint import open_checkpoint
-from inspector.gui.main_window import EMPTY_TEXT
+from inspector.gui.empty_page import EMPTY_TEXT
 from inspector.gui.tensor_table import Col
 
 from .conftest import BF16_NAMES, F64_NAMES
@@ -234,7 +234,7 @@ def test_details_show_the_reference_difference(qtbot, loaded, f32_file):
 def test_open_recent_menu_lists_opened_files(qtbot, loaded, model_file, f32_file):
     with qtbot.waitSignal(loaded.loaded, timeout=10_000):
         loaded.open_path(str(f32_file))
-    loaded._fill_recent_menu()
+    loaded.recent_menu.aboutToShow.emit()
     texts = [a.text() for a in loaded.recent_menu.actions()]
     assert texts[:2] == [str(f32_file), str(model_file)]
     with qtbot.waitSignal(loaded.loaded, timeout=10_000):
@@ -268,23 +268,6 @@ def test_module_tree_groups_by_prefix_and_filters(qtbot, loaded):
 def test_copy_tensor_name(loaded):
     loaded.copy_name_action.trigger()
     assert QApplication.clipboard().text() == loaded.current_tensor().name
-
-
-def test_stats_job_matches_the_core_and_is_cancellable(model_file):
-    from inspector.core.progress import run_job
-    from inspector.core.stats import tensor_stats, value_histogram
-    from inspector.gui.main_window import stats_and_histogram_job
-
-    ckpt = open_checkpoint(model_file)
-    for name in (F64_NAMES[0], BF16_NAMES[0], "embeddings.position_ids"):
-        t = ckpt[name]
-        s, edges, counts = run_job(stats_and_histogram_job(ckpt, t))
-        assert s == tensor_stats(ckpt, t)
-        e2, c2 = value_histogram(ckpt, t, bins=64)
-        assert np.allclose(edges, e2) and counts.sum() == c2.sum() == t.numel
-    job = stats_and_histogram_job(ckpt, ckpt[F64_NAMES[0]])
-    next(job)
-    job.close()  # stopping half way is fine
 
 
 def test_empty_state_lists_recent_files_as_links(qtbot, settings, model_file):

@@ -1,0 +1,318 @@
+"""Connects the window's views to the session: view signals call ``_on_view_*``, session events
+call ``_on_session_*`` (ndv's controller). Opening, the target, the reference and the cast live
+here; the details pane has its own controller (:mod:`.details_controller`)."""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QObject, Qt
+from PySide6.QtWidgets import QInputDialog, QMessageBox
+
+from inspector.core.checkpoint import Checkpoint, open_checkpoint
+from inspector.core.dtypes import DTYPES, DType
+from inspector.core.errors import AmbiguousCheckpointError
+from inspector.core.summary import DTypeGroups
+from inspector.session import identities_of
+
+from .errors import error_text
+from .tensor_table import Col
+
+if TYPE_CHECKING:
+    from inspector.core.convert import CastReport
+    from inspector.core.diff import TensorDiff
+    from inspector.session import CastResult, FileIdentity
+
+    from .main_window import MainWindow
+    from .workers import Worker
+
+APP_TITLE = "Checkpoint Inspector"
+
+
+def open_and_index(path: str) -> tuple[Checkpoint, DTypeGroups, dict[str, FileIdentity]]:
+    """Worker side of opening: the header, the dtype groups, the files' identities."""
+    ckpt = open_checkpoint(path)
+    return ckpt, DTypeGroups(ckpt.tensors), identities_of(ckpt)
+
+
+class WindowController(QObject):
+    def __init__(self, win: MainWindow) -> None:
+        super().__init__(win)
+        self.win = win
+        self.session = win.session
+        self.runner = win.runner
+        self.page = win.tensor_page
+        self._job_started = 0.0
+        ev = self.session.events
+        ev.checkpoint_changed.connect(self._on_session_checkpoint)
+        ev.target_changed.connect(self._on_session_target)
+        ev.reference_changed.connect(lambda _ref: self._update_actions())
+        ev.diffs_changed.connect(self._on_session_diffs)
+        ev.cast_changed.connect(self._on_session_cast)
+        self.runner.sig_job_started.connect(self._on_job_started)
+        self.runner.sig_job_progress.connect(win.job_bar.set_progress)
+        self.runner.sig_job_queued.connect(
+            lambda label: win.statusBar().showMessage(f"{label}: waits for the running job", 5000)
+        )
+        self.runner.sig_idle.connect(self._on_idle)
+
+    # ---- opening ----------------------------------------------------------------------------
+    def open_path(self, path: str) -> None:
+        path = os.path.abspath(os.path.expanduser(os.fspath(path)))
+        self.win.job_bar.set_busy(f"Opening {os.path.basename(path.rstrip(os.sep)) or path}…")
+        self.runner.request(
+            "open",
+            open_and_index,
+            path,
+            on_result=lambda res, p=path: self._on_opened(p, res),
+            on_error=lambda e, p=path: self._on_open_failed(p, e),
+        )
+
+    def _on_opened(self, path: str, res: tuple) -> None:
+        self.win.job_bar.set_busy(None)
+        ckpt, groups, identities = res
+        self.show_checkpoint(ckpt, path, groups, identities)
+
+    def show_checkpoint(
+        self,
+        ckpt: Checkpoint,
+        path: str | None = None,
+        groups: DTypeGroups | None = None,
+        identities: dict[str, FileIdentity] | None = None,
+    ) -> None:
+        self.runner.invalidate("stats", "before_after")
+        self.runner.drop("diff")  # a comparison of the previous checkpoint
+        dropped = self.session.open(ckpt, path, groups, identities)
+        if dropped is not None:
+            name = os.path.basename(dropped.path.rstrip(os.sep))
+            self.win.message_bar.show_message(
+                f"The reference {name} was cleared: it was chosen for the previous checkpoint.",
+                "info",
+                f"Compare with {name} again",
+                lambda p=dropped.path: self.open_reference(p),
+            )
+        self.win.loaded.emit(self.session.path)
+
+    def _on_open_failed(self, path: str, e: BaseException) -> None:
+        self.win.job_bar.set_busy(None)
+        msg = error_text(path, e)
+        still = " — still showing the previous checkpoint." if self.session.checkpoint else ""
+        self.win.show_error(f"Could not open {msg}{still}")
+        self.win.load_failed.emit(msg)
+        if isinstance(e, AmbiguousCheckpointError) and e.choices:
+            self._offer_choice(e.choices)
+
+    def _offer_choice(self, choices: list[str]) -> None:
+        """A folder with several index variants or unjoined files: let the person pick one."""
+        dialog = QInputDialog(self.win)
+        dialog.setWindowTitle("Open which checkpoint?")
+        dialog.setLabelText("This folder holds several checkpoints. Open:")
+        dialog.setComboBoxItems([os.path.basename(c) for c in choices])
+        dialog.setComboBoxEditable(False)
+        by_name = {os.path.basename(c): c for c in choices}
+        dialog.textValueSelected.connect(lambda name: self.open_path(by_name[name]))
+        self.win.choice_dialog = dialog
+        dialog.open()  # window-modal, not blocking: the event loop (and tests) go on
+
+    def _on_session_checkpoint(self, ckpt: Checkpoint, path: str) -> None:
+        win, page = self.win, self.page
+        page.model.set_rows(ckpt.tensors, self.session.target, self.session.groups.dtype_names)
+        page.refresh_tree()
+        for col in (Col.CAST_ERR, Col.REF_DIFF):
+            page.set_column_visible(col, False)
+        page.set_summary(self.session.summary)
+        win.stack.setCurrentIndex(1)
+        win.message_bar.hide()
+        win.setWindowTitle(f"{os.path.basename(path.rstrip(os.sep))} — {APP_TITLE}")
+        win.recent.add(path)
+        win.empty_page.set_recent(win.recent.paths()[:5])
+        self._update_actions()
+        self.update_plots()
+        if not page.select_first_interesting():
+            self.session.select(None)
+
+    # ---- target -----------------------------------------------------------------------------
+    def set_target(self, name: str) -> None:
+        dt = DTYPES[name.upper()]
+        if self.win.target_box.currentText() != dt.name:
+            self.win.target_box.setCurrentText(dt.name)  # re-enters through the signal
+            return
+        self.win.settings.setValue("target", dt.name)
+        self.session.set_target(dt)
+
+    def _on_session_target(self, dt: DType) -> None:
+        page = self.page
+        page.model.set_target(dt)
+        page.refresh_tree()
+        if page.proxy.only_differing:
+            page.proxy.refresh()
+        page.set_summary(self.session.summary)
+        self.update_plots()
+
+    # ---- reference and diff ---------------------------------------------------------------
+    def open_reference(self, path: str) -> None:
+        path = os.path.abspath(path)
+        self.win.job_bar.set_busy(f"Opening reference {os.path.basename(path)}…")
+        self.runner.request(
+            "open_ref",
+            open_checkpoint,
+            path,
+            on_result=self._on_reference_opened,
+            on_error=lambda e, p=path: self._on_reference_failed(p, e),
+        )
+
+    def _on_reference_opened(self, ref: Checkpoint) -> None:
+        self.win.job_bar.set_busy(None)
+        if self.session.checkpoint is None:
+            ref.close()
+            return
+        self.runner.drop("diff")
+        self.session.set_reference(ref)
+        a, b = self.session.checkpoint, ref
+        from inspector.core.diff import diff_checkpoints
+
+        self.runner.run_exclusive(
+            "diff",
+            f"Comparing with {os.path.basename(b.path)}",
+            lambda: diff_checkpoints(a, b),
+            on_finished=lambda diffs, a=a, b=b: self._on_diff_finished(diffs, a, b),
+            on_errored=self._on_diff_errored,
+            on_aborted=lambda: self.win.statusBar().showMessage("Comparison cancelled.", 5000),
+        )
+
+    def _on_reference_failed(self, path: str, e: BaseException) -> None:
+        self.win.job_bar.set_busy(None)
+        msg = error_text(path, e)
+        self.win.show_error(f"Could not open the reference {msg}")
+        self.win.diff_failed.emit(msg)
+
+    def _on_diff_finished(self, diffs: list[TensorDiff], a: Checkpoint, b: Checkpoint) -> None:
+        if self.session.accept_diffs(diffs, a, b):
+            self.win.diff_done.emit(diffs)
+
+    def _on_diff_errored(self, e: BaseException) -> None:
+        msg = error_text(None, e)
+        self.win.show_error(f"Comparison failed: {msg}")
+        self.win.diff_failed.emit(msg)
+
+    def clear_reference(self) -> None:
+        self.runner.drop("diff")
+        self.session.clear_reference()
+
+    def _on_session_diffs(self, diffs: list[TensorDiff] | None) -> None:
+        page, s = self.page, self.session
+        page.model.set_diff(diffs)
+        page.set_column_visible(Col.REF_DIFF, diffs is not None)
+        ref = os.path.basename(s.reference.path) if s.reference else "reference"
+        page.plots_tabs.set_diffs(diffs, s.diff_summary, ref)
+        self.update_plots()
+        self._update_actions()
+        if diffs is not None:
+            page.plots_tabs.show_diff()
+        if diffs is not None and s.diff_summary is not None:
+            d = s.diff_summary
+            extra = (
+                f"; {d.n_unmatched} only in one file or shaped differently" if d.n_unmatched else ""
+            )
+            self.win.message_bar.show_message(
+                f"Compared with {ref}: {d.n_differ} tensors differ (worst max |Δ| "
+                f"{d.worst_abs:.3g}), {d.n_equal} are equal{extra}.",
+                "info",
+            )
+
+    # ---- cast -------------------------------------------------------------------------------
+    def start_cast(self, out: str, target: DType, keep: tuple[str, ...]) -> Worker | None:
+        from inspector.core.convert import cast_checkpoint
+
+        ckpt = self.session.checkpoint
+        if ckpt is None or self.runner.busy:
+            return None
+        out = os.path.abspath(out)
+        return self.runner.run_exclusive(
+            "cast",
+            f"Casting to {target.name}",
+            lambda: cast_checkpoint(ckpt, target, out, keep=keep, report=True),
+            on_finished=lambda rep, o=out, c=ckpt: self._on_cast_finished(rep, o, c),
+            on_errored=lambda e, o=out: self._on_cast_errored(o, e),
+            on_aborted=self._on_cast_aborted,
+        )
+
+    def _on_cast_finished(self, report: CastReport, out: str, source: Checkpoint) -> None:
+        name = os.path.basename(out.rstrip(os.sep))
+        if not self.session.accept_cast(report, out, source):
+            # another checkpoint was opened meanwhile: the file is saved, the plots would lie
+            self.win.message_bar.show_message(
+                f"Saved {name} (cast of a checkpoint no longer shown).",
+                "ok",
+                "Open the saved file",
+                lambda: self.open_path(out),
+            )
+        else:
+            changed = [r for r in report.tensors if r.from_ != r.to]
+            lossless = sum(1 for r in changed if r.lossless)
+            elapsed = time.monotonic() - self._job_started
+            self.win.message_bar.show_message(
+                f"Saved {name} in {elapsed:.1f} s: {len(changed)} tensors cast to "
+                f"{report.target}, {lossless} of them lossless.",
+                "ok",
+                "Open the saved file",
+                lambda: self.open_path(out),
+            )
+        self.win.cast_done.emit(report)
+
+    def _on_cast_errored(self, out: str, e: BaseException) -> None:
+        msg = error_text(out, e)
+        self.win.last_error = msg
+        box = QMessageBox(
+            QMessageBox.Icon.Critical, "Cast failed", f"Could not save {msg}", parent=self.win
+        )
+        box.setInformativeText("Nothing was written.")
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        self.win.error_box = box
+        box.open()
+        self.win.cast_failed.emit(msg)
+
+    def _on_cast_aborted(self) -> None:
+        self.win.statusBar().showMessage("Cast cancelled: nothing was written.", 5000)
+        self.win.cast_cancelled.emit()
+
+    def _on_session_cast(self, cast: CastResult | None) -> None:
+        page = self.page
+        page.model.set_cast_report(cast.report.tensors if cast is not None else None)
+        page.set_column_visible(Col.CAST_ERR, cast is not None)
+        page.plots_tabs.set_cast(cast, self.session.checkpoint)
+        self.update_plots()
+        if cast is not None:
+            page.plots_tabs.show_cast()
+
+    # ---- jobs and view state ----------------------------------------------------------------
+    def cancel_job(self) -> None:
+        if self.runner.busy:
+            self.runner.cancel()
+            self.win.job_bar.set_cancelling()
+
+    def _on_job_started(self, label: str) -> None:
+        self._job_started = time.monotonic()
+        self.win.job_bar.set_job(label)
+        self._update_actions()
+
+    def _on_idle(self) -> None:
+        self.win.job_bar.set_job(None)
+        self._update_actions()
+
+    def _update_actions(self) -> None:
+        s = self.session
+        self.win.window_actions.set_state(
+            s.checkpoint is not None, self.runner.busy, s.reference is not None
+        )
+
+    def update_plots(self) -> None:
+        s = self.session
+        summary = s.summary
+        self.page.set_plots(
+            hint=summary is not None and summary.n_differ > 0,
+            cast=s.cast is not None,
+            diff=s.diffs is not None,
+        )

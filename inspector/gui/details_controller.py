@@ -1,0 +1,169 @@
+"""The details pane of the selected tensor: its facts at once, statistics and the before/after
+plots of the last cast from background requests, cached by file identity (an overwritten file is
+a new file) and dropped when stale (the runner's generation counter)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QObject
+from PySide6.QtWidgets import QApplication
+
+from inspector.core.stats import stats_and_histogram
+
+from .errors import error_text
+from .precision import BeforeAfter, before_after
+from .tensor_table import status_text
+
+if TYPE_CHECKING:
+    from inspector.core.checkpoint import Checkpoint
+    from inspector.core.dtypes import DType
+    from inspector.core.header import TensorInfo
+    from inspector.session import CastResult, FileIdentity, LazyCheckpoint
+
+    from .main_window import MainWindow
+
+
+def before_after_of(ckpt: Checkpoint, t: TensorInfo, output: LazyCheckpoint) -> BeforeAfter:
+    """Worker side: the tensor's values before and after the cast, for the overlaid plots."""
+    return before_after(t.name, ckpt.view(t), output.get().view(t.name))
+
+
+class DetailsController(QObject):
+    def __init__(self, win: MainWindow) -> None:
+        super().__init__(win)
+        self.win = win
+        self.session = win.session
+        self.runner = win.runner
+        self.details = win.tensor_page.details
+        self.plots = win.tensor_page.plots_tabs
+        self._pending: set[str] = set()
+        win.tensor_page.sig_current_changed.connect(self._on_view_current)
+        win.tensor_page.sig_copy_name.connect(self.copy_current_name)
+        ev = self.session.events
+        ev.selection_changed.connect(self._on_session_selection)
+        ev.target_changed.connect(self._on_session_target)
+        ev.diffs_changed.connect(self._on_session_diffs)
+        ev.cast_changed.connect(self._on_session_cast)
+        ev.checkpoint_changed.connect(lambda *_: self._pending.clear())
+
+    # ---- view -> session --------------------------------------------------------------------
+    def _on_view_current(self, t: TensorInfo) -> None:
+        if self.session.checkpoint is not None:
+            self.session.select(t)
+
+    def copy_current_name(self) -> None:
+        if self.session.current is not None:
+            QApplication.clipboard().setText(self.session.current.name)
+
+    # ---- session -> view --------------------------------------------------------------------
+    def _on_session_selection(self, t: TensorInfo | None) -> None:
+        if t is None:
+            self.details.clear()
+            return
+        self._show(t)
+
+    def _on_session_target(self, dt: DType) -> None:
+        t = self.session.current
+        if t is not None:
+            self.details.set_status(status_text(self.session.status_of(t), t, dt))
+
+    def _on_session_diffs(self, _diffs: object) -> None:
+        t = self.session.current
+        if t is not None:
+            self.plots.mark(t.name)
+            self.details.set_reference(self.session.diff_by_name.get(t.name))
+
+    def _on_session_cast(self, cast: CastResult | None) -> None:
+        self.runner.invalidate("before_after")
+        t = self.session.current
+        if t is not None:
+            self._show(t)
+
+    # ---- the pane ---------------------------------------------------------------------------
+    def _show(self, t: TensorInfo) -> None:
+        s = self.session
+        ckpt = s.checkpoint
+        assert ckpt is not None
+        self.details.show_tensor(ckpt, t, status_text(s.status_of(t), t, s.target))
+        self.plots.mark(t.name)
+        self._pending = {"stats"}
+        key = s.stats_key(t)
+        cached = s.stats_cache.get(key)
+        if cached is not None:
+            self._on_stats(t, key, cached)
+        else:
+            self.runner.request(
+                "stats",
+                lambda c=ckpt, t=t: stats_and_histogram(c, t),
+                on_result=lambda res, t=t, k=key: self._on_stats(t, k, res),
+                on_error=lambda e, t=t: self._on_stats_failed(t, e),
+                job=True,
+            )
+        self.details.set_reference(s.diff_by_name.get(t.name))
+        self._request_before_after(t)
+
+    def _on_stats(self, t: TensorInfo, key: tuple[FileIdentity, str], res: Any) -> None:
+        self.session.stats_cache.put(key, res)
+        if t is self.session.current:
+            self.details.set_stats(*res)
+            self._done("stats")
+
+    def _on_stats_failed(self, t: TensorInfo, e: BaseException) -> None:
+        if t is self.session.current:
+            self.details.set_stats_error(error_text(None, e))
+            self._done("stats")
+
+    def _request_before_after(self, t: TensorInfo) -> None:
+        s = self.session
+        cast = s.cast
+        if cast is None or s.checkpoint is None:
+            return
+        rep = cast.by_name.get(t.name)
+        if rep is None:
+            if not t.dtype.is_float:
+                why = "not a float"
+            elif t.dtype.name == cast.report.target:
+                why = f"already {t.dtype.name}"
+            else:
+                why = "kept by a pattern, or a format torch cannot cast exactly"
+            self.details.set_cast_text(f"written unchanged as {t.dtype.name} ({why})")
+            return
+        self.details.set_cast(rep)
+        if rep.from_ == rep.to:
+            return
+        self._pending.add("before_after")
+        key = (s.stats_key(t)[0], f"{cast.output_path}\0{t.name}")
+        cached = s.before_after_cache.get(key)
+        if cached is not None:
+            self._on_before_after(t, key, cached)
+            return
+        self.runner.request(
+            "before_after",
+            before_after_of,
+            s.checkpoint,
+            t,
+            cast.output,
+            on_result=lambda ba, t=t, k=key: self._on_before_after(t, k, ba),
+            on_error=lambda e, t=t: self._on_before_after_failed(t, e),
+        )
+
+    def _on_before_after(self, t: TensorInfo, key: tuple, ba: BeforeAfter) -> None:
+        s = self.session
+        s.before_after_cache.put(key, ba)
+        if t is s.current and s.cast is not None:
+            self.details.set_before_after(ba, s.cast.by_name.get(t.name))
+            self._done("before_after")
+
+    def _on_before_after_failed(self, t: TensorInfo, e: BaseException) -> None:
+        if t is self.session.current:
+            self.details.set_error_plot_message(
+                f"Could not read the saved file: {error_text(None, e)}"
+            )
+            self._done("before_after")
+
+    def _done(self, what: str) -> None:
+        self._pending.discard(what)
+        t = self.session.current
+        if not self._pending and t is not None:
+            self.win.details_ready.emit(t.name)

@@ -1,0 +1,107 @@
+"""The tabs under the table: what loaders do (hint), precision lost by the cast, difference to the
+reference. Each tab shows only when it has something to say."""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QTabWidget, QWidget
+
+from .hint_panel import HintPanel
+from .plots import OverviewPanel, OverviewPlot
+from .tensor_table import cast_error_value
+
+if TYPE_CHECKING:
+    from inspector.core.checkpoint import Checkpoint
+    from inspector.core.diff import DiffSummary, TensorDiff
+    from inspector.core.summary import Summary
+    from inspector.session import CastResult
+
+
+class PlotTabs(QTabWidget):
+    sig_tensor_clicked = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setDocumentMode(True)
+        self.hint = HintPanel()
+        self.precision_plot = OverviewPlot(
+            title="Max relative error per tensor", ylabel="max rel. error"
+        )
+        self.diff_plot = OverviewPlot(
+            title="Max |Δ| per tensor vs reference", ylabel="max |Δ|", labels=("differs", "equal")
+        )
+        self.precision_panel = OverviewPanel(self.precision_plot)
+        self.diff_panel = OverviewPanel(self.diff_plot)
+        self.precision_plot.tensor_clicked.connect(self.sig_tensor_clicked)
+        self.diff_plot.tensor_clicked.connect(self.sig_tensor_clicked)
+        self.addTab(self.hint, "Why it matters")
+        self.addTab(self.precision_panel, "Precision lost (cast)")
+        self.addTab(self.diff_panel, "Difference to reference")
+        self.hide()
+
+    # ---- public API -----------------------------------------------------------------------
+    def set_summary(self, summary: Summary | None) -> None:
+        self.hint.update_summary(summary)
+
+    def set_cast(self, cast: CastResult | None, ckpt: Checkpoint | None) -> None:
+        """Per-tensor max relative error of the last cast, in file order (or nothing)."""
+        if cast is None or ckpt is None:
+            self.precision_plot.clear_data()
+            return
+        rep = cast.report
+        by_name = {r.name: r for r in rep.tensors if r.from_ != r.to}
+        names = [t.name for t in ckpt.tensors]
+        values = [cast_error_value(by_name.get(n)) for n in names]
+        n_changed = sum(v is not None for v in values)
+        n_lossless = sum(v == 0 for v in values if v is not None)
+        totals = rep.totals()
+        self.precision_plot.set_values(
+            names, values, f"Max relative error per tensor, cast to {rep.target}"
+        )
+        out = os.path.basename(cast.output_path.rstrip(os.sep))
+        self.precision_panel.set_caption(
+            f"<b>{n_changed} tensors cast to {rep.target}</b> ({out}): {n_lossless} lossless · "
+            f"overflow {totals['overflow']:,} · underflow {totals['underflow']:,} · "
+            f"NaN {totals['nan']:,}"
+        )
+
+    def set_diffs(
+        self, diffs: list[TensorDiff] | None, summary: DiffSummary | None, ref_name: str
+    ) -> None:
+        if diffs is None or summary is None:
+            self.diff_plot.clear_data()
+            return
+        in_a = [d for d in diffs if d.status != "only_b"]
+        self.diff_plot.set_values(
+            [d.name for d in in_a],
+            [d.max_abs_diff for d in in_a],
+            f"Max |Δ| per tensor vs {ref_name}",
+        )
+        within = f", {summary.n_within} within tolerance" if summary.n_within else ""
+        self.diff_panel.set_caption(
+            f"<b>{summary.n_differ} tensors differ from {ref_name}</b> (worst max |Δ| "
+            f"{summary.worst_abs:.3g}), {summary.n_equal} equal{within}"
+        )
+
+    def show_cast(self) -> None:
+        self.setCurrentWidget(self.precision_panel)
+
+    def show_diff(self) -> None:
+        self.setCurrentWidget(self.diff_panel)
+
+    def mark(self, name: str) -> None:
+        self.precision_plot.mark(name)
+        self.diff_plot.mark(name)
+
+    def set_available(self, hint: bool, cast: bool, diff: bool) -> bool:
+        """Show the tabs that have content; returns whether any does."""
+        self.setTabVisible(0, hint)
+        self.setTabVisible(1, cast)
+        self.setTabVisible(2, diff)
+        self.setVisible(hint or cast or diff)
+        if hint and not cast and not diff:
+            self.setCurrentWidget(self.hint)
+        return hint or cast or diff

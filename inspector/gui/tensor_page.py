@@ -1,0 +1,288 @@
+"""The page of an open checkpoint: filter row, tensor table, summary line, module tree, plot tabs
+and the details pane. It lays them out and keeps the name column wide; it holds no state of
+its own beyond what its widgets show (the session holds that)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QItemSelectionModel, Qt, QTimer, Signal
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QCheckBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QSplitter,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from .details_pane import DetailsPane
+from .module_tree import ModuleTree
+from .plot_tabs import PlotTabs
+from .tensor_table import Col, TensorFilterProxy, TensorTableModel
+
+if TYPE_CHECKING:
+    from inspector.core.header import TensorInfo
+    from inspector.core.summary import Summary
+
+_COLUMN_SAMPLES = {
+    Col.DTYPE: "BF16W",
+    Col.SHAPE: "[1000, 64]",
+    Col.PARAMS: "12,345,678",
+    Col.SIZE: "1023.9 KiB",
+    Col.STATUS: "WW differs: BF16 → F32",
+    Col.CAST_ERR: "0 (lossless)",
+    Col.REF_DIFF: "0 (equal)W",
+}
+
+
+class TensorPage(QWidget):
+    sig_current_changed = Signal(object)  # the TensorInfo now current in the table
+    sig_copy_name = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        pv = QVBoxLayout(self)
+        pv.setContentsMargins(0, 0, 0, 0)
+        self.h_split = QSplitter(Qt.Orientation.Horizontal)
+        pv.addWidget(self.h_split)
+        left = QWidget()
+        lv = QVBoxLayout(left)
+        lv.setContentsMargins(0, 0, 0, 0)
+        lv.addLayout(self._build_filter_row())
+        self.model = TensorTableModel(self)
+        self.proxy = TensorFilterProxy(self)
+        self.proxy.setSourceModel(self.model)
+        self.table = self._build_table()
+        self.left_split = QSplitter(Qt.Orientation.Vertical)
+        table_box = QWidget()
+        tv = QVBoxLayout(table_box)
+        tv.setContentsMargins(0, 0, 0, 0)
+        tv.addWidget(self.table, 1)
+        self.summary_label = QLabel()
+        self.summary_label.setAccessibleName("Summary")
+        self.summary_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.summary_label.setWordWrap(True)
+        tv.addWidget(self.summary_label)
+        self.module_tree = ModuleTree()
+        self.module_tree.prefix_selected.connect(self.filter_prefix)
+        self.module_tree.hide()
+        self._tree_dirty = True
+        self.tree_split = QSplitter(Qt.Orientation.Horizontal)
+        self.tree_split.addWidget(self.module_tree)
+        self.tree_split.addWidget(table_box)
+        self.tree_split.setStretchFactor(1, 1)
+        self.tree_split.setSizes([260, 600])
+        self.left_split.addWidget(self.tree_split)
+        self.plots_tabs = PlotTabs()
+        self.left_split.addWidget(self.plots_tabs)
+        self.left_split.setStretchFactor(0, 3)
+        self.left_split.setStretchFactor(1, 2)
+        self.left_split.setChildrenCollapsible(False)
+        lv.addWidget(self.left_split, 1)
+        self.details = DetailsPane()
+        self.h_split.addWidget(left)
+        self.h_split.addWidget(self.details)
+        self.h_split.setStretchFactor(0, 3)
+        self.h_split.setStretchFactor(1, 2)
+        self.h_split.setSizes([820, 460])
+        self.table.installEventFilter(self)
+        self.left_split.installEventFilter(self)
+        self.table.horizontalHeader().sectionResized.connect(self._section_resized)
+        self._hint_only = False
+
+    def _build_filter_row(self) -> QHBoxLayout:
+        frow = QHBoxLayout()
+        self.filter_edit = QLineEdit()
+        self.filter_edit.setPlaceholderText(
+            "Filter names (Ctrl+F): words or globs, e.g. layer.1 *.weight"
+        )
+        self.filter_edit.setClearButtonEnabled(True)
+        self.filter_edit.setAccessibleName("Filter tensor names")
+        self._filter_timer = QTimer(self, singleShot=True, interval=150)
+        self._filter_timer.timeout.connect(self.apply_filter)
+        self.filter_edit.textChanged.connect(lambda _t: self._filter_timer.start())
+        self.only_differing = QCheckBox("Only differing")
+        self.only_differing.setToolTip(
+            "Show only float tensors whose dtype differs from the model dtype"
+        )
+        self.only_differing.toggled.connect(self._apply_only_differing)
+        self.count_label = QLabel()
+        frow.addWidget(self.filter_edit, 1)
+        frow.addWidget(self.only_differing)
+        frow.addWidget(self.count_label)
+        return frow
+
+    def _build_table(self) -> QTableView:
+        table = QTableView()
+        table.setModel(self.proxy)
+        table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        table.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        table.setWordWrap(False)
+        vh = table.verticalHeader()
+        vh.hide()
+        vh.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+        vh.setDefaultSectionSize(self.fontMetrics().height() + 6)
+        hh = table.horizontalHeader()
+        hh.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        fm = self.fontMetrics()
+        for col, sample in _COLUMN_SAMPLES.items():
+            table.setColumnWidth(col, fm.horizontalAdvance(sample) + 24)
+        hh.setMinimumSectionSize(40)
+        table.setSortingEnabled(True)
+        hh.setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
+        table.setColumnHidden(Col.CAST_ERR, True)
+        table.setColumnHidden(Col.REF_DIFF, True)
+        table.selectionModel().currentRowChanged.connect(self._on_current_row)
+        table.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
+        self.copy_name_action = QAction("Copy Tensor Name", table)
+        self.copy_name_action.setShortcut(QKeySequence.StandardKey.Copy)
+        self.copy_name_action.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
+        self.copy_name_action.triggered.connect(self.sig_copy_name)
+        table.addAction(self.copy_name_action)
+        return table
+
+    # ---- public API -----------------------------------------------------------------------
+    def set_summary(self, summary: Summary | None) -> None:
+        if summary is None:
+            self.summary_label.setText("")
+        else:
+            mark = "⚠" if summary.n_differ else "✓"
+            self.summary_label.setText(f"{mark} {summary.line()}")
+        self.plots_tabs.set_summary(summary)
+        self.update_count()
+
+    def update_count(self) -> None:
+        shown, total = self.proxy.rowCount(), self.model.rowCount()
+        self.count_label.setText(
+            f"{shown:,} of {total:,}" if shown != total else f"{total:,} tensors"
+        )
+
+    def set_column_visible(self, col: Col, visible: bool) -> None:
+        self.table.setColumnHidden(col, not visible)
+        self._fit_name_column()
+
+    def set_tree_visible(self, on: bool) -> None:
+        self.module_tree.setVisible(on)
+        if on and self._tree_dirty:
+            self.refresh_tree()
+
+    def refresh_tree(self) -> None:
+        if not self.module_tree.isVisibleTo(self):
+            self._tree_dirty = True
+            return
+        self._tree_dirty = False
+        self.module_tree.set_tensors([t.name for t in self.model.tensors], self.model.statuses())
+
+    def apply_filter(self) -> None:
+        self._filter_timer.stop()
+        self.proxy.set_name_filter(self.filter_edit.text())
+        self.update_count()
+
+    def filter_prefix(self, prefix: str) -> None:
+        self.filter_edit.setText(f"{prefix}*" if prefix else "")
+        self.apply_filter()
+
+    def focus_filter(self) -> None:
+        self.filter_edit.setFocus()
+        self.filter_edit.selectAll()
+
+    def select_row_of(self, name: str) -> bool:
+        """Make ``name`` the current row (clearing filters that hide it); False if unknown."""
+        r = self.model.row_of(name)
+        if r < 0:
+            return False
+        pidx = self.proxy.mapFromSource(self.model.index(r, 0))
+        if not pidx.isValid():
+            self.filter_edit.clear()
+            self.apply_filter()
+            self.only_differing.setChecked(False)
+            pidx = self.proxy.mapFromSource(self.model.index(r, 0))
+        self._select_proxy_row(pidx.row())
+        return True
+
+    def select_first_interesting(self) -> bool:
+        """The first differing tensor in view order (else the first row); False if no rows."""
+        if self.proxy.rowCount() == 0:
+            return False
+        row = 0
+        statuses = self.model.statuses()
+        for r in range(min(self.proxy.rowCount(), 5000)):
+            src = self.proxy.mapToSource(self.proxy.index(r, 0))
+            if statuses[self.model.tensor_index(src.row())] == "differs":
+                row = r
+                break
+        self._select_proxy_row(row)
+        return True
+
+    def set_plots(self, hint: bool, cast: bool, diff: bool) -> None:
+        """Show the plot tabs that have content, sized to it (the hint alone: its text height)."""
+        self.plots_tabs.set_available(hint, cast, diff)
+        self._hint_only = hint and not cast and not diff
+        total = sum(self.left_split.sizes()) or self.left_split.height()
+        if cast or diff:
+            bottom = max(260, int(total * 0.42))
+            self.plots_tabs.setMaximumHeight(16_777_215)
+        else:
+            width = max(self.left_split.width() - 8, 300)
+            hint_h = self.plots_tabs.hint.heightForWidth(width)
+            if hint_h <= 0:
+                hint_h = self.plots_tabs.hint.sizeHint().height()
+            bottom = hint_h + self.plots_tabs.tabBar().sizeHint().height() + 8
+            self.plots_tabs.setMaximumHeight(bottom)
+        self.left_split.setSizes([max(total - bottom, 120), bottom])
+        self._fit_name_column()
+
+    # ---- private --------------------------------------------------------------------------
+    def _apply_only_differing(self, on: bool) -> None:
+        self.proxy.set_only_differing(on)
+        self.update_count()
+
+    def _select_proxy_row(self, row: int) -> None:
+        idx = self.proxy.index(row, 0)
+        self.table.selectionModel().setCurrentIndex(
+            idx,
+            QItemSelectionModel.SelectionFlag.ClearAndSelect
+            | QItemSelectionModel.SelectionFlag.Rows,
+        )
+        self.table.scrollTo(idx)
+
+    def _on_current_row(self, current: Any, _previous: Any) -> None:
+        if current.isValid():
+            src = self.proxy.mapToSource(current)
+            t: TensorInfo = self.model.tensor_at(src.row())
+            self.sig_current_changed.emit(t)
+
+    def eventFilter(self, obj: Any, ev: Any) -> bool:
+        if obj is self.table and ev.type() == ev.Type.Resize:
+            QTimer.singleShot(0, self._fit_name_column)
+        elif obj is self.left_split and ev.type() == ev.Type.Resize and self._hint_only:
+            QTimer.singleShot(0, lambda: self.set_plots(True, False, False))
+        return super().eventFilter(obj, ev)
+
+    def _section_resized(self, index: int, _old: int, _new: int) -> None:
+        if index != Col.NAME:
+            self._fit_name_column()
+
+    def _fit_name_column(self) -> None:
+        """The name column takes the room the other columns leave (never less than a minimum)."""
+        hh = self.table.horizontalHeader()
+        others = sum(
+            self.table.columnWidth(c)
+            for c in range(1, len(Col))
+            if not self.table.isColumnHidden(c)
+        )
+        avail = self.table.viewport().width() - others
+        width = max(avail, self.fontMetrics().horizontalAdvance("encoder.layer.00.attention.q.w"))
+        if hh.sectionSize(Col.NAME) != width:
+            hh.blockSignals(True)
+            self.table.setColumnWidth(Col.NAME, width)
+            hh.blockSignals(False)
+            hh.viewport().update()

@@ -1,0 +1,106 @@
+"""The window's actions, menus and toolbar, gathered in one class (spyder's action-ID habit).
+
+Actions only describe themselves here; the window connects them to what they do.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QComboBox, QLabel, QMainWindow, QMenu, QToolBar
+
+from inspector.core.dtypes import CAST_TARGETS
+
+
+class WindowActions:
+    def __init__(self, win: QMainWindow) -> None:
+        style = win.style()
+        sp = style.StandardPixmap
+        self.open = QAction(style.standardIcon(sp.SP_DialogOpenButton), "&Open…", win)
+        self.open.setShortcut(QKeySequence.StandardKey.Open)
+        self.open.setToolTip("Open a .safetensors file, index.json or model folder (Ctrl+O)")
+        self.open_folder = QAction("Open &Folder…", win)
+        self.cast = QAction(style.standardIcon(sp.SP_DialogSaveButton), "&Cast && Save…", win)
+        self.cast.setShortcut(QKeySequence.StandardKey.Save)
+        self.cast.setToolTip("Cast float tensors to the target dtype and save (Ctrl+S)")
+        self.compare = QAction(
+            style.standardIcon(sp.SP_FileDialogContentsView), "Compare with &Reference…", win
+        )
+        self.compare.setShortcut(QKeySequence("Ctrl+Shift+O"))
+        self.compare.setToolTip(
+            "Open a second checkpoint as reference and show per-tensor max |Δ| "
+            "(or Shift+drop it onto the window)"
+        )
+        self.clear_reference = QAction("Clear Reference", win)
+        self.find = QAction("&Filter Tensors", win)
+        self.find.setShortcut(QKeySequence.StandardKey.Find)
+        self.only_differing = QAction("Only &Differing Tensors", win, checkable=True)
+        self.only_differing.setShortcut(QKeySequence("Ctrl+D"))
+        self.tree = QAction(
+            style.standardIcon(sp.SP_FileDialogListView), "&Modules", win, checkable=True
+        )
+        self.tree.setShortcut(QKeySequence("Ctrl+T"))
+        self.tree.setToolTip("Group tensors by module prefix (Ctrl+T)")
+        self.quit = QAction("&Quit", win)
+        self.quit.setShortcut(QKeySequence.StandardKey.Quit)
+        win.addAction(self.find)
+        self.recent_menu = QMenu("Open &Recent", win)
+
+    def build_menus(self, win: QMainWindow) -> None:
+        mb = win.menuBar()
+        file_menu = mb.addMenu("&File")
+        file_menu.addAction(self.open)
+        file_menu.addAction(self.open_folder)
+        file_menu.addMenu(self.recent_menu)
+        file_menu.addSeparator()
+        file_menu.addAction(self.cast)
+        file_menu.addAction(self.compare)
+        file_menu.addAction(self.clear_reference)
+        file_menu.addSeparator()
+        file_menu.addAction(self.quit)
+        view_menu = mb.addMenu("&View")
+        view_menu.addAction(self.find)
+        view_menu.addAction(self.only_differing)
+        view_menu.addAction(self.tree)
+
+    def build_toolbar(self, win: QMainWindow, target_name: str) -> QComboBox:
+        """The main toolbar; returns its model-dtype chooser."""
+        tb = QToolBar("Main", win)
+        tb.setObjectName("MainToolBar")
+        tb.setMovable(False)
+        tb.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        win.addToolBar(tb)
+        tb.addAction(self.open)
+        tb.addSeparator()
+        tb.addWidget(QLabel(" Model dtype: "))
+        box = QComboBox()
+        box.setAccessibleName("Target dtype")
+        box.setToolTip("The dtype the model uses; tensors in another float dtype are flagged")
+        box.addItems(list(CAST_TARGETS))
+        box.setCurrentText(target_name)
+        tb.addWidget(box)
+        tb.addSeparator()
+        tb.addAction(self.cast)
+        tb.addAction(self.compare)
+        tb.addSeparator()
+        tb.addAction(self.tree)
+        return box
+
+    def fill_recent(self, paths: list[str], open_path: object, clear: object) -> None:
+        """Rebuild Open Recent (called just before it shows)."""
+        menu = self.recent_menu
+        menu.clear()
+        if not paths:
+            a = menu.addAction("(none)")
+            a.setEnabled(False)
+            return
+        for p in paths:
+            a = menu.addAction(p)
+            a.triggered.connect(lambda _=False, p=p: open_path(p))
+        menu.addSeparator()
+        menu.addAction("Clear List").triggered.connect(clear)
+
+    def set_state(self, has_checkpoint: bool, busy: bool, has_reference: bool) -> None:
+        self.cast.setEnabled(has_checkpoint and not busy)
+        self.compare.setEnabled(has_checkpoint)
+        self.clear_reference.setEnabled(has_reference)
