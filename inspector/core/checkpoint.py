@@ -70,9 +70,6 @@ class Checkpoint:
     def __getitem__(self, name: str) -> TensorInfo:
         return self._by_name[name]
 
-    def header_of(self, tensor: TensorInfo) -> Header:
-        return self._by_file[tensor.file]
-
     def byte_range(self, tensor: TensorInfo) -> tuple[int, int]:
         """Absolute [start, end) of the tensor's bytes inside its file."""
         base = self._by_file[tensor.file].data_start

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import fnmatch
 import os
 
 from PySide6.QtWidgets import (
@@ -42,29 +41,16 @@ def parse_keep(text: str) -> tuple[str, ...]:
 
 def count_plan(ckpt: Checkpoint, target: DType, keep: tuple[str, ...]) -> tuple[int, int, int]:
     """(tensors that will change dtype, kept by --keep, not floats) — as the cast engine plans."""
-    try:
-        from inspector.core.convert import plan_cast
-    except ImportError:
-        plan = None
-    else:
-        plan = plan_cast(ckpt, target, keep=keep)
+    from inspector.core.convert import plan_cast
+
     change = kept = nonfloat = 0
-    if plan is not None:
-        for t, dt in plan:
-            if not t.dtype.is_float:
-                nonfloat += 1
-            elif dt.name != t.dtype.name:
-                change += 1
-            elif t.dtype.name != target.name:
-                kept += 1
-        return change, kept, nonfloat
-    for t in ckpt.tensors:
+    for t, dt in plan_cast(ckpt, target, keep=keep):
         if not t.dtype.is_float:
             nonfloat += 1
-        elif any(fnmatch.fnmatchcase(t.name, p) for p in keep):
-            kept += 1
-        elif t.dtype.name != target.name:
+        elif dt.name != t.dtype.name:
             change += 1
+        elif t.dtype.name != target.name:
+            kept += 1
     return change, kept, nonfloat
 
 

@@ -264,7 +264,6 @@ class WindowController(QObject):
 
     def _on_cast_errored(self, out: str, e: BaseException) -> None:
         msg = error_text(out, e)
-        self.win.last_error = msg
         box = QMessageBox(
             QMessageBox.Icon.Critical, "Cast failed", f"Could not save {msg}", parent=self.win
         )

@@ -60,7 +60,6 @@ class MainWindow(QMainWindow):
         self.recent = RecentFiles(self.settings)
         self.session = Session(self._initial_target(target))
         self.runner = JobRunner(self)
-        self.last_error = ""
         self.error_box: Any = None
         self.choice_dialog: Any = None
         self._cast_dialog: CastDialog | None = None
@@ -235,7 +234,6 @@ class MainWindow(QMainWindow):
         self.controller.cancel_job()
 
     def show_error(self, text: str) -> None:
-        self.last_error = text
         self.message_bar.show_message(text, "error")
 
     def choose_file(self) -> None:

@@ -59,9 +59,7 @@ TOOLTIPS = {
     Col.REF_DIFF: "Largest absolute difference to the reference checkpoint (float64)",
 }
 
-TensorRole = Qt.ItemDataRole.UserRole + 1  # the TensorInfo
-StatusRole = Qt.ItemDataRole.UserRole + 2  # "match" | "differs" | "kept"
-SortRole = Qt.ItemDataRole.UserRole + 3
+StatusRole = Qt.ItemDataRole.UserRole + 2  # a TensorStatus: "match" | "differs" | "kept"
 
 STATUS_RANK = {"differs": 0, "kept": 1, "match": 2}
 _DIFF_STATUS_TEXT = {
@@ -228,9 +226,6 @@ class TensorTableModel(QAbstractTableModel):
             return -1
         return self._order.index(i) if self._sort_column >= 0 else i
 
-    def status_of(self, i: int) -> str:
-        return self._status[i]
-
     def statuses(self) -> list[str]:
         return self._status
 
@@ -334,12 +329,8 @@ class TensorTableModel(QAbstractTableModel):
             return None
         if role == R.FontRole:
             return None
-        if role == TensorRole:
-            return t
         if role == StatusRole:
             return status
-        if role == SortRole:
-            return self._keys(col)[i]
         if role == R.AccessibleTextRole and col == Col.STATUS:
             return status_text(status, t, self._target) if self._target else status
         return None
@@ -487,10 +478,6 @@ class TensorFilterProxy(QSortFilterProxyModel):
         if on != self._only_differing:
             self._only_differing = on
             self.refresh()
-
-    @property
-    def name_filter(self) -> str:
-        return self._text
 
     @property
     def only_differing(self) -> bool:
