@@ -14,7 +14,7 @@ import numpy as np
 
 from .commit_journal import PARTIAL_SUFFIX
 from .errors import CheckpointError
-from .header_encode import TensorEntry, encode_header
+from .header.encode import TensorEntry, encode_header
 
 try:
     import fcntl

@@ -30,7 +30,7 @@ from .commit_journal import (
 )
 from .dtypes import DType
 from .errors import CheckpointError
-from .header_encode import TensorEntry, encode_header
+from .header.encode import TensorEntry, encode_header
 from .pending_file import PendingFile, SafetensorsFile, file_kind, os_error_reason
 
 __all__ = [

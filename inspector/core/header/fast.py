@@ -9,16 +9,15 @@ returns ``None`` and goes to the careful parser in ``header.py``, which words th
 from __future__ import annotations
 
 import gc
-import math
 import re
 
 import msgspec
 
-from .dtypes import DTYPES
-from .header import Header, TensorInfo
+from ..errors import CheckpointError
+from .layout import validate_layout
+from .types import Header, TensorInfo
 
 _TENSORS = msgspec.json.Decoder(dict[str, TensorInfo])
-_BITS = {name: d.bits for name, d in DTYPES.items()}
 # a number "-0" (serde reads it as a float, so not a valid size): the careful path decides
 _NEGATIVE_ZERO = re.compile(rb"[\[,:]\s*-0")
 
@@ -56,25 +55,15 @@ def parse_fast(path: str, raw: bytes, *, data_start: int, file_size: int) -> Hea
         ):
             return None
         tensors = list(entries.values())
-        # one pass names the tensors and checks the layout when offsets ascend (the usual case)
-        pos = 0
-        bits_of = _BITS
-        prod = math.prod
         for name, t in entries.items():
-            offsets = t.data_offsets
-            if t.dtype_name is None or t.shape is None or offsets is None:
+            if t.dtype_name is None or t.shape is None or t.data_offsets is None:
                 return None
             t.name = name
             t.file = path
-            start, end = offsets
-            numel = prod(t.shape)
-            if start != pos or numel * bits_of[t.dtype_name] != (end - start) * 8:
-                return None  # out of order, or invalid: the careful path sorts and explains
-            if numel == 0:
-                return None  # [2**63, 2, 0] overflows in the reference before reaching the 0
-            pos = end
-        if pos != file_size - data_start:
-            return None
+        try:
+            validate_layout(path, tensors, data_len=file_size - data_start)
+        except CheckpointError:
+            return None  # invalid: the careful path words the reason
         return Header(path, tensors, metadata, data_start, file_size, by_name=entries)
     finally:
         if gc_was_enabled:

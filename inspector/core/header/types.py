@@ -1,0 +1,94 @@
+"""What a header holds: tensors (a msgspec Struct, decoded in C by the fast path) and the
+per-file header. Shared by both parsing paths and everything that reads checkpoints."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Annotated, Literal
+
+import msgspec
+
+from ..dtypes import DTYPES, DType
+
+MAX_HEADER_SIZE = 100_000_000  # the reference loader's limit
+_U64_MAX = 2**64 - 1
+_BITS = {name: d.bits for name, d in DTYPES.items()}
+
+
+_DTYPE_NAMES = Literal[
+    "BOOL",
+    "F4",
+    "F6_E2M3",
+    "F6_E3M2",
+    "U8",
+    "I8",
+    "F8_E5M2",
+    "F8_E4M3",
+    "F8_E8M0",
+    "F8_E4M3FNUZ",
+    "F8_E5M2FNUZ",
+    "I16",
+    "U16",
+    "F16",
+    "BF16",
+    "I32",
+    "U32",
+    "F32",
+    "C64",
+    "F64",
+    "I64",
+    "U64",
+]
+_UInt = Annotated[int, msgspec.Meta(ge=0)]
+
+
+class TensorInfo(msgspec.Struct, gc=False, omit_defaults=True):
+    """Where one tensor lives: ``start``/``end`` are offsets inside the data section of ``file``.
+
+    A msgspec Struct so a 200k-tensor header decodes straight into these, validated in C.
+    """
+
+    # Optional only so that decoding never stops at a missing field: the fast path then hands
+    # the header to the careful parser, which names the problem. Every TensorInfo built has all.
+    dtype_name: _DTYPE_NAMES | None = msgspec.field(default=None, name="dtype")
+    shape: tuple[_UInt, ...] | None = None
+    data_offsets: tuple[_UInt, _UInt] | None = None
+    name: str = ""
+    file: str = ""
+
+    @property
+    def dtype(self) -> DType:
+        return DTYPES[self.dtype_name]
+
+    @property
+    def start(self) -> int:
+        return self.data_offsets[0]
+
+    @property
+    def end(self) -> int:
+        return self.data_offsets[1]
+
+    @property
+    def nbytes(self) -> int:
+        return self.data_offsets[1] - self.data_offsets[0]
+
+    @property
+    def numel(self) -> int:
+        return math.prod(self.shape)
+
+    def __repr__(self) -> str:
+        return f"TensorInfo({self.name!r}, {self.dtype_name}, {list(self.shape)}, {self.file!r})"
+
+
+@dataclass
+class Header:
+    """A validated header of one file. ``tensors`` keep the order they have in the JSON text."""
+
+    path: str
+    tensors: list[TensorInfo]
+    metadata: dict[str, str] | None
+    data_start: int  # absolute offset of byte 0 of the data section
+    file_size: int
+    # name -> tensor, when the parser built one anyway (saves a 200k-entry pass in Checkpoint)
+    by_name: dict[str, TensorInfo] | None = field(default=None, repr=False, compare=False)
