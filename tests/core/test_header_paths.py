@@ -18,7 +18,7 @@ VALID = [c for c in CASES if c.expect == "ok"]
 
 
 def both_paths(path) -> tuple[Header | None, Header]:
-    blob = open(path, "rb").read()
+    blob = path.read_bytes()
     (n,) = struct.unpack("<Q", blob[:8])
     raw = blob[8 : 8 + n]
     fast = parse_fast(str(path), raw, data_start=8 + n, file_size=len(blob))
