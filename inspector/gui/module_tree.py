@@ -20,6 +20,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from inspector.core.status import TensorStatus
+
 from .tensor_table import highlight_colors
 
 PREFIX = Qt.ItemDataRole.UserRole + 1
@@ -41,7 +43,11 @@ def group_children(
             entry = out[key] = ([], 0, False)
         idx, differ, deeper = entry
         idx.append(i)
-        out[key] = (idx, differ + (statuses[i] == "differs"), deeper or len(parts) > depth + 2)
+        out[key] = (
+            idx,
+            differ + (statuses[i] is TensorStatus.DIFFERS),
+            deeper or len(parts) > depth + 2,
+        )
     return out
 
 
@@ -84,7 +90,7 @@ class ModuleTree(QTreeWidget):
 
     @staticmethod
     def _n(statuses: Sequence[str]) -> str:
-        n = sum(1 for s in statuses if s == "differs")
+        n = sum(1 for s in statuses if s is TensorStatus.DIFFERS)
         return f"{n:,}" if n else ""
 
     def _fill(self, parent: QTreeWidgetItem, indices: Sequence[int], depth: int) -> None:

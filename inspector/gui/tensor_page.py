@@ -21,6 +21,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from inspector.core.status import TensorStatus
+
 from .details_pane import DetailsPane
 from .module_tree import ModuleTree
 from .plot_tabs import PlotTabs
@@ -216,7 +218,7 @@ class TensorPage(QWidget):
         statuses = self.model.statuses()
         for r in range(min(self.proxy.rowCount(), 5000)):
             src = self.proxy.mapToSource(self.proxy.index(r, 0))
-            if statuses[self.model.tensor_index(src.row())] == "differs":
+            if statuses[self.model.tensor_index(src.row())] is TensorStatus.DIFFERS:
                 row = r
                 break
         self._select_proxy_row(row)

@@ -1,4 +1,5 @@
-"""The tensor table: a QAbstractTableModel over ``TensorInfo`` rows and a filter proxy.
+"""The tensor table: a QAbstractTableModel over ``TensorInfo`` rows (the filter proxy is in
+:mod:`.tensor_filter`, the cell wording in :mod:`.table_text`).
 
 Built for 200k rows: per-row values are derived on demand for the visible rows only; sorting
 happens in the source model with precomputed keys (one Python sort instead of millions of
@@ -7,8 +8,6 @@ happens in the source model with precomputed keys (one Python sort instead of mi
 
 from __future__ import annotations
 
-import fnmatch
-import re
 from collections.abc import Sequence
 from enum import IntEnum
 from typing import Any
@@ -17,7 +16,6 @@ from PySide6.QtCore import (
     QAbstractTableModel,
     QModelIndex,
     QPersistentModelIndex,
-    QSortFilterProxyModel,
     Qt,
 )
 from PySide6.QtGui import QBrush, QColor, QGuiApplication, QIcon, QPalette
@@ -25,7 +23,16 @@ from PySide6.QtWidgets import QApplication, QStyle
 
 from inspector.core.dtypes import DType
 from inspector.core.header import TensorInfo
+from inspector.core.status import DiffStatus, TensorStatus
 from inspector.core.summary import format_bytes, tensor_status
+
+from .table_text import (
+    cast_error_value,
+    format_float,
+    format_shape,
+    natural_key,
+    status_text,
+)
 
 Index = QModelIndex | QPersistentModelIndex
 
@@ -61,58 +68,12 @@ TOOLTIPS = {
 
 StatusRole = Qt.ItemDataRole.UserRole + 2  # a TensorStatus: "match" | "differs" | "kept"
 
-STATUS_RANK = {"differs": 0, "kept": 1, "match": 2}
+STATUS_RANK = {TensorStatus.DIFFERS: 0, TensorStatus.KEPT: 1, TensorStatus.MATCH: 2}
 _DIFF_STATUS_TEXT = {
-    "shape_mismatch": "shape mismatch",
-    "only_a": "not in reference",
-    "only_b": "only in reference",
+    DiffStatus.SHAPE_MISMATCH: "shape mismatch",
+    DiffStatus.ONLY_A: "not in reference",
+    DiffStatus.ONLY_B: "only in reference",
 }
-
-
-def format_shape(shape: Sequence[int]) -> str:
-    return "[" + ", ".join(str(d) for d in shape) + "]" if shape else "[] (scalar)"
-
-
-def format_float(x: float | None) -> str:
-    if x is None:
-        return "—"
-    if x == 0:
-        return "0 (lossless)"
-    if x != x or x in (float("inf"), float("-inf")):
-        return str(x)
-    return f"{x:.3g}"
-
-
-def cast_error_value(r: Any) -> float | None:
-    """One number per cast tensor: 0 if lossless, inf if values overflowed or became NaN."""
-    if r is None or r.from_ == r.to:
-        return None
-    if r.lossless:
-        return 0.0
-    if (r.overflow or 0) + (r.nan or 0):
-        return float("inf")
-    return r.max_rel_err
-
-
-def status_text(status: str, t: TensorInfo, target: DType) -> str:
-    if status == "differs":
-        return f"differs: {t.dtype.name} → {target.name}"
-    if status == "kept":
-        return "kept (not a float)"
-    return f"matches {target.name}"
-
-
-_DIGITS = re.compile(r"\d+")
-
-
-def _pad(m: re.Match[str]) -> str:
-    run = m.group()
-    return chr(0x30 + min(len(run), 200)) + run  # longer digit runs sort after shorter ones
-
-
-def natural_key(name: str) -> str:
-    """``layer.2`` before ``layer.10`` (a plain string key, so sorting stays in C)."""
-    return _DIGITS.sub(_pad, name)
 
 
 def highlight_colors(palette: QPalette | None = None) -> tuple[QColor, QColor]:
@@ -239,7 +200,7 @@ class TensorTableModel(QAbstractTableModel):
     def _recompute_status(self) -> None:
         tgt = self._target
         if tgt is None:
-            self._status = ["match"] * len(self._tensors)
+            self._status = [TensorStatus.MATCH] * len(self._tensors)
             return
         if self._first_of_dtype is None:
             first: dict[str, int] = {}
@@ -265,9 +226,9 @@ class TensorTableModel(QAbstractTableModel):
         if icon is None:
             style = QApplication.style()
             sp = {
-                "differs": QStyle.StandardPixmap.SP_MessageBoxWarning,
-                "match": QStyle.StandardPixmap.SP_DialogApplyButton,
-                "kept": QStyle.StandardPixmap.SP_MessageBoxInformation,
+                TensorStatus.DIFFERS: QStyle.StandardPixmap.SP_MessageBoxWarning,
+                TensorStatus.MATCH: QStyle.StandardPixmap.SP_DialogApplyButton,
+                TensorStatus.KEPT: QStyle.StandardPixmap.SP_MessageBoxInformation,
             }[status]
             if style is None:  # no QApplication yet
                 return QIcon()
@@ -314,7 +275,7 @@ class TensorTableModel(QAbstractTableModel):
         if role == R.DisplayRole:
             return self._display(t, status, col)
         if role == R.BackgroundRole:
-            return self._bg_brush if status == "differs" else None
+            return self._bg_brush if status is TensorStatus.DIFFERS else None
         if role == R.DecorationRole:
             return self._icon(status) if col == Col.STATUS else None
         if role == R.ToolTipRole:
@@ -370,12 +331,12 @@ class TensorTableModel(QAbstractTableModel):
 
     def _status_tooltip(self, t: TensorInfo, status: str) -> str:
         tgt = self._target.name if self._target else "?"
-        if status == "differs":
+        if status is TensorStatus.DIFFERS:
             return (
                 f"Stored as {t.dtype.name}, the model uses {tgt}. PyTorch's load_state_dict casts "
                 f"it silently; burn-store keeps {t.dtype.name} and fails with a dtype mismatch."
             )
-        if status == "kept":
+        if status is TensorStatus.KEPT:
             return f"{t.dtype.name} is not a float type: casting leaves it unchanged."
         return f"Already {tgt}."
 
@@ -441,101 +402,4 @@ class TensorTableModel(QAbstractTableModel):
         self.layoutChanged.emit()
 
 
-class TensorFilterProxy(QSortFilterProxyModel):
-    """Filters by name (substring terms, globs with ``*``/``?``) and "only differing".
-
-    Sorting is delegated to the source model (see :meth:`TensorTableModel.sort`).
-    """
-
-    def __init__(self, parent: Any = None) -> None:
-        super().__init__(parent)
-        self._text = ""
-        self._only_differing = False
-        self._mask: list[bool] | None = None  # by tensor index
-        self._row_mask: list[bool] | None = None  # by source row (the mask in display order)
-        self._mask_order: list[int] | None = None  # the source order _row_mask was built for
-        self._src: TensorTableModel | None = None
-        self.setDynamicSortFilter(False)
-
-    def setSourceModel(self, model: TensorTableModel) -> None:  # type: ignore[override]
-        self._src = model
-        super().setSourceModel(model)
-        model.modelAboutToBeReset.connect(self._drop_mask)
-        model.modelReset.connect(self.refresh)
-
-    def _drop_mask(self) -> None:
-        self._mask = self._row_mask = self._mask_order = None
-
-    def source(self) -> TensorTableModel:
-        return self.sourceModel()  # type: ignore[return-value]
-
-    def set_name_filter(self, text: str) -> None:
-        if text != self._text:
-            self._text = text
-            self.refresh()
-
-    def set_only_differing(self, on: bool) -> None:
-        if on != self._only_differing:
-            self._only_differing = on
-            self.refresh()
-
-    @property
-    def only_differing(self) -> bool:
-        return self._only_differing
-
-    def refresh(self) -> None:
-        """Recompute the mask (e.g. after the target dtype changed) and re-filter."""
-        src = self.source()
-        mask = self._compute_mask(src) if src is not None else None
-        if mask is None and self._mask is None:
-            return  # nothing filtered before or after (e.g. right after a reset): no re-filter
-        begin = getattr(self, "beginFilterChange", None)
-        if begin is not None:
-            begin()
-        self._mask = mask
-        self._row_mask = None if mask is None else self._rebuild_row_mask()
-        end = getattr(self, "endFilterChange", None)
-        if end is not None:
-            end(QSortFilterProxyModel.Direction.Rows)
-        else:  # Qt < 6.9
-            self.invalidateFilter()
-
-    def _compute_mask(self, src: TensorTableModel) -> list[bool] | None:
-        terms = self._text.lower().split()
-        if not terms and not self._only_differing:
-            return None
-        tensors = src.tensors
-        mask = [True] * len(tensors)
-        if self._only_differing:
-            mask = [s == "differs" for s in src.statuses()]
-        for term in terms:
-            if any(c in term for c in "*?["):
-                pat = re.compile(fnmatch.translate(term))
-                mask = [
-                    m and pat.match(t.name.lower()) is not None
-                    for m, t in zip(mask, tensors, strict=True)
-                ]
-            else:
-                mask = [m and term in t.name.lower() for m, t in zip(mask, tensors, strict=True)]
-        return mask
-
-    def filterAcceptsRow(self, source_row: int, source_parent: Index) -> bool:
-        # called once per row on every re-filter: keep it to two attribute reads and an index
-        rows = self._row_mask
-        if rows is None:
-            return True
-        if self._mask_order is not self._src._order:  # the source was re-sorted
-            rows = self._rebuild_row_mask()
-        return rows[source_row]
-
-    def _rebuild_row_mask(self) -> list[bool]:
-        mask, order = self._mask, self._src._order
-        assert mask is not None
-        self._row_mask = [mask[i] for i in order]
-        self._mask_order = order
-        return self._row_mask
-
-    def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
-        src = self.source()
-        if src is not None:
-            src.sort(column, order)
+from .tensor_filter import TensorFilterProxy  # noqa: E402,F401 - the table's proxy, for its users

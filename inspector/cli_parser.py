@@ -1,0 +1,132 @@
+"""The command line's grammar: subcommand parsers and the window's parser (argparse, with usage
+errors as one line and exit 2 like every other bad input)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import NoReturn
+
+PROG = "checkpoint-inspector"
+
+
+class UsageError(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but usage errors are one line and exit 2 like every other bad input."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{message} (see {self.prog} --help)")
+
+
+def _dtype_arg(text: str):
+    from .core.dtypes import parse_dtype
+
+    try:
+        return parse_dtype(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def _cast_target_arg(text: str):
+    from .core.dtypes import parse_cast_target
+
+    try:
+        return parse_cast_target(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def _atol_arg(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid number {text!r}") from None
+    if not value >= 0:
+        raise argparse.ArgumentTypeError("--atol must be a non-negative number")
+    return value
+
+
+def _build_sub_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog=PROG, description="Inspect, check, cast and compare safetensors checkpoints.")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    target_help = (
+        "model dtype to compare against / cast to (F32, F16, BF16, float32, half, ...; default F32)"
+    )
+
+    p_list = sub.add_parser("list", help="list tensors with dtype, shape and size")
+    p_list.add_argument("path", help=".safetensors file, *.safetensors.index.json, or a folder")
+    p_list.add_argument("--target", type=_dtype_arg, default="F32", help=target_help)
+    p_list.add_argument("--json", action="store_true", help="machine-readable output")
+    p_list.add_argument(
+        "--stats", action="store_true", help="add min/max/mean/std/nan/inf (reads all data)"
+    )
+
+    p_check = sub.add_parser(
+        "check", help="exit 0 if every float tensor is the target dtype, else 1"
+    )
+    p_check.add_argument("path")
+    p_check.add_argument("--target", type=_dtype_arg, default="F32", help=target_help)
+
+    p_cast = sub.add_parser("cast", help="write a copy with float tensors cast to the target dtype")
+    p_cast.add_argument("path")
+    p_cast.add_argument("--target", type=_cast_target_arg, default="F32", help=target_help)
+    p_cast.add_argument(
+        "-o", "--output", required=True, help="output file (a folder for sharded input)"
+    )
+    p_cast.add_argument(
+        "--keep",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="leave tensors whose name matches GLOB in their own dtype (repeatable)",
+    )
+    p_cast.add_argument(
+        "--report", metavar="REPORT.json", help="write per-tensor precision loss as JSON"
+    )
+
+    p_diff = sub.add_parser("diff", help="compare two checkpoints tensor by tensor")
+    p_diff.add_argument("a")
+    p_diff.add_argument("b")
+    p_diff.add_argument("--json", action="store_true")
+    p_diff.add_argument(
+        "--atol",
+        type=_atol_arg,
+        default=0.0,
+        help="absolute tolerance for 'equal' (default 0: bit-for-bit values)",
+    )
+    return p
+
+
+def _build_gui_parser() -> argparse.ArgumentParser:
+    p = _Parser(
+        prog=PROG,
+        description="Open the checkpoint-inspector window. Subcommands: list, check, cast, diff "
+        f"(see '{PROG} list --help').",
+        epilog=f"Command line forms:\n  {PROG} list PATH [--target DTYPE] [--json] [--stats]\n"
+        f"  {PROG} check PATH [--target DTYPE]\n"
+        f"  {PROG} cast PATH --target DTYPE -o OUT [--keep GLOB]... [--report REPORT.json]\n"
+        f"  {PROG} diff A B [--json] [--atol X]",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "path", nargs="?", help=".safetensors file, *.safetensors.index.json, or a folder"
+    )
+    p.add_argument(
+        "--target", type=_dtype_arg, default=None, help="model dtype (default: last used, F32)"
+    )
+    p.add_argument(
+        "--screenshot",
+        metavar="OUT.png",
+        help="render the window offscreen after loading, then exit",
+    )
+    p.add_argument("--reference", metavar="PATH", help="a second checkpoint to compare against")
+    p.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    return p
+
+
+def _version() -> str:
+    from . import __version__
+
+    return __version__

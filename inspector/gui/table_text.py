@@ -1,0 +1,57 @@
+"""How the tensor table words its cells: shapes, errors, statuses, and the natural sort key."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from inspector.core.dtypes import DType
+from inspector.core.header import TensorInfo
+from inspector.core.status import TensorStatus
+
+
+def format_shape(shape: Sequence[int]) -> str:
+    return "[" + ", ".join(str(d) for d in shape) + "]" if shape else "[] (scalar)"
+
+
+def format_float(x: float | None) -> str:
+    if x is None:
+        return "—"
+    if x == 0:
+        return "0 (lossless)"
+    if x != x or x in (float("inf"), float("-inf")):
+        return str(x)
+    return f"{x:.3g}"
+
+
+def cast_error_value(r: Any) -> float | None:
+    """One number per cast tensor: 0 if lossless, inf if values overflowed or became NaN."""
+    if r is None or r.from_ == r.to:
+        return None
+    if r.lossless:
+        return 0.0
+    if (r.overflow or 0) + (r.nan or 0):
+        return float("inf")
+    return r.max_rel_err
+
+
+def status_text(status: str, t: TensorInfo, target: DType) -> str:
+    if status is TensorStatus.DIFFERS:
+        return f"differs: {t.dtype.name} → {target.name}"
+    if status is TensorStatus.KEPT:
+        return "kept (not a float)"
+    return f"matches {target.name}"
+
+
+_DIGITS = re.compile(r"\d+")
+
+
+def _pad(m: re.Match[str]) -> str:
+    run = m.group()
+    return chr(0x30 + min(len(run), 200)) + run  # longer digit runs sort after shorter ones
+
+
+def natural_key(name: str) -> str:
+    """``layer.2`` before ``layer.10`` (a plain string key, so sorting stays in C)."""
+    return _DIGITS.sub(_pad, name)
