@@ -1,4 +1,4 @@
-"""Fixtures for the window tests: real checkpoints written by safetensors.torch in tmp_path."""
+"""Fixtures for the window tests: real checkpoints written in tmp_path by our numpy writer, so\nthe window tests run without torch (tests where torch is the point import it themselves)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,10 @@ import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-torch = pytest.importorskip("torch")
-from safetensors.torch import save_file  # noqa: E402
+import numpy as np
+
+from inspector.core.dtypes import DTYPES
+from inspector.core.writer import save_arrays
 
 F64_NAMES = [
     "encoder.layer.1.attention.self.query.weight",
@@ -20,39 +22,40 @@ F64_NAMES = [
 ]
 BF16_NAMES = ["classifier.weight"]
 INT_NAMES = ["embeddings.position_ids"]
+F32, F64, BF16, I64 = DTYPES["F32"], DTYPES["F64"], DTYPES["BF16"], DTYPES["I64"]
 
 
-def small_model() -> dict[str, torch.Tensor]:
-    g = torch.Generator().manual_seed(1234)
+def small_model() -> list[tuple[str, object, np.ndarray]]:
+    """(name, dtype, values): mostly F32, an F64 layer (numpy math), a BF16 head, int64 ids."""
+    rng = np.random.default_rng(1234)
 
-    def w(*shape: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
-        return (torch.randn(*shape, generator=g, dtype=torch.float64) * 0.02).to(dtype)
+    def w(*shape: int, dtype=F32) -> tuple[object, np.ndarray]:
+        return dtype, (rng.standard_normal(shape) * 0.02).astype(dtype.numpy)
 
-    t: dict[str, torch.Tensor] = {
-        "embeddings.word_embeddings.weight": w(100, 16),
-        "embeddings.position_ids": torch.arange(32, dtype=torch.int64)[None, :],
-        "embeddings.LayerNorm.weight": torch.ones(16),
-        "embeddings.LayerNorm.bias": torch.zeros(16),
-    }
+    t: list[tuple[str, object, np.ndarray]] = [
+        ("embeddings.word_embeddings.weight", *w(100, 16)),
+        ("embeddings.position_ids", I64, np.arange(32, dtype=np.int64)[None, :]),
+        ("embeddings.LayerNorm.weight", F32, np.ones(16, np.float32)),
+        ("embeddings.LayerNorm.bias", F32, np.zeros(16, np.float32)),
+    ]
     for i in range(2):
         p = f"encoder.layer.{i}."
-        dt = torch.float64 if i == 1 else torch.float32
+        dt = F64 if i == 1 else F32
         for part in ("query", "key", "value"):
-            t[p + f"attention.self.{part}.weight"] = w(16, 16, dtype=dt)
-            t[p + f"attention.self.{part}.bias"] = torch.zeros(16)
-        t[p + "output.dense.weight"] = w(16, 32)
-    t["encoder.rotary.inv_freq"] = 1.0 / (
-        10000.0 ** (torch.arange(0, 16, 2, dtype=torch.float64) / 16)
-    )
-    t["classifier.weight"] = w(3, 16, dtype=torch.bfloat16)
-    t["classifier.bias"] = torch.zeros(3)
+            t.append((p + f"attention.self.{part}.weight", *w(16, 16, dtype=dt)))
+            t.append((p + f"attention.self.{part}.bias", F32, np.zeros(16, np.float32)))
+        t.append((p + "output.dense.weight", *w(16, 32)))
+    inv_freq = 1.0 / (10000.0 ** (np.arange(0, 16, 2, dtype=np.float64) / 16))
+    t.append(("encoder.rotary.inv_freq", F64, inv_freq))
+    t.append(("classifier.weight", *w(3, 16, dtype=BF16)))
+    t.append(("classifier.bias", F32, np.zeros(3, np.float32)))
     return t
 
 
 @pytest.fixture
 def model_file(tmp_path: Path) -> Path:
     path = tmp_path / "model.safetensors"
-    save_file(small_model(), str(path), metadata={"format": "pt"})
+    save_arrays(path, small_model(), {"format": "pt"})
     return path
 
 
@@ -61,8 +64,8 @@ def f32_file(tmp_path: Path) -> Path:
     """The same model as PyTorch would hold it after load_state_dict into an F32 module."""
     path = tmp_path / "reference" / "model.f32.safetensors"
     path.parent.mkdir()
-    sd = {k: (v.float() if v.is_floating_point() else v) for k, v in small_model().items()}
-    save_file(sd, str(path))
+    f32 = [(n, F32, v.astype(np.float32)) if d.is_float else (n, d, v) for n, d, v in small_model()]
+    save_arrays(path, f32)
     return path
 
 
@@ -70,13 +73,9 @@ def f32_file(tmp_path: Path) -> Path:
 def big_file(tmp_path: Path) -> Path:
     """Large enough (~64 MB F64) that a cast yields many progress steps, so cancel can land."""
     path = tmp_path / "big.safetensors"
-    g = torch.Generator().manual_seed(7)
-    save_file(
-        {
-            f"layer.{i}.weight": torch.randn(1024, 1024, generator=g, dtype=torch.float64)
-            for i in range(8)
-        },
-        str(path),
+    rng = np.random.default_rng(7)
+    save_arrays(
+        path, [(f"layer.{i}.weight", F64, rng.standard_normal((1024, 1024))) for i in range(8)]
     )
     return path
 

@@ -10,6 +10,8 @@ from PySide6.QtCore import Qt
 
 from tests.malformed.make_corpus import CASES
 
+pytest.importorskip("torch")  # the corpus is built with torch's writers (torch.save pickles)
+
 from .test_window import drop
 
 REJECTS = [c for c in CASES if c.expect == "reject"]

@@ -172,7 +172,7 @@ def test_cast_error_is_shown_in_a_dialog(qtbot, loaded, tmp_path):
 def test_proposed_output_for_shards(tmp_path):
     import json
 
-    import torch
+    torch = pytest.importorskip("torch")
     from safetensors.torch import save_file
 
     folder = tmp_path / "llm"
@@ -199,7 +199,7 @@ def test_proposed_output_for_shards(tmp_path):
 
 
 def test_overflow_is_counted_and_plotted_at_the_top(qtbot, window, tmp_path):
-    import torch
+    torch = pytest.importorskip("torch")
     from safetensors.torch import save_file
 
     from inspector.core.dtypes import DTYPES
@@ -232,7 +232,7 @@ def test_overflow_is_counted_and_plotted_at_the_top(qtbot, window, tmp_path):
 def test_cast_a_sharded_checkpoint_into_a_folder(qtbot, window, tmp_path):
     import json
 
-    import torch
+    torch = pytest.importorskip("torch")
     from safetensors.torch import load_file, save_file
 
     folder = tmp_path / "llm"
