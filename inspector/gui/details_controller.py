@@ -13,7 +13,7 @@ from inspector.core.stats import stats_and_histogram
 
 from .errors import error_text
 from .precision import BeforeAfter, before_after
-from .tensor_table import status_text
+from .table_text import status_text
 
 if TYPE_CHECKING:
     from inspector.core.checkpoint import Checkpoint

@@ -21,7 +21,7 @@ from inspector.core.summary import format_bytes
 
 from .plots import ErrorHistogramPlot, HistogramPlot
 from .precision import BeforeAfter
-from .tensor_table import format_shape
+from .table_text import format_shape
 
 
 def _g(x: float | None) -> str:

@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QTabWidget, QWidget
 
 from .hint_panel import HintPanel
 from .plots import OverviewPanel, OverviewPlot
-from .tensor_table import cast_error_value
+from .table_text import cast_error_value
 
 if TYPE_CHECKING:
     from inspector.core.checkpoint import Checkpoint

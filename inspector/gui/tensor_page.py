@@ -26,7 +26,8 @@ from inspector.core.status import TensorStatus
 from .details_pane import DetailsPane
 from .module_tree import ModuleTree
 from .plot_tabs import PlotTabs
-from .tensor_table import Col, TensorFilterProxy, TensorTableModel
+from .tensor_filter import TensorFilterProxy
+from .tensor_table import Col, TensorTableModel
 
 if TYPE_CHECKING:
     from inspector.core.header import TensorInfo

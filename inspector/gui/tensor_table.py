@@ -26,11 +26,10 @@ from inspector.core.header import TensorInfo
 from inspector.core.status import DiffStatus, TensorStatus
 from inspector.core.summary import format_bytes, tensor_status
 
+from .table_sort import sort_keys
 from .table_text import (
-    cast_error_value,
     format_float,
     format_shape,
-    natural_key,
     status_text,
 )
 
@@ -68,7 +67,6 @@ TOOLTIPS = {
 
 StatusRole = Qt.ItemDataRole.UserRole + 2  # a TensorStatus: "match" | "differs" | "kept"
 
-STATUS_RANK = {TensorStatus.DIFFERS: 0, TensorStatus.KEPT: 1, TensorStatus.MATCH: 2}
 _DIFF_STATUS_TEXT = {
     DiffStatus.SHAPE_MISMATCH: "shape mismatch",
     DiffStatus.ONLY_A: "not in reference",
@@ -189,12 +187,6 @@ class TensorTableModel(QAbstractTableModel):
 
     def statuses(self) -> list[str]:
         return self._status
-
-    def cast_result(self, name: str) -> Any:
-        return self._cast.get(name)
-
-    def diff_result(self, name: str) -> Any:
-        return self._diff.get(name)
 
     # -- internals --------------------------------------------------------------------------
     def _recompute_status(self) -> None:
@@ -343,39 +335,10 @@ class TensorTableModel(QAbstractTableModel):
     # -- sorting ----------------------------------------------------------------------------
     def _keys(self, col: int) -> list:
         keys = self._sort_keys.get(col)
-        if keys is not None:
-            return keys
-        ts = self._tensors
-        inf = float("inf")
-        if col == Col.NAME:
-            keys = [natural_key(t.name) for t in ts]
-        elif col == Col.DTYPE:
-            keys = [(t.dtype.kind != "float", t.dtype.bits, t.dtype.name) for t in ts]
-        elif col == Col.SHAPE:
-            keys = [(len(t.shape), t.shape) for t in ts]
-        elif col == Col.PARAMS:
-            keys = [t.numel for t in ts]
-        elif col == Col.SIZE:
-            keys = [t.nbytes for t in ts]
-        elif col == Col.STATUS:
-            keys = [STATUS_RANK[s] for s in self._status]
-        elif col == Col.CAST_ERR:
-            c = self._cast
-            keys = []
-            for t in ts:
-                r = c.get(t.name)
-                v = cast_error_value(r)
-                keys.append((v is None, -inf if v is None else v))
-        elif col == Col.REF_DIFF:
-            d = self._diff
-            keys = []
-            for t in ts:
-                r = d.get(t.name)
-                v = r.max_abs_diff if r is not None and r.max_abs_diff is not None else None
-                keys.append((v is None, -inf if v is None else v))
-        else:
-            keys = list(range(len(ts)))
-        self._sort_keys[col] = keys
+        if keys is None:
+            keys = self._sort_keys[col] = sort_keys(
+                col, self._tensors, self._status, self._cast, self._diff
+            )
         return keys
 
     def _sorted_order(self, column: int, order: Qt.SortOrder) -> list[int]:
@@ -400,6 +363,3 @@ class TensorTableModel(QAbstractTableModel):
             new = [self.index(where[ti], c) for ti, c in old_ids]
             self.changePersistentIndexList(old, new)
         self.layoutChanged.emit()
-
-
-from .tensor_filter import TensorFilterProxy  # noqa: E402,F401 - the table's proxy, for its users
