@@ -7,7 +7,7 @@ PIP    := $(BIN)/python -m pip -q --disable-pip-version-check
 # pip's output goes to a log that is shown only when it fails (this machine's mirrors are chatty)
 QUIET  = > $(VENV)/pip.log 2>&1 || { cat $(VENV)/pip.log; exit 1; }
 
-.PHONY: run test lint bench fuzz package package-test clean install install-test
+.PHONY: run test lint bench fuzz mutate package package-test clean install install-test
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -53,6 +53,13 @@ fuzz: $(VENV)/.installed-test
 	$(PIP) install atheris
 	$(BIN)/python tests/fuzz/fuzz_header.py -max_total_time=300
 
+# mutation testing of inspector/core/ (mutmut; not in CI: hours on 2 cores). Config: pyproject [tool.mutmut]
+mutate: $(VENV)/.installed-test
+	$(PIP) install "mutmut>=3.3,<4" $(QUIET)
+	rm -rf mutants
+	$(BIN)/mutmut run $(MUTATE)
+	$(BIN)/mutmut results
+
 # one-folder bundle in dist/checkpoint-inspector/ (PyInstaller; a few minutes the first time)
 package: $(VENV)/.installed
 	$(PIP) install "pyinstaller>=6.5" $(QUIET)
@@ -63,4 +70,4 @@ package-test: $(VENV)/.installed-test package
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q --run-slow tests/packaging
 
 clean:
-	rm -rf $(VENV) build dist .pytest_cache .ruff_cache
+	rm -rf $(VENV) build dist .pytest_cache .ruff_cache mutants
