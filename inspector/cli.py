@@ -43,18 +43,19 @@ def _progress_printer(label: str):
 
 def _cmd_list(args: argparse.Namespace) -> int:
     from .core.checkpoint import open_checkpoint
+    from .core.natural_order import natural_order
     from .core.progress import run_job
     from .core.stats import compute_stats
-    from .core.status import TensorStatus
     from .core.summary import format_bytes, matches_target, summarize, tensor_status
 
     ckpt = open_checkpoint(args.path)
     target = args.target
+    tensors = natural_order(ckpt.tensors, target) if args.order == "natural" else ckpt.tensors
     stats = run_job(compute_stats(ckpt), _progress_printer("stats")) if args.stats else {}
     if args.json:
         file_names = {h.path: os.path.basename(h.path) for h in ckpt.files}
         rows = []
-        for t in ckpt.tensors:
+        for t in tensors:
             row: dict[str, object] = {
                 "name": t.name,
                 "dtype": t.dtype.name,
@@ -66,40 +67,60 @@ def _cmd_list(args: argparse.Namespace) -> int:
             if args.stats:
                 row.update(stats[t.name].to_json())
             rows.append(row)
-        _write_json_rows(rows, {"metadata": ckpt.metadata})
+        _write_json_rows(rows, {"target": target.name, "metadata": ckpt.metadata})
         return EXIT_OK
 
-    ne = symbol("≠", "!=")
-    status_text = {
-        TensorStatus.MATCH: "",
-        TensorStatus.DIFFERS: f"{ne} {target.name}",
-        TensorStatus.KEPT: "kept (not a float)",
-    }
-    names = {t.name: printable(t.name) for t in ckpt.tensors}
-    name_w = min(max([4, *(len(n) for n in names.values())]), 60)
+    status_text = _status_words(target, short=args.stats)
+    names = {t.name: printable(t.name) for t in tensors}
     lines = []
-    header = f"{'name':<{name_w}}  {'dtype':<8} {'shape':<20} {'size':>10}  {'status':<18}"
-    if args.stats:
-        header += f" {'min':>11} {'max':>11} {'mean':>11} {'std':>11} {'nan':>5} {'inf':>5}"
-    lines.append(header)
-    for t in ckpt.tensors:
-        shape = "[" + ", ".join(map(str, t.shape)) + "]"
-        line = (
-            f"{names[t.name]:<{name_w}}  {t.dtype.name:<8} {shape:<20} {format_bytes(t.nbytes):>10}  "
-            f"{status_text[tensor_status(t, target)]:<18}"
+    if args.stats:  # 120 columns: a long name gets a line of its own above its numbers
+        name_w = 32
+        lines.append(
+            f"{'name':<{name_w}}  {'dtype':<8} {'shape':<15} {'status':<7}"
+            f" {'min':>9} {'max':>9} {'mean':>9} {'std':>9} {'nan':>5} {'inf':>5}"
         )
-        if args.stats:
+        for t in tensors:
             s = stats[t.name]
-            numbers = " ".join(f"{_num(v):>11}" for v in (s.min, s.max, s.mean, s.std))
-            line += f" {numbers} {s.nan:>5} {s.inf:>5}"
-        lines.append(line.rstrip())
+            name = names[t.name]
+            if len(name) > name_w:
+                lines.append(name)
+                name = ""
+            numbers = " ".join(f"{_num(v):>9}" for v in (s.min, s.max, s.mean, s.std))
+            lines.append(
+                f"{name:<{name_w}}  {t.dtype.name:<8} {_shape(t.shape):<15} "
+                f"{status_text[tensor_status(t, target)]:<7} {numbers} {s.nan:>5} {s.inf:>5}"
+            )
+    else:
+        name_w = min(max([4, *(len(n) for n in names.values())]), 60)
+        lines.append(f"{'name':<{name_w}}  {'dtype':<8} {'shape':<20} {'size':>10}  status")
+        for t in tensors:
+            line = (
+                f"{names[t.name]:<{name_w}}  {t.dtype.name:<8} {_shape(t.shape):<20} "
+                f"{format_bytes(t.nbytes):>10}  {status_text[tensor_status(t, target)]}"
+            )
+            lines.append(line.rstrip())
     lines.append(summarize(ckpt.tensors, target).line())
-    sys.stdout.write("\n".join(lines) + "\n")
+    sys.stdout.write("\n".join(line.rstrip() for line in lines) + "\n")
     return EXIT_OK
 
 
+def _status_words(target, short: bool) -> dict:
+    from .core.status import TensorStatus
+
+    ne = symbol("≠", "!=")
+    return {
+        TensorStatus.MATCH: "",
+        TensorStatus.DIFFERS: f"{ne} {target.name}",
+        TensorStatus.KEPT: "kept" if short else "kept (not a float)",
+    }
+
+
+def _shape(shape) -> str:
+    return "[" + ", ".join(map(str, shape)) + "]"
+
+
 def _num(v: float | None) -> str:
-    return "-" if v is None else f"{v:.4g}"
+    return "-" if v is None else f"{v:.3g}"
 
 
 def _write_json_rows(rows: list[dict[str, object]], extra: dict[str, object]) -> None:
@@ -135,20 +156,40 @@ def _cmd_cast(args: argparse.Namespace) -> int:
     ckpt = open_checkpoint(args.path)
     plan = plan_cast(ckpt, args.target, args.keep)
     job = cast_checkpoint(
-        ckpt,
-        args.target,
-        args.output,
-        keep=args.keep,
-        report=args.report is not None,
-        report_path=args.report,
+        ckpt, args.target, args.output, keep=args.keep, report=True, report_path=args.report
     )
-    run_job(job, _progress_printer("cast"))
+    report = run_job(job, _progress_printer("cast"))
     changed = [(t, d) for t, d in plan if d.name != t.dtype.name]
+    totals = report.totals()
     out(
         f"wrote {printable(args.output)}: {len(changed)} of {len(plan)} tensors cast to "
-        f"{args.target.name}" + (f", report in {printable(args.report)}" if args.report else "")
+        f"{args.target.name}, {totals['lossless']} of them lossless"
+        + (f"; report in {printable(args.report)}" if args.report else "")
     )
+    for line in _loss_lines(report):
+        out(line)
     return EXIT_OK
+
+
+def _loss_lines(report) -> list[str]:
+    """What the cast changed beyond rounding: overflow, underflow, NaN, each with its worst tensors."""
+    lines = []
+    for key, what in (
+        ("overflow", "values overflowed to ±inf or were saturated"),
+        ("underflow", "non-zero values became zero"),
+        ("nan", "NaN values (already in the source)"),
+    ):
+        counts = sorted(
+            ((getattr(r, key) or 0, r.name) for r in report.tensors if getattr(r, key)),
+            reverse=True,
+        )
+        if not counts:
+            continue
+        total = sum(n for n, _ in counts)
+        worst = ", ".join(f"{clip(printable(name))} ({n:,})" for n, name in counts[:3])
+        more = f" and {len(counts) - 3} more tensors" if len(counts) > 3 else ""
+        lines.append(f"  {total:,} {symbol(what, what.replace('±', '+/-'))}: {worst}{more}")
+    return lines
 
 
 def _cmd_diff(args: argparse.Namespace) -> int:

@@ -62,6 +62,13 @@ def _build_sub_parser() -> argparse.ArgumentParser:
     p_list.add_argument(
         "--stats", action="store_true", help="add min/max/mean/std/nan/inf (reads all data)"
     )
+    p_list.add_argument(
+        "--order",
+        choices=("natural", "file"),
+        default="natural",
+        help="natural: differing tensors first, names with numbers as numbers (default); "
+        "file: the order of the file",
+    )
 
     p_check = sub.add_parser(
         "check", help="exit 0 if every float tensor is the target dtype, else 1"
@@ -104,7 +111,7 @@ def _build_gui_parser() -> argparse.ArgumentParser:
         prog=PROG,
         description="Open the checkpoint-inspector window. Subcommands: list, check, cast, diff "
         f"(see '{PROG} list --help').",
-        epilog=f"Command line forms:\n  {PROG} list PATH [--target DTYPE] [--json] [--stats]\n"
+        epilog=f"Command line forms:\n  {PROG} list PATH [--target DTYPE] [--json] [--stats] [--order natural|file]\n"
         f"  {PROG} check PATH [--target DTYPE]\n"
         f"  {PROG} cast PATH --target DTYPE -o OUT [--keep GLOB]... [--report REPORT.json]\n"
         f"  {PROG} diff A B [--json] [--atol X]",

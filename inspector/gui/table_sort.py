@@ -7,11 +7,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from inspector.core.header import TensorInfo
+from inspector.core.natural_order import natural_key, status_rank
 from inspector.core.status import TensorStatus
 
-from .table_text import cast_error_value, natural_key
-
-STATUS_RANK = {TensorStatus.DIFFERS: 0, TensorStatus.KEPT: 1, TensorStatus.MATCH: 2}
+from .table_text import cast_error_value
 
 
 def sort_keys(
@@ -34,8 +33,10 @@ def sort_keys(
         return [t.numel for t in tensors]
     if col == Col.SIZE:
         return [t.nbytes for t in tensors]
-    if col == Col.STATUS:
-        return [STATUS_RANK[s] for s in statuses]
+    if col == Col.STATUS:  # differing first, each group in natural name order: the default view
+        return [
+            (status_rank(s), natural_key(t.name)) for s, t in zip(statuses, tensors, strict=True)
+        ]
     if col == Col.CAST_ERR:
         values = [cast_error_value(cast.get(t.name)) for t in tensors]
         return [(v is None, -inf if v is None else v) for v in values]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -42,16 +41,3 @@ def status_text(status: str, t: TensorInfo, target: DType) -> str:
     if status is TensorStatus.KEPT:
         return "kept (not a float)"
     return f"matches {target.name}"
-
-
-_DIGITS = re.compile(r"\d+")
-
-
-def _pad(m: re.Match[str]) -> str:
-    run = m.group()
-    return chr(0x30 + min(len(run), 200)) + run  # longer digit runs sort after shorter ones
-
-
-def natural_key(name: str) -> str:
-    """``layer.2`` before ``layer.10`` (a plain string key, so sorting stays in C)."""
-    return _DIGITS.sub(_pad, name)
