@@ -6,7 +6,7 @@ from PySide6.QtCore import Qt
 
 from inspector.core.checkpoint import open_checkpoint
 from inspector.core.dtypes import DTYPES
-from inspector.gui.table_text import natural_key
+from inspector.core.natural_order import natural_key
 from inspector.gui.tensor_filter import TensorFilterProxy
 from inspector.gui.tensor_table import Col, StatusRole, TensorTableModel
 
