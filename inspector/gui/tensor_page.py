@@ -140,7 +140,8 @@ class TensorPage(QWidget):
             table.setColumnWidth(col, fm.horizontalAdvance(sample) + 24)
         hh.setMinimumSectionSize(40)
         table.setSortingEnabled(True)
-        hh.setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
+        # the default view: differing tensors first, each group in natural name order
+        hh.setSortIndicator(Col.STATUS, Qt.SortOrder.AscendingOrder)
         table.setColumnHidden(Col.CAST_ERR, True)
         table.setColumnHidden(Col.REF_DIFF, True)
         table.selectionModel().currentRowChanged.connect(self._on_current_row)
