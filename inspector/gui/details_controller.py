@@ -48,7 +48,7 @@ class DetailsController(QObject):
         ev.checkpoint_changed.connect(lambda *_: self._pending.clear())
 
     # ---- view -> session --------------------------------------------------------------------
-    def _on_view_current(self, t: TensorInfo) -> None:
+    def _on_view_current(self, t: TensorInfo | None) -> None:
         if self.session.checkpoint is not None:
             self.session.select(t)
 

@@ -81,18 +81,22 @@ class TensorFilterProxy(QSortFilterProxyModel):
         if not terms and not self._only_differing:
             return None
         tensors = src.tensors
-        mask = [True] * len(tensors)
+        names = [t.name.lower() for t in tensors]
+        if terms:  # any of the words: "embed lm_head" shows both (a person lists what to see)
+            parts = []
+            for term in terms:
+                if any(c in term for c in "*?["):
+                    parts.append(fnmatch.translate(term))  # a glob matches the whole name
+                else:
+                    parts.append("(?s:.*)" + re.escape(term))  # a word: anywhere in the name
+            pat = re.compile("|".join(f"(?:{p})" for p in parts))
+            mask = [pat.match(n) is not None for n in names]
+        else:
+            mask = [True] * len(tensors)
         if self._only_differing:
-            mask = [s is TensorStatus.DIFFERS for s in src.statuses()]
-        for term in terms:
-            if any(c in term for c in "*?["):
-                pat = re.compile(fnmatch.translate(term))
-                mask = [
-                    m and pat.match(t.name.lower()) is not None
-                    for m, t in zip(mask, tensors, strict=True)
-                ]
-            else:
-                mask = [m and term in t.name.lower() for m, t in zip(mask, tensors, strict=True)]
+            mask = [
+                m and s is TensorStatus.DIFFERS for m, s in zip(mask, src.statuses(), strict=True)
+            ]
         return mask
 
     def filterAcceptsRow(self, source_row: int, source_parent: Index) -> bool:

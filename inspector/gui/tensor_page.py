@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QItemSelectionModel, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtGui import QAction, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -45,7 +45,7 @@ _COLUMN_SAMPLES = {
 
 
 class TensorPage(QWidget):
-    sig_current_changed = Signal(object)  # the TensorInfo now current in the table
+    sig_current_changed = Signal(object)  # the TensorInfo now current in the table, or None
     sig_copy_name = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -103,13 +103,16 @@ class TensorPage(QWidget):
         frow = QHBoxLayout()
         self.filter_edit = QLineEdit()
         self.filter_edit.setPlaceholderText(
-            "Filter names (Ctrl+F): words or globs, e.g. layer.1 *.weight"
+            "Filter (Ctrl+F): any of these words or globs, e.g. embed lm_head *.bias · Esc clears"
         )
         self.filter_edit.setClearButtonEnabled(True)
         self.filter_edit.setAccessibleName("Filter tensor names")
         self._filter_timer = QTimer(self, singleShot=True, interval=150)
         self._filter_timer.timeout.connect(self.apply_filter)
         self.filter_edit.textChanged.connect(lambda _t: self._filter_timer.start())
+        clear = QShortcut(QKeySequence(Qt.Key.Key_Escape), self.filter_edit)
+        clear.setContext(Qt.ShortcutContext.WidgetShortcut)
+        clear.activated.connect(self.clear_filter)
         self.only_differing = QCheckBox("Only differing")
         self.only_differing.setToolTip(
             "Show only float tensors whose dtype differs from the model dtype"
@@ -165,9 +168,13 @@ class TensorPage(QWidget):
 
     def update_count(self) -> None:
         shown, total = self.proxy.rowCount(), self.model.rowCount()
-        self.count_label.setText(
-            f"{shown:,} of {total:,}" if shown != total else f"{total:,} tensors"
-        )
+        if shown == 0 and total:
+            text = "no tensor matches"
+        elif shown != total:
+            text = f"{shown:,} of {total:,}"
+        else:
+            text = f"{total:,} tensors"
+        self.count_label.setText(text)
 
     def set_column_visible(self, col: Col, visible: bool) -> None:
         self.table.setColumnHidden(col, not visible)
@@ -188,7 +195,18 @@ class TensorPage(QWidget):
     def apply_filter(self) -> None:
         self._filter_timer.stop()
         self.proxy.set_name_filter(self.filter_edit.text())
+        self._after_filter()
+
+    def clear_filter(self) -> None:
+        self.filter_edit.clear()
+        self.apply_filter()
+
+    def _after_filter(self) -> None:
+        """The details never show a tensor the filter hides: the first shown one, or nothing."""
         self.update_count()
+        shown = self.table.selectionModel().currentIndex().isValid()
+        if not shown and not self.select_first_interesting():
+            self.sig_current_changed.emit(None)
 
     def filter_prefix(self, prefix: str) -> None:
         self.filter_edit.setText(f"{prefix}*" if prefix else "")
@@ -247,7 +265,7 @@ class TensorPage(QWidget):
     # ---- private --------------------------------------------------------------------------
     def _apply_only_differing(self, on: bool) -> None:
         self.proxy.set_only_differing(on)
-        self.update_count()
+        self._after_filter()
 
     def _select_proxy_row(self, row: int) -> None:
         idx = self.proxy.index(row, 0)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+from PySide6.QtCore import Qt
 
 from inspector.core.dtypes import DTYPES
 from inspector.core.writer import save_arrays
@@ -71,3 +72,20 @@ def test_all_overflowed_tensor_never_shows_zero_error(qtbot, window, tmp_path):
     qtbot.waitUntil(lambda: "overflow" in window.details.field("Cast"), timeout=10_000)
     assert "every value overflowed" in window.details.field("Cast")
     assert " 0 " not in window.details.field("Cast").split("\n")[0]
+
+
+def test_filter_escape_clears_and_an_empty_result_says_so(qtbot, window, tmp_path):
+    path = tmp_path / "m.safetensors"
+    save_arrays(path, [(f"layer.{i}.w", F64, np.ones(2)) for i in range(3)])
+    open_and_wait(qtbot, window, path)
+    page = window.tensor_page
+    page.filter_edit.setText("no-such-tensor")
+    page.apply_filter()
+    assert page.count_label.text() == "no tensor matches"
+    assert window.current_tensor() is None  # the details pane shows no hidden tensor
+    assert window.details.heading.text() == "No tensor selected"
+    page.filter_edit.setFocus()
+    qtbot.keyClick(page.filter_edit, Qt.Key.Key_Escape)
+    assert page.filter_edit.text() == "" and page.count_label.text() == "3 tensors"
+    assert window.current_tensor() is not None
+    assert "any of these words" in page.filter_edit.placeholderText()

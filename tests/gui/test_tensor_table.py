@@ -121,9 +121,12 @@ def test_proxy_filters_names_and_only_differing(model_file):
     p = TensorFilterProxy()
     p.setSourceModel(m)
     assert p.rowCount() == 21
-    p.set_name_filter("LAYER.1 self weight")
+    # several words: any of them (a person typing "embed lm_head" wants both), case-insensitive
+    p.set_name_filter("CLASSIFIER rotary")
     names = {p.index(r, 0).data(DISPLAY) for r in range(p.rowCount())}
-    assert names == set(F64_NAMES[:3])
+    assert names == {"classifier.weight", "classifier.bias", "encoder.rotary.inv_freq"}
+    p.set_name_filter("nothing-like-this")
+    assert p.rowCount() == 0
     p.set_name_filter("*.bias")
     assert all(p.index(r, 0).data(DISPLAY).endswith(".bias") for r in range(p.rowCount()))
     p.set_name_filter("")
