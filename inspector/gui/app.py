@@ -53,13 +53,13 @@ def wait_for(signals: list, timeout_ms: int) -> bool:
     return not timed_out[0] and not remaining
 
 
-def take_screenshot(win, out: str) -> bool:
+def take_screenshot(win, out: str, minimum: tuple[int, int] = SCREENSHOT_MIN) -> bool:
     from PySide6.QtCore import QCoreApplication
 
     for _ in range(5):
         QCoreApplication.processEvents()
-    w = max(win.width(), SCREENSHOT_MIN[0])
-    h = max(win.height(), SCREENSHOT_MIN[1])
+    w = max(win.width(), minimum[0])
+    h = max(win.height(), minimum[1])
     if (w, h) != (win.width(), win.height()):
         win.resize(w, h)
         QCoreApplication.processEvents()

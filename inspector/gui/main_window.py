@@ -137,6 +137,12 @@ class MainWindow(QMainWindow):
         self.empty_page.sig_open_clicked.connect(self.choose_file)
         self.empty_page.sig_path_activated.connect(self.open_path)
         page.plots_tabs.sig_tensor_clicked.connect(self.select_tensor)
+        hidden = self.settings.value("hidden_columns", None)  # "PARAMS,SIZE"; "" = none hidden
+        if isinstance(hidden, str):
+            page.set_hidden_columns([n for n in hidden.split(",") if n])
+        page.sig_hidden_columns_changed.connect(
+            lambda names: self.settings.setValue("hidden_columns", ",".join(names))
+        )
 
     def _disable_child_drops(self) -> None:
         """Drops anywhere land on the window: no child claims file URLs for itself."""

@@ -56,7 +56,10 @@ class ModuleTree(QTreeWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.setHeaderLabels(["Module", "Tensors", "Differ"])
+        # short headers: the module names get the room in a narrow panel (tooltips explain)
+        self.setHeaderLabels(["Module", "#", "≠"])
+        self.headerItem().setToolTip(1, "Tensors under this module")
+        self.headerItem().setToolTip(2, "Tensors whose dtype differs from the model dtype")
         self.setUniformRowHeights(True)
         hh = self.header()
         hh.setStretchLastSection(False)

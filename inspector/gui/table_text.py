@@ -35,6 +35,16 @@ def cast_error_value(r: Any) -> float | None:
     return r.max_rel_err
 
 
+def status_cell(status: TensorStatus, t: TensorInfo, target: DType) -> str:
+    """The status column's text, short: the icon says differs/kept/matches, the text the dtypes
+    (the column stays narrow so the names get the room)."""
+    if status is TensorStatus.DIFFERS:
+        return f"{t.dtype.name} → {target.name}"
+    if status is TensorStatus.KEPT:
+        return "not a float"
+    return ""
+
+
 def status_text(status: str, t: TensorInfo, target: DType) -> str:
     if status is TensorStatus.DIFFERS:
         return f"differs: {t.dtype.name} → {target.name}"

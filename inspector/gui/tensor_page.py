@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QLineEdit,
+    QMenu,
     QSplitter,
     QTableView,
     QVBoxLayout,
@@ -25,20 +26,23 @@ from inspector.core.status import TensorStatus
 
 from .details_pane import DetailsPane
 from .module_tree import ModuleTree
+from .name_delegate import NameDelegate
 from .plot_tabs import PlotTabs
 from .tensor_filter import TensorFilterProxy
-from .tensor_table import Col, TensorTableModel
+from .tensor_table import HEADERS, Col, TensorTableModel
 
 if TYPE_CHECKING:
     from inspector.core.header import TensorInfo
     from inspector.core.summary import Summary
+
+DEFAULT_HIDDEN = (Col.PARAMS,)  # Shape and Size say it; the names get the room
 
 _COLUMN_SAMPLES = {
     Col.DTYPE: "BF16W",
     Col.SHAPE: "[1000, 64]",
     Col.PARAMS: "12,345,678",
     Col.SIZE: "1023.9 KiB",
-    Col.STATUS: "WW differs: BF16 → F32",
+    Col.STATUS: "WW F8_E4M3 → BF16",
     Col.CAST_ERR: "0 (lossless)",
     Col.REF_DIFF: "0 (equal)W",
 }
@@ -46,6 +50,7 @@ _COLUMN_SAMPLES = {
 
 class TensorPage(QWidget):
     sig_current_changed = Signal(object)  # the TensorInfo now current in the table, or None
+    sig_hidden_columns_changed = Signal(list)  # names of the columns the person hid
     sig_copy_name = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -80,7 +85,7 @@ class TensorPage(QWidget):
         self.tree_split.addWidget(self.module_tree)
         self.tree_split.addWidget(table_box)
         self.tree_split.setStretchFactor(1, 1)
-        self.tree_split.setSizes([260, 600])
+        self.tree_split.setSizes([190, 600])
         self.left_split.addWidget(self.tree_split)
         self.plots_tabs = PlotTabs()
         self.left_split.addWidget(self.plots_tabs)
@@ -93,7 +98,11 @@ class TensorPage(QWidget):
         self.h_split.addWidget(self.details)
         self.h_split.setStretchFactor(0, 3)
         self.h_split.setStretchFactor(1, 2)
-        self.h_split.setSizes([820, 460])
+        self.h_split.setSizes([840, 440])
+        self._details_placed_by_user = False
+        self.h_split.splitterMoved.connect(
+            lambda *_: setattr(self, "_details_placed_by_user", True)
+        )
         self.table.installEventFilter(self)
         self.left_split.installEventFilter(self)
         self.table.horizontalHeader().sectionResized.connect(self._section_resized)
@@ -130,7 +139,9 @@ class TensorPage(QWidget):
         table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        table.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        table.setTextElideMode(Qt.TextElideMode.ElideLeft)  # other columns keep their tails
+        self.name_delegate = NameDelegate(table)
+        table.setItemDelegateForColumn(Col.NAME, self.name_delegate)
         table.setWordWrap(False)
         vh = table.verticalHeader()
         vh.hide()
@@ -145,8 +156,13 @@ class TensorPage(QWidget):
         table.setSortingEnabled(True)
         # the default view: differing tensors first, each group in natural name order
         hh.setSortIndicator(Col.STATUS, Qt.SortOrder.AscendingOrder)
-        table.setColumnHidden(Col.CAST_ERR, True)
-        table.setColumnHidden(Col.REF_DIFF, True)
+        # a column shows when it has data (cast/compare results) and the person did not hide it
+        self._has_data = {Col.CAST_ERR: False, Col.REF_DIFF: False}
+        self._user_hidden: set[Col] = set(DEFAULT_HIDDEN)
+        hh.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        hh.customContextMenuRequested.connect(self._column_menu)
+        for col in Col:
+            table.setColumnHidden(col, not self._column_shown(col))
         table.selectionModel().currentRowChanged.connect(self._on_current_row)
         table.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
         self.copy_name_action = QAction("Copy Tensor Name", table)
@@ -177,8 +193,38 @@ class TensorPage(QWidget):
         self.count_label.setText(text)
 
     def set_column_visible(self, col: Col, visible: bool) -> None:
-        self.table.setColumnHidden(col, not visible)
+        """Whether ``col`` has data to show (the cast and compare columns)."""
+        self._has_data[col] = visible
+        self.table.setColumnHidden(col, not self._column_shown(col))
         self._fit_name_column()
+
+    def set_hidden_columns(self, names: list[str]) -> None:
+        """The columns the person chose to hide (by name; unknown names are ignored)."""
+        self._user_hidden = {Col[n] for n in names if n in Col.__members__ and n != "NAME"}
+        for col in Col:
+            self.table.setColumnHidden(col, not self._column_shown(col))
+        self._fit_name_column()
+
+    def _column_shown(self, col: Col) -> bool:
+        return self._has_data.get(col, True) and col not in self._user_hidden
+
+    def _column_menu(self, pos: Any) -> None:
+        menu = QMenu(self.table)
+        for col in Col:
+            if col is Col.NAME:
+                continue
+            a = menu.addAction(HEADERS[col])
+            a.setCheckable(True)
+            a.setChecked(col not in self._user_hidden)
+            a.toggled.connect(lambda on, c=col: self._toggle_column(c, on))
+        menu.popup(self.table.horizontalHeader().mapToGlobal(pos))
+        self.column_menu = menu
+
+    def _toggle_column(self, col: Col, shown: bool) -> None:
+        (self._user_hidden.discard if shown else self._user_hidden.add)(col)
+        self.table.setColumnHidden(col, not self._column_shown(col))
+        self._fit_name_column()
+        self.sig_hidden_columns_changed.emit(sorted(c.name for c in self._user_hidden))
 
     def set_tree_visible(self, on: bool) -> None:
         self.module_tree.setVisible(on)
@@ -249,8 +295,8 @@ class TensorPage(QWidget):
         self.plots_tabs.set_available(hint, cast, diff)
         self._hint_only = hint and not cast and not diff
         total = sum(self.left_split.sizes()) or self.left_split.height()
-        if cast or diff:
-            bottom = max(260, int(total * 0.42))
+        if cast or diff:  # the table keeps at least half the height, however small the window
+            bottom = max(min(260, total // 2), int(total * 0.40))
             self.plots_tabs.setMaximumHeight(16_777_215)
         else:
             width = max(self.left_split.width() - 8, 300)
@@ -302,7 +348,7 @@ class TensorPage(QWidget):
             if not self.table.isColumnHidden(c)
         )
         avail = self.table.viewport().width() - others
-        width = max(avail, self.fontMetrics().horizontalAdvance("encoder.layer.00.attention.q.w"))
+        width = max(avail, self.fontMetrics().horizontalAdvance("…00.self_attn.q_proj.w"))
         if hh.sectionSize(Col.NAME) != width:
             hh.blockSignals(True)
             self.table.setColumnWidth(Col.NAME, width)

@@ -30,6 +30,7 @@ from .table_sort import sort_keys
 from .table_text import (
     format_float,
     format_shape,
+    status_cell,
     status_text,
 )
 
@@ -300,7 +301,7 @@ class TensorTableModel(QAbstractTableModel):
         if col == Col.SIZE:
             return format_bytes(t.nbytes)
         if col == Col.STATUS:
-            return status_text(status, t, self._target) if self._target else ""
+            return status_cell(status, t, self._target) if self._target else ""
         if col == Col.CAST_ERR:
             r = self._cast.get(t.name)
             if r is None or r.from_ == r.to:
