@@ -16,13 +16,14 @@ from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDragMoveEvent, QDropEve
 from PySide6.QtWidgets import QFileDialog, QMainWindow, QStackedWidget, QVBoxLayout, QWidget
 
 from inspector.core.dtypes import CAST_TARGETS, DTYPES, DType
-from inspector.session import RecentFiles, Session
+from inspector.session import KeepGlobs, RecentFiles, Session
 
 from .cast_dialog import CastDialog
 from .controller import WindowController
 from .details_controller import DetailsController
 from .drops import drop_action, local_paths, path_from_drop
 from .empty_page import EmptyPage
+from .help_dialogs import show_about, show_shortcuts
 from .job_bar import JobBar
 from .job_runner import JobRunner
 from .message_bar import MessageBar
@@ -58,10 +59,12 @@ class MainWindow(QMainWindow):
         super().__init__(parent)
         self.settings = settings if settings is not None else QSettings()
         self.recent = RecentFiles(self.settings)
+        self.keep_globs = KeepGlobs(self.settings)
         self.session = Session(self._initial_target(target))
         self.runner = JobRunner(self)
         self.error_box: Any = None
         self.choice_dialog: Any = None
+        self.help_box: Any = None
         self._cast_dialog: CastDialog | None = None
         self.setWindowTitle("Checkpoint Inspector")
         self.setAcceptDrops(True)
@@ -128,6 +131,10 @@ class MainWindow(QMainWindow):
         a.find.triggered.connect(page.focus_filter)
         a.tree.toggled.connect(page.set_tree_visible)
         a.quit.triggered.connect(self.close)
+        a.shortcuts.triggered.connect(
+            lambda: setattr(self, "help_box", show_shortcuts(self, a.with_shortcuts()))
+        )
+        a.about.triggered.connect(lambda: setattr(self, "help_box", show_about(self)))
         a.only_differing.toggled.connect(page.only_differing.setChecked)
         page.only_differing.toggled.connect(a.only_differing.setChecked)
         a.recent_menu.aboutToShow.connect(
@@ -271,7 +278,8 @@ class MainWindow(QMainWindow):
     def open_cast_dialog(self) -> CastDialog | None:
         if self.ckpt is None or self.runner.busy:
             return None
-        dlg = CastDialog(self.ckpt, self.target, self, keep=str(self.settings.value("keep", "")))
+        keep = self.keep_globs.get(self.session.path or self.ckpt.path)
+        dlg = CastDialog(self.ckpt, self.target, self, keep=keep)
         dlg.accepted.connect(lambda d=dlg: self._cast_dialog_accepted(d))
         dlg.finished.connect(dlg.deleteLater)
         self._cast_dialog = dlg
@@ -279,7 +287,7 @@ class MainWindow(QMainWindow):
         return dlg
 
     def _cast_dialog_accepted(self, dlg: CastDialog) -> None:
-        self.settings.setValue("keep", dlg.keep_edit.text())
+        self.keep_globs.set(self.session.path or dlg.ckpt.path, dlg.keep_edit.text())
         self.start_cast(dlg.output, dlg.target, dlg.keep)
 
     # ---- drag and drop ------------------------------------------------------------------------

@@ -43,6 +43,9 @@ class WindowActions:
         self.tree.setToolTip("Group tensors by module prefix (Ctrl+T)")
         self.quit = QAction("&Quit", win)
         self.quit.setShortcut(QKeySequence.StandardKey.Quit)
+        self.shortcuts = QAction("&Keyboard Shortcuts", win)
+        self.shortcuts.setShortcut(QKeySequence("F1"))
+        self.about = QAction("&About Checkpoint Inspector", win)
         win.addAction(self.find)
         self.recent_menu = QMenu("Open &Recent", win)
 
@@ -62,6 +65,9 @@ class WindowActions:
         view_menu.addAction(self.find)
         view_menu.addAction(self.only_differing)
         view_menu.addAction(self.tree)
+        help_menu = mb.addMenu("&Help")
+        help_menu.addAction(self.shortcuts)
+        help_menu.addAction(self.about)
 
     def build_toolbar(self, win: QMainWindow, target_name: str) -> QComboBox:
         """The main toolbar; returns its model-dtype chooser."""
@@ -85,6 +91,16 @@ class WindowActions:
         tb.addSeparator()
         tb.addAction(self.tree)
         return box
+
+    def with_shortcuts(self) -> list[QAction]:
+        return [
+            a
+            for a in (
+                self.open, self.cast, self.compare, self.find, self.only_differing, self.tree,
+                self.shortcuts, self.quit,
+            )
+            if not a.shortcut().isEmpty()
+        ]  # fmt: skip
 
     def fill_recent(self, paths: list[str], open_path: object, clear: object) -> None:
         """Rebuild Open Recent (called just before it shows)."""

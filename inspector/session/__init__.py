@@ -3,6 +3,7 @@ it consistent. The GUI subscribes to :class:`Session` events and adapts them to 
 
 from .events import Event, SessionEvents
 from .file_identity import FileIdentity, ResultCache
+from .keep_globs import KeepGlobs
 from .recent import MemorySettings, RecentFiles, SettingsStore
 from .session import CastResult, LazyCheckpoint, Session, identities_of
 
@@ -10,6 +11,7 @@ __all__ = [
     "CastResult",
     "Event",
     "FileIdentity",
+    "KeepGlobs",
     "LazyCheckpoint",
     "MemorySettings",
     "RecentFiles",

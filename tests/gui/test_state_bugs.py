@@ -117,3 +117,21 @@ def test_message_colours_do_not_drift_from_one_message_to_the_next(qtbot, window
         bar.show_message("x", kind)
     bar.show_message("again", "error")
     assert bar.styleSheet() == first
+
+
+def test_cast_dialog_keep_globs_belong_to_their_checkpoint(qtbot, window, tmp_path):
+    a = write(tmp_path / "a.safetensors")
+    b = write(tmp_path / "b.safetensors")
+    open_and_wait(qtbot, window, a)
+    dlg = window.open_cast_dialog()
+    assert dlg.keep_edit.text() == ""
+    dlg.keep_edit.setText("w1")
+    dlg.out_edit.setText(str(tmp_path / "a.out.safetensors"))
+    with qtbot.waitSignal(window.cast_done, timeout=20_000):
+        dlg.accept()
+    open_and_wait(qtbot, window, b)
+    assert window.open_cast_dialog().keep_edit.text() == ""  # not silently applied to B
+    window.cast_dialog.reject()
+    open_and_wait(qtbot, window, a)
+    assert window.open_cast_dialog().keep_edit.text() == "w1"
+    window.cast_dialog.reject()

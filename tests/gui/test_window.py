@@ -281,3 +281,17 @@ def test_empty_state_lists_recent_files_as_links(qtbot, settings, model_file):
     with qtbot.waitSignal(win.loaded, timeout=10_000):
         win.recent_label.linkActivated.emit(str(model_file))
     assert win.model.rowCount() == 21
+
+
+def test_help_menu_has_shortcuts_and_about(qtbot, window):
+    menus = [a.text() for a in window.menuBar().actions()]
+    assert menus[-1] == "&Help"
+    window.window_actions.shortcuts.trigger()
+    text = window.help_box.text()
+    assert "Ctrl+O" in text and "Open…" in text and "Shift+drop" in text
+    window.help_box.close()
+    window.window_actions.about.trigger()
+    from inspector import __version__
+
+    assert __version__ in window.help_box.text() and "MIT" in window.help_box.text()
+    window.help_box.close()

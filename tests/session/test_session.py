@@ -141,3 +141,17 @@ def test_recent_files_most_recent_first_without_duplicates():
     settings = MemorySettings()
     settings.setValue("recent", "/only")  # QSettings' lone string
     assert RecentFiles(settings).paths() == ["/only"]
+
+
+def test_keep_globs_are_remembered_per_checkpoint():
+    from inspector.session import KeepGlobs
+
+    settings = MemorySettings()
+    keep = KeepGlobs(settings)
+    keep.set("/models/a", "*.norm.weight lm_head*")
+    assert keep.get("/models/a") == "*.norm.weight lm_head*"
+    assert keep.get("/models/b") == ""  # never carried over to another file
+    keep.set("/models/a", "")
+    assert keep.get("/models/a") == ""
+    settings.setValue(KeepGlobs.KEY, "{not json")
+    assert KeepGlobs(settings).get("/models/a") == ""
