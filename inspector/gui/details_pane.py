@@ -20,7 +20,7 @@ from inspector.core.header import TensorInfo
 from inspector.core.summary import format_bytes
 
 from .plots import ErrorHistogramPlot, HistogramPlot
-from .precision import BeforeAfter
+from .precision import BeforeAfter, describe_nonfinite
 from .table_text import format_shape
 
 
@@ -188,20 +188,38 @@ class DetailsPane(QWidget):
     def set_before_after(self, ba: BeforeAfter, rep: Any) -> None:
         src, dst = (rep.from_, rep.to) if rep is not None else ("original", "saved")
         sampled = f", every {ba.stride}th value" if ba.sampled else ""
-        self.histogram.set_before_after(
-            ba.edges,
-            ba.before,
-            ba.after,
-            f"original {src}",
-            f"saved {dst}",
-            f"Values before / after the cast{sampled}",
-        )
+        outside = [
+            f"{which}: {describe_nonfinite(c)}"
+            for which, c in (("original", ba.before_nonfinite), ("saved", ba.after_nonfinite))
+            if c
+        ]
+        note = f" · not drawn: {'; '.join(outside)}" if outside else ""
+        if ba.before.sum() + ba.after.sum() == 0:
+            self.histogram.set_message(
+                f"Values before / after the cast{sampled}",
+                "No finite values to draw" + (f" ({'; '.join(outside)})" if outside else ""),
+            )
+        else:
+            self.histogram.set_before_after(
+                ba.edges,
+                ba.before,
+                ba.after,
+                f"original {src}",
+                f"saved {dst}",
+                f"Values before / after the cast{sampled}{note}",
+            )
         pct = 100.0 * ba.exact / ba.n if ba.n else 100.0
-        self.error_plot.set_errors(
-            ba.err_edges,
-            ba.err_counts,
-            f"Relative error of saved values — {pct:.1f}% exact",
-        )
+        title = f"Relative error of saved values — {pct:.1f}% exact"
+        if ba.err_counts.size == 0:
+            if ba.overflowed and ba.overflowed + ba.exact >= ba.n:
+                message = f"Every changed value overflowed ({ba.overflowed:,}): no finite error"
+            elif ba.overflowed:
+                message = f"{ba.overflowed:,} values overflowed; the others are exact"
+            else:
+                message = "100% exact: every saved value equals the original"
+            self.error_plot.set_message(title, message)
+        else:
+            self.error_plot.set_errors(ba.err_edges, ba.err_counts, title)
         self.error_plot.show()
 
 

@@ -17,6 +17,13 @@ AFTER_COLOR = QColor(
     230, 110, 0
 )  # orange: distinct from the palette highlight (blue) in both themes
 LOSSLESS_COLOR = QColor(30, 160, 70)
+OVERFLOW_COLOR = QColor(210, 40, 40)
+_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def _decade(k: int) -> str:
+    """``10⁻³`` for the tick at log10 = -3."""
+    return "1" if k == 0 else "10" if k == 1 else "10" + str(k).translate(_SUPERSCRIPT)
 
 
 def _with_alpha(c: QColor, a: int) -> QColor:
@@ -42,9 +49,39 @@ class _Plot(pg.PlotWidget):
             ax.setTextPen(pg.mkPen(self._text))
         pi.showGrid(x=True, y=True, alpha=0.15)
         pi.setMenuEnabled(False)
+        self.message_item = pg.TextItem("", color=self._text, anchor=(0.5, 0.5))
+        self.message_item.setZValue(10)
+        self.message = ""
         self._title = ""
         self.set_title(title)
         self._legend: pg.LegendItem | None = None
+
+    def set_message(self, title: str, message: str) -> None:
+        """Nothing to plot: say why in the middle of an empty frame (not an empty −2…2 axis)."""
+        for item in self.listDataItems():
+            item.setData([], [])
+        if self._legend is not None:
+            self._legend.setVisible(False)
+        self.set_title(title)
+        self.message = message
+        pi = self.getPlotItem()
+        if self.message_item.scene() is None:
+            pi.addItem(self.message_item, ignoreBounds=True)
+        pi.setXRange(0, 1, padding=0)
+        pi.setYRange(0, 1, padding=0)
+        for name in ("left", "bottom"):
+            pi.getAxis(name).setStyle(showValues=False)
+        self.message_item.setText(message)
+        self.message_item.setPos(0.5, 0.5)
+        self.message_item.show()
+
+    def _clear_message(self) -> None:
+        if self.message:
+            self.message = ""
+            self.message_item.hide()
+            pi = self.getPlotItem()
+            for name in ("left", "bottom"):
+                pi.getAxis(name).setStyle(showValues=True)
 
     def set_title(self, title: str) -> None:
         self._title = title
@@ -86,6 +123,7 @@ class HistogramPlot(_Plot):
         self.mode = "empty"
 
     def set_values(self, edges: np.ndarray, counts: np.ndarray, title: str = "Values") -> None:
+        self._clear_message()
         self.before_item.setData(np.asarray(edges, float), np.asarray(counts, float))
         self.after_item.setData([], [])
         self.before_item.opts["name"] = "values"
@@ -104,6 +142,7 @@ class HistogramPlot(_Plot):
         after_label: str,
         title: str,
     ) -> None:
+        self._clear_message()
         self.before_item.setData(np.asarray(edges, float), np.asarray(before, float))
         self.after_item.setData(np.asarray(edges, float), np.asarray(after, float))
         if self._legend is not None:
@@ -116,6 +155,7 @@ class HistogramPlot(_Plot):
         self.mode = "before_after"
 
     def clear_data(self, title: str = "Values") -> None:
+        self._clear_message()
         self.before_item.setData([], [])
         self.after_item.setData([], [])
         if self._legend is not None:
@@ -141,11 +181,13 @@ class ErrorHistogramPlot(_Plot):
         pi.setLabel("left", "count", color=self._text.name())
 
     def set_errors(self, edges: np.ndarray, counts: np.ndarray, title: str) -> None:
+        self._clear_message()
         self.item.setData(np.asarray(edges, float), np.asarray(counts, float))
         self.set_title(title)
         self.getPlotItem().enableAutoRange()
 
     def clear_data(self, title: str = "Relative error") -> None:
+        self._clear_message()
         self.item.setData([], [])
         self.set_title(title)
 
@@ -194,10 +236,25 @@ class OverviewPlot(_Plot):
             symbolBrush=None,
             symbolPen=pg.mkPen(self._highlight, width=2.5),
         )
-        for item in (self.lossy_item, self.lossless_item, self.selected_item):
+        self.overflow_item = pg.PlotDataItem(
+            pen=None,
+            symbol="x",
+            symbolSize=9,
+            symbolBrush=pg.mkBrush(OVERFLOW_COLOR),
+            symbolPen=pg.mkPen(OVERFLOW_COLOR, width=1.5),
+        )
+        for item in (self.lossy_item, self.overflow_item, self.lossless_item, self.selected_item):
             self.addItem(item)
-        self.lossy_item.sigPointsClicked.connect(self._clicked)
-        self.lossless_item.sigPointsClicked.connect(self._clicked)
+        band_pen = pg.mkPen(_with_alpha(self._text, 110), style=Qt.PenStyle.DashLine)
+        self.top_line = pg.InfiniteLine(angle=0, pen=band_pen)
+        self.bottom_line = pg.InfiniteLine(angle=0, pen=band_pen)
+        self.top_label = pg.TextItem("", color=OVERFLOW_COLOR, anchor=(0, 0))  # below the top
+        self.bottom_label = pg.TextItem("", color=LOSSLESS_COLOR, anchor=(0, 1))  # above the bottom
+        for item in (self.top_line, self.bottom_line, self.top_label, self.bottom_label):
+            item.setVisible(False)
+            self.getPlotItem().addItem(item, ignoreBounds=True)
+        for item in (self.lossy_item, self.overflow_item, self.lossless_item):
+            item.sigPointsClicked.connect(self._clicked)
         self.names: list[str] = []
         self.values = np.zeros(0)
         self.floor = 1e-12
@@ -206,14 +263,17 @@ class OverviewPlot(_Plot):
     def legend_html(self) -> str:
         """A caption (instead of a legend drawn over the points)."""
         return (
-            f'<span style="color:{AFTER_COLOR.name()}">●</span> {self.labels[0]} '
-            "(top edge: overflow, inf or NaN) &nbsp; "
+            f'<span style="color:{AFTER_COLOR.name()}">●</span> {self.labels[0]} &nbsp; '
+            f'<span style="color:{OVERFLOW_COLOR.name()}">✕</span> overflow, inf or NaN '
+            "(top band) &nbsp; "
             f'<span style="color:{LOSSLESS_COLOR.name()}">▲</span> {self.labels[1]} '
-            "(exactly 0, drawn at the bottom)"
+            "(exactly 0: bottom band)"
         )
 
     def set_values(self, names: Sequence[str], values: Sequence[float | None], title: str) -> None:
-        """``values[i]`` is the tensor's number; 0 means exact; None means not applicable."""
+        """``values[i]`` is the tensor's number; 0 means exact; inf means overflow/NaN (drawn in
+        a labelled band above the scale, never at a tick that reads as a value); None: n/a."""
+        self._clear_message()
         self.names = list(names)
         vals = np.array([np.nan if v is None else float(v) for v in values], dtype=float)
         self.values = vals
@@ -221,26 +281,53 @@ class OverviewPlot(_Plot):
         pos = np.isfinite(vals) & (vals > 0)
         inf = np.isinf(vals)
         zero = vals == 0
-        floor = float(vals[pos].min()) / 10 if pos.any() else 1e-8
-        top = float(vals[pos].max()) * 10 if pos.any() else 1.0
-        self.floor = floor
-        ylossy = np.where(inf, top, vals)
-        lossy = pos | inf
+        # the value scale: whole decades around the finite errors, two at least
+        lo = float(np.floor(np.log10(vals[pos].min()))) if pos.any() else -8.0
+        hi = float(np.ceil(np.log10(vals[pos].max()))) if pos.any() else lo + 2
+        if hi - lo < 2:
+            lo, hi = lo - 1, max(hi, lo + 1) + (1 if hi - lo < 1 else 0)
+        top_band, bottom_band = hi + 0.9, lo - 0.9
+        self.floor = 10**bottom_band
         names_arr = np.array(self.names, dtype=object)
-        self.lossy_item.setData(x[lossy], ylossy[lossy], data=names_arr[lossy])
-        self.lossless_item.setData(x[zero], np.full(int(zero.sum()), floor), data=names_arr[zero])
-        self._positions = {n: (x[i], ylossy[i]) for i, n in enumerate(self.names) if lossy[i]}
-        self._positions.update({n: (x[i], floor) for i, n in enumerate(self.names) if zero[i]})
+        self.lossy_item.setData(x[pos], vals[pos], data=names_arr[pos])
+        self.overflow_item.setData(
+            x[inf], np.full(int(inf.sum()), 10**top_band), data=names_arr[inf]
+        )
+        self.lossless_item.setData(
+            x[zero], np.full(int(zero.sum()), 10**bottom_band), data=names_arr[zero]
+        )
+        self._positions = {n: (x[i], vals[i]) for i, n in enumerate(self.names) if pos[i]}
+        self._positions.update(
+            {n: (x[i], 10**top_band) for i, n in enumerate(self.names) if inf[i]}
+        )
+        self._positions.update(
+            {n: (x[i], 10**bottom_band) for i, n in enumerate(self.names) if zero[i]}
+        )
         self.selected_item.setData([], [])
         self.set_title(title)
         pi = self.getPlotItem()
         pi.enableAutoRange(x=True)
-        # y in log10 units: from just under the floor to just over the top, two decades at least
-        lo, hi = np.log10(floor), np.log10(top if inf.any() else max(floor * 10, top / 10))
-        if hi - lo < 2:
-            mid = (hi + lo) / 2
-            lo, hi = mid - 1, mid + 1
-        pi.setYRange(lo - 0.3, hi + 0.3, padding=0)
+        show_top, show_bottom = bool(inf.any()), bool(zero.any())
+        ymin = bottom_band - 0.5 if show_bottom else lo - 0.3
+        ymax = top_band + 0.5 if show_top else hi + 0.3
+        pi.setYRange(ymin, ymax, padding=0)
+        # ticks only on the value scale: nothing in a band reads as a number
+        pi.getAxis("left").setTicks(
+            [[(float(k), _decade(k)) for k in range(int(lo), int(hi) + 1)], []]
+        )
+        for line, y, show in (
+            (self.top_line, hi + 0.45, show_top),
+            (self.bottom_line, lo - 0.45, show_bottom),
+        ):
+            line.setPos(y)
+            line.setVisible(show)
+        n = max(len(vals), 1)
+        self.top_label.setPos(-0.5, ymax)
+        self.top_label.setVisible(show_top)
+        self.bottom_label.setPos(-0.5, ymin)
+        self.bottom_label.setVisible(show_bottom)
+        self.top_label.setText(f"overflow / inf / NaN ({int(inf.sum())} of {n})")
+        self.bottom_label.setText(f"{self.labels[1]}: exactly 0 ({int(zero.sum())} of {n})")
 
     def mark(self, name: str | None) -> None:
         p = self._positions.get(name) if name else None

@@ -26,6 +26,9 @@ class BeforeAfter:
     numel: int
     exact: int  # elements whose saved value equals the original
     sampled: bool
+    before_nonfinite: dict[str, int]  # "+inf", "-inf", "nan": counts among the values looked at
+    after_nonfinite: dict[str, int]
+    overflowed: int  # finite before, ±inf after (out of the error histogram)
 
     @property
     def stride(self) -> int:
@@ -76,9 +79,37 @@ def before_after(
             elo, ehi = elo - 1, ehi + 1
         err_edges = np.linspace(elo, ehi, bins + 1)
         err_counts, _ = np.histogram(lg, bins=err_edges)
-    else:
-        err_edges = np.array([-8.0, 0.0])
-        err_counts = np.array([0])
+    else:  # nothing to histogram: every value exact (or overflowed); the plot says which
+        err_edges = np.zeros(0)
+        err_counts = np.zeros(0, dtype=np.int64)
     return BeforeAfter(
-        name, edges, cb, ca, err_edges, err_counts, int(a.size), numel, exact, step > 1
+        name,
+        edges,
+        cb,
+        ca,
+        err_edges,
+        err_counts,
+        int(a.size),
+        numel,
+        exact,
+        step > 1,
+        nonfinite_counts(a),
+        nonfinite_counts(b),
+        int(np.count_nonzero(fa & ~fb & ~np.isnan(b))),
     )
+
+
+def nonfinite_counts(x: np.ndarray) -> dict[str, int]:
+    """How many values are +inf, -inf and NaN (only the non-zero ones are listed)."""
+    counts = {
+        "+inf": int(np.count_nonzero(x == np.inf)),
+        "-inf": int(np.count_nonzero(x == -np.inf)),
+        "nan": int(np.count_nonzero(np.isnan(x))),
+    }
+    return {k: v for k, v in counts.items() if v}
+
+
+def describe_nonfinite(counts: dict[str, int]) -> str:
+    """``120 −inf, 3 NaN``: values a histogram of finite values cannot show."""
+    names = {"+inf": "+inf", "-inf": "−inf", "nan": "NaN"}
+    return ", ".join(f"{n:,} {names[k]}" for k, n in counts.items())

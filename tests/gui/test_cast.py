@@ -198,19 +198,21 @@ def test_proposed_output_for_shards(tmp_path):
     assert proposed_output(ckpt, DTYPES["F32"]) == str(tmp_path / "llm.F32")
 
 
-def test_overflow_is_counted_and_plotted_at_the_top(qtbot, window, tmp_path):
-    torch = pytest.importorskip("torch")
-    from safetensors.torch import save_file
-
+def test_overflow_is_counted_and_plotted_in_its_own_band(qtbot, window, tmp_path):
+    """Overflow sits in a labelled band above the value scale, not at a tick that reads as 10¹;
+    lossless tensors in a band below it, apart from tiny errors."""
     from inspector.core.dtypes import DTYPES
+    from inspector.core.writer import save_arrays
 
     src = tmp_path / "mask.safetensors"
-    save_file(
-        {
-            "mask_bias": torch.tensor([0.0, -1e9, -1e9, 1.0]),
-            "w": torch.tensor([0.5, 0.25], dtype=torch.float32),
-        },
-        str(src),
+    f32 = DTYPES["F32"]
+    save_arrays(
+        src,
+        [
+            ("mask_bias", f32, np.array([0.0, -1e9, -1e9, 1.0], np.float32)),
+            ("w", f32, np.array([0.5, 0.25], np.float32)),
+            ("tiny", f32, np.array([0.1, 0.3], np.float32)),
+        ],
     )
     with qtbot.waitSignal(window.loaded, timeout=10_000):
         window.open_path(str(src))
@@ -223,10 +225,43 @@ def test_overflow_is_counted_and_plotted_at_the_top(qtbot, window, tmp_path):
     assert m.index(m.row_of("mask_bias"), Col.CAST_ERR).data() == "2 overflow"
     assert m.index(m.row_of("w"), Col.CAST_ERR).data() == "0 (lossless)"
     plot = window.precision_plot
-    assert list(plot.values) == [float("inf"), 0.0]
-    _, y = plot.lossy_item.getData()
-    assert len(y) == 1 and y[0] > np.log10(plot.floor)  # log-mode data is log10
+    assert list(plot.values)[:2] == [float("inf"), 0.0] and 0 < plot.values[2] < 1e-3
+    _, y_over = plot.overflow_item.getData()
+    _, y_tiny = plot.lossy_item.getData()
+    _, y_zero = plot.lossless_item.getData()
+    ticks = [v for v, _label in plot.getPlotItem().getAxis("left")._tickLevels[0]]
+    assert len(y_over) == len(y_tiny) == len(y_zero) == 1
+    assert y_zero[0] < plot.bottom_line.value() < min(ticks) <= y_tiny[0]  # log10 units
+    assert y_tiny[0] <= max(ticks) < plot.top_line.value() < y_over[0]
+    assert plot.top_label.isVisible() and "overflow" in plot.top_label.toPlainText()
+    assert plot.bottom_label.isVisible() and "exactly 0" in plot.bottom_label.toPlainText()
     assert "overflow 2" in window.precision_panel.caption.text()
+
+
+def test_error_plot_says_so_when_there_is_nothing_to_draw(qtbot, window, tmp_path):
+    from inspector.core.dtypes import DTYPES
+    from inspector.core.writer import save_arrays
+
+    src = tmp_path / "m.safetensors"
+    save_arrays(
+        src,
+        [
+            ("exact", DTYPES["F64"], np.array([0.5, 1.0, -2.0])),
+            ("huge", DTYPES["F64"], np.array([1e6, -1e7, np.inf])),
+        ],
+    )
+    with qtbot.waitSignals([window.loaded, window.details_ready], timeout=10_000):
+        window.open_path(str(src))
+    with qtbot.waitSignal(window.cast_done, timeout=20_000):
+        window.start_cast(str(tmp_path / "o.safetensors"), DTYPES["F16"])
+    for name, says in (("exact", "100% exact"), ("huge", "overflowed")):
+        with qtbot.waitSignal(
+            window.details_ready, timeout=10_000, check_params_cb=lambda n, name=name: n == name
+        ):
+            window.select_tensor(name)
+        assert says in window.details.error_plot.message
+    # the saved values of "huge" are all infinite: counted, not an empty axis
+    assert "−inf" in window.details.histogram.message or "−inf" in window.details.histogram.title
 
 
 def test_cast_a_sharded_checkpoint_into_a_folder(qtbot, window, tmp_path):
