@@ -239,7 +239,13 @@ def _run_gui(args: argparse.Namespace) -> int:
     except ImportError as e:  # a core-only install, or Qt libraries missing on this machine
         raise UsageError(f"the window cannot start: {e}") from None
     target = args.target.name if args.target is not None else None
-    return run(args.path, target=target, screenshot=args.screenshot, reference=args.reference)
+    return run(
+        args.path,
+        target=target,
+        screenshot=args.screenshot,
+        reference=args.reference,
+        lang=args.lang,
+    )
 
 
 def _no_display() -> bool:

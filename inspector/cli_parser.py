@@ -129,6 +129,12 @@ def _build_gui_parser() -> argparse.ArgumentParser:
         help="render the window offscreen after loading, then exit",
     )
     p.add_argument("--reference", metavar="PATH", help="a second checkpoint to compare against")
+    p.add_argument(
+        "--lang",
+        choices=("en", "zh_CN"),
+        default=None,
+        help="language of the window (default: the system locale); the command line is English",
+    )
     p.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     return p
 

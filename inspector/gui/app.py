@@ -71,13 +71,17 @@ def run(
     target: str | None = "F32",
     screenshot: str | None = None,
     reference: str | None = None,
+    lang: str | None = None,
 ) -> int:
     """Start the window. With ``screenshot`` render it offscreen once stats are drawn, save the
     PNG and return 0 (2 with a message on stderr if PATH cannot be opened)."""
     if screenshot and not os.environ.get("QT_QPA_PLATFORM"):
         os.environ["QT_QPA_PLATFORM"] = "offscreen"
     app = ensure_app()
+    from .i18n import install_translator
     from .main_window import MainWindow, window_icon
+
+    install_translator(app, lang)
 
     icon = window_icon()
     app.setWindowIcon(icon)

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from html import escape
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QT_TRANSLATE_NOOP, Qt, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
-EMPTY_TEXT = "Drop a .safetensors file, index.json or model folder"
+from inspector.gui.i18n import translate
+
+EMPTY_TEXT = QT_TRANSLATE_NOOP("EmptyPage", "Drop a .safetensors file, index.json or model folder")
 
 
 class EmptyPage(QWidget):
@@ -18,20 +20,23 @@ class EmptyPage(QWidget):
         super().__init__(parent)
         ev = QVBoxLayout(self)
         ev.addStretch(2)
-        self.empty_label = QLabel(EMPTY_TEXT)
+        self.empty_label = QLabel(translate("EmptyPage", EMPTY_TEXT))
         self.empty_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
         f = self.empty_label.font()
         f.setPointSizeF(f.pointSizeF() * 1.6)
         self.empty_label.setFont(f)
         self.empty_label.setWordWrap(True)
         sub = QLabel(
-            "or use File ▸ Open (Ctrl+O). Tensors whose dtype differs from the model dtype are "
-            "highlighted; Cast & Save (Ctrl+S) fixes them and plots the precision lost.\n"
-            "Shift+drop a second checkpoint to compare against it."
+            translate(
+                "EmptyPage",
+                "or use File ▸ Open (Ctrl+O). Tensors whose dtype differs from the model dtype "
+                "are highlighted; Cast & Save (Ctrl+S) fixes them and plots the precision lost.\n"
+                "Shift+drop a second checkpoint to compare against it.",
+            )
         )
         sub.setAlignment(Qt.AlignmentFlag.AlignCenter)
         sub.setWordWrap(True)
-        open_btn = QPushButton("Open…")
+        open_btn = QPushButton(translate("EmptyPage", "Open…"))
         open_btn.clicked.connect(self.sig_open_clicked)
         row = QHBoxLayout()
         row.addStretch(1)
@@ -53,4 +58,5 @@ class EmptyPage(QWidget):
             self.recent_label.setText("")
             return
         links = "<br>".join(f'<a href="{escape(p, quote=True)}">{escape(p)}</a>' for p in paths)
-        self.recent_label.setText(f"<b>Recent</b><br>{links}")
+        title = translate("EmptyPage", "Recent")
+        self.recent_label.setText(f"<b>{title}</b><br>{links}")

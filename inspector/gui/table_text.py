@@ -8,17 +8,22 @@ from typing import Any
 from inspector.core.dtypes import DType
 from inspector.core.header import TensorInfo
 from inspector.core.status import TensorStatus
+from inspector.core.summary import Summary, format_bytes, format_count
+
+from .i18n import translate
 
 
 def format_shape(shape: Sequence[int]) -> str:
-    return "[" + ", ".join(str(d) for d in shape) + "]" if shape else "[] (scalar)"
+    if not shape:
+        return translate("TableText", "[] (scalar)")
+    return "[" + ", ".join(str(d) for d in shape) + "]"
 
 
 def format_float(x: float | None) -> str:
     if x is None:
         return "—"
     if x == 0:
-        return "0 (lossless)"
+        return translate("TableText", "0 (lossless)")
     if x != x or x in (float("inf"), float("-inf")):
         return str(x)
     return f"{x:.3g}"
@@ -41,13 +46,30 @@ def status_cell(status: TensorStatus, t: TensorInfo, target: DType) -> str:
     if status is TensorStatus.DIFFERS:
         return f"{t.dtype.name} → {target.name}"
     if status is TensorStatus.KEPT:
-        return "not a float"
+        return translate("TableText", "not a float")
     return ""
 
 
 def status_text(status: str, t: TensorInfo, target: DType) -> str:
     if status is TensorStatus.DIFFERS:
-        return f"differs: {t.dtype.name} → {target.name}"
+        return translate("TableText", "differs: {dtype} → {target}").format(
+            dtype=t.dtype.name, target=target.name
+        )
     if status is TensorStatus.KEPT:
-        return "kept (not a float)"
-    return f"matches {target.name}"
+        return translate("TableText", "kept (not a float)")
+    return translate("TableText", "matches {target}").format(target=target.name)
+
+
+def summary_text(s: Summary) -> str:
+    """The summary line in the window's language (the CLI prints core's English one)."""
+    parts = [
+        translate("TableText", "{n} of {total} tensors differ from {target}").format(
+            n=f"{s.n_differ:,}", total=f"{s.n_tensors:,}", target=s.target
+        ),
+        translate("TableText", "{n} params").format(n=format_count(s.params)),
+        format_bytes(s.nbytes),
+    ]
+    kinds = {**s.differing_dtypes, **s.kept_dtypes}
+    if kinds:
+        parts.append(" ".join(f"{k}×{v}" for k, v in kinds.items()))
+    return " · ".join(parts)

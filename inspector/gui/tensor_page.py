@@ -25,11 +25,13 @@ from PySide6.QtWidgets import (
 from inspector.core.status import TensorStatus
 
 from .details_pane import DetailsPane
+from .i18n import translate
 from .module_tree import ModuleTree
 from .name_delegate import NameDelegate
 from .plot_tabs import PlotTabs
+from .table_text import summary_text
 from .tensor_filter import TensorFilterProxy
-from .tensor_table import HEADERS, Col, TensorTableModel
+from .tensor_table import Col, TensorTableModel, header_text
 
 if TYPE_CHECKING:
     from inspector.core.header import TensorInfo
@@ -73,7 +75,7 @@ class TensorPage(QWidget):
         tv.setContentsMargins(0, 0, 0, 0)
         tv.addWidget(self.table, 1)
         self.summary_label = QLabel()
-        self.summary_label.setAccessibleName("Summary")
+        self.summary_label.setAccessibleName(translate("TensorPage", "Summary"))
         self.summary_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.summary_label.setWordWrap(True)
         tv.addWidget(self.summary_label)
@@ -112,19 +114,24 @@ class TensorPage(QWidget):
         frow = QHBoxLayout()
         self.filter_edit = QLineEdit()
         self.filter_edit.setPlaceholderText(
-            "Filter (Ctrl+F): any of these words or globs, e.g. embed lm_head *.bias · Esc clears"
+            translate(
+                "TensorPage",
+                "Filter (Ctrl+F): any of these words or globs, e.g. embed lm_head *.bias · Esc clears",
+            )
         )
         self.filter_edit.setClearButtonEnabled(True)
-        self.filter_edit.setAccessibleName("Filter tensor names")
+        self.filter_edit.setAccessibleName(translate("TensorPage", "Filter tensor names"))
         self._filter_timer = QTimer(self, singleShot=True, interval=150)
         self._filter_timer.timeout.connect(self.apply_filter)
         self.filter_edit.textChanged.connect(lambda _t: self._filter_timer.start())
         clear = QShortcut(QKeySequence(Qt.Key.Key_Escape), self.filter_edit)
         clear.setContext(Qt.ShortcutContext.WidgetShortcut)
         clear.activated.connect(self.clear_filter)
-        self.only_differing = QCheckBox("Only differing")
+        self.only_differing = QCheckBox(translate("TensorPage", "Only differing"))
         self.only_differing.setToolTip(
-            "Show only float tensors whose dtype differs from the model dtype"
+            translate(
+                "TensorPage", "Show only float tensors whose dtype differs from the model dtype"
+            )
         )
         self.only_differing.toggled.connect(self._apply_only_differing)
         self.count_label = QLabel()
@@ -165,7 +172,7 @@ class TensorPage(QWidget):
             table.setColumnHidden(col, not self._column_shown(col))
         table.selectionModel().currentRowChanged.connect(self._on_current_row)
         table.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
-        self.copy_name_action = QAction("Copy Tensor Name", table)
+        self.copy_name_action = QAction(translate("TensorPage", "Copy Tensor Name"), table)
         self.copy_name_action.setShortcut(QKeySequence.StandardKey.Copy)
         self.copy_name_action.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
         self.copy_name_action.triggered.connect(self.sig_copy_name)
@@ -178,18 +185,20 @@ class TensorPage(QWidget):
             self.summary_label.setText("")
         else:
             mark = "⚠" if summary.n_differ else "✓"
-            self.summary_label.setText(f"{mark} {summary.line()}")
+            self.summary_label.setText(f"{mark} {summary_text(summary)}")
         self.plots_tabs.set_summary(summary)
         self.update_count()
 
     def update_count(self) -> None:
         shown, total = self.proxy.rowCount(), self.model.rowCount()
         if shown == 0 and total:
-            text = "no tensor matches"
+            text = translate("TensorPage", "no tensor matches")
         elif shown != total:
-            text = f"{shown:,} of {total:,}"
+            text = translate("TensorPage", "{shown} of {total}").format(
+                shown=f"{shown:,}", total=f"{total:,}"
+            )
         else:
-            text = f"{total:,} tensors"
+            text = translate("TensorPage", "{total} tensors").format(total=f"{total:,}")
         self.count_label.setText(text)
 
     def set_column_visible(self, col: Col, visible: bool) -> None:
@@ -213,7 +222,7 @@ class TensorPage(QWidget):
         for col in Col:
             if col is Col.NAME:
                 continue
-            a = menu.addAction(HEADERS[col])
+            a = menu.addAction(header_text(col))
             a.setCheckable(True)
             a.setChecked(col not in self._user_hidden)
             a.toggled.connect(lambda on, c=col: self._toggle_column(c, on))

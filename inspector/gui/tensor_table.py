@@ -13,6 +13,7 @@ from enum import IntEnum
 from typing import Any
 
 from PySide6.QtCore import (
+    QT_TRANSLATE_NOOP,
     QAbstractTableModel,
     QModelIndex,
     QPersistentModelIndex,
@@ -26,6 +27,7 @@ from inspector.core.header import TensorInfo
 from inspector.core.status import DiffStatus, TensorStatus
 from inspector.core.summary import format_bytes, tensor_status
 
+from .i18n import translate
 from .table_sort import sort_keys
 from .table_text import (
     format_float,
@@ -49,29 +51,43 @@ class Col(IntEnum):
 
 
 HEADERS = {
-    Col.NAME: "Name",
-    Col.DTYPE: "DType",
-    Col.SHAPE: "Shape",
-    Col.PARAMS: "Params",
-    Col.SIZE: "Size",
-    Col.STATUS: "Status",
-    Col.CAST_ERR: "Rel. error",
-    Col.REF_DIFF: "|Δ| vs ref",
+    Col.NAME: QT_TRANSLATE_NOOP("TensorTable", "Name"),
+    Col.DTYPE: QT_TRANSLATE_NOOP("TensorTable", "DType"),
+    Col.SHAPE: QT_TRANSLATE_NOOP("TensorTable", "Shape"),
+    Col.PARAMS: QT_TRANSLATE_NOOP("TensorTable", "Params"),
+    Col.SIZE: QT_TRANSLATE_NOOP("TensorTable", "Size"),
+    Col.STATUS: QT_TRANSLATE_NOOP("TensorTable", "Status"),
+    Col.CAST_ERR: QT_TRANSLATE_NOOP("TensorTable", "Rel. error"),
+    Col.REF_DIFF: QT_TRANSLATE_NOOP("TensorTable", "|Δ| vs ref"),
 }
 TOOLTIPS = {
-    Col.STATUS: "Whether the tensor's dtype matches the target dtype. "
-    "Integer and bool tensors are kept as they are (FloatCastAdapter only casts floats).",
-    Col.CAST_ERR: "Largest relative error between the original and the saved value "
-    "(float64); — means the tensor was written unchanged",
-    Col.REF_DIFF: "Largest absolute difference to the reference checkpoint (float64)",
+    Col.STATUS: QT_TRANSLATE_NOOP(
+        "TensorTable",
+        "Whether the tensor's dtype matches the target dtype. Integer and bool tensors are "
+        "kept as they are (FloatCastAdapter only casts floats).",
+    ),
+    Col.CAST_ERR: QT_TRANSLATE_NOOP(
+        "TensorTable",
+        "Largest relative error between the original and the saved value (float64); "
+        "— means the tensor was written unchanged",
+    ),
+    Col.REF_DIFF: QT_TRANSLATE_NOOP(
+        "TensorTable", "Largest absolute difference to the reference checkpoint (float64)"
+    ),
 }
+
+
+def header_text(col: Col) -> str:
+    """A column's title in the window's language (looked up when shown, not at import)."""
+    return translate("TensorTable", HEADERS[col])
+
 
 StatusRole = Qt.ItemDataRole.UserRole + 2  # a TensorStatus: "match" | "differs" | "kept"
 
 _DIFF_STATUS_TEXT = {
-    DiffStatus.SHAPE_MISMATCH: "shape mismatch",
-    DiffStatus.ONLY_A: "not in reference",
-    DiffStatus.ONLY_B: "only in reference",
+    DiffStatus.SHAPE_MISMATCH: QT_TRANSLATE_NOOP("TensorTable", "shape mismatch"),
+    DiffStatus.ONLY_A: QT_TRANSLATE_NOOP("TensorTable", "not in reference"),
+    DiffStatus.ONLY_B: QT_TRANSLATE_NOOP("TensorTable", "only in reference"),
 }
 
 
@@ -239,9 +255,10 @@ class TensorTableModel(QAbstractTableModel):
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = 0) -> Any:
         if orientation == Qt.Orientation.Horizontal and 0 <= section < len(Col):
             if role == Qt.ItemDataRole.DisplayRole:
-                return HEADERS[Col(section)]
+                return header_text(Col(section))
             if role == Qt.ItemDataRole.ToolTipRole:
-                return TOOLTIPS.get(Col(section))
+                tip = TOOLTIPS.get(Col(section))
+                return translate("TensorTable", tip) if tip else None
         if orientation == Qt.Orientation.Vertical and role == Qt.ItemDataRole.DisplayRole:
             return section + 1
         return None
@@ -307,31 +324,36 @@ class TensorTableModel(QAbstractTableModel):
             if r is None or r.from_ == r.to:
                 return "—" if self._cast_active else ""
             if r.lossless:
-                return "0 (lossless)"
+                return translate("TensorTable", "0 (lossless)")
             if r.nan:
-                return f"{r.nan:,} NaN"
+                return translate("TensorTable", "{n} NaN").format(n=f"{r.nan:,}")
             if r.overflow:
-                return f"{r.overflow:,} overflow"
+                return translate("TensorTable", "{n} overflow").format(n=f"{r.overflow:,}")
             return format_float(r.max_rel_err)
         if col == Col.REF_DIFF:
             d = self._diff.get(t.name)
             if d is None:
                 return ""
             if d.status in _DIFF_STATUS_TEXT:
-                return _DIFF_STATUS_TEXT[d.status]
-            return "0 (equal)" if d.max_abs_diff == 0 else format_float(d.max_abs_diff)
+                return translate("TensorTable", _DIFF_STATUS_TEXT[d.status])
+            if d.max_abs_diff == 0:
+                return translate("TensorTable", "0 (equal)")
+            return format_float(d.max_abs_diff)
         return ""
 
     def _status_tooltip(self, t: TensorInfo, status: str) -> str:
         tgt = self._target.name if self._target else "?"
         if status is TensorStatus.DIFFERS:
-            return (
-                f"Stored as {t.dtype.name}, the model uses {tgt}. PyTorch's load_state_dict casts "
-                f"it silently; burn-store keeps {t.dtype.name} and fails with a dtype mismatch."
-            )
+            return translate(
+                "TensorTable",
+                "Stored as {dtype}, the model uses {target}. PyTorch's load_state_dict casts it "
+                "silently; burn-store keeps {dtype} and fails with a dtype mismatch.",
+            ).format(dtype=t.dtype.name, target=tgt)
         if status is TensorStatus.KEPT:
-            return f"{t.dtype.name} is not a float type: casting leaves it unchanged."
-        return f"Already {tgt}."
+            return translate(
+                "TensorTable", "{dtype} is not a float type: casting leaves it unchanged."
+            ).format(dtype=t.dtype.name)
+        return translate("TensorTable", "Already {target}.").format(target=tgt)
 
     # -- sorting ----------------------------------------------------------------------------
     def _keys(self, col: int) -> list:

@@ -10,48 +10,67 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QComboBox, QLabel, QMainWindow, QMenu, QToolBar
 
 from inspector.core.dtypes import CAST_TARGETS
+from inspector.gui.i18n import translate
 
 
 class WindowActions:
     def __init__(self, win: QMainWindow) -> None:
         style = win.style()
         sp = style.StandardPixmap
-        self.open = QAction(style.standardIcon(sp.SP_DialogOpenButton), "&Open…", win)
+        self.open = QAction(
+            style.standardIcon(sp.SP_DialogOpenButton), translate("Actions", "&Open…"), win
+        )
         self.open.setShortcut(QKeySequence.StandardKey.Open)
-        self.open.setToolTip("Open a .safetensors file, index.json or model folder (Ctrl+O)")
-        self.open_folder = QAction("Open &Folder…", win)
-        self.cast = QAction(style.standardIcon(sp.SP_DialogSaveButton), "&Cast && Save…", win)
+        self.open.setToolTip(
+            translate("Actions", "Open a .safetensors file, index.json or model folder (Ctrl+O)")
+        )
+        self.open_folder = QAction(translate("Actions", "Open &Folder…"), win)
+        self.cast = QAction(
+            style.standardIcon(sp.SP_DialogSaveButton), translate("Actions", "&Cast && Save…"), win
+        )
         self.cast.setShortcut(QKeySequence.StandardKey.Save)
-        self.cast.setToolTip("Cast float tensors to the target dtype and save (Ctrl+S)")
+        self.cast.setToolTip(
+            translate("Actions", "Cast float tensors to the target dtype and save (Ctrl+S)")
+        )
         self.compare = QAction(
-            style.standardIcon(sp.SP_FileDialogContentsView), "Compare with &Reference…", win
+            style.standardIcon(sp.SP_FileDialogContentsView),
+            translate("Actions", "Compare with &Reference…"),
+            win,
         )
         self.compare.setShortcut(QKeySequence("Ctrl+Shift+O"))
         self.compare.setToolTip(
-            "Open a second checkpoint as reference and show per-tensor max |Δ| "
-            "(or Shift+drop it onto the window)"
+            translate(
+                "Actions",
+                "Open a second checkpoint as reference and show per-tensor max |Δ| "
+                "(or Shift+drop it onto the window)",
+            )
         )
-        self.clear_reference = QAction("Clear Reference", win)
-        self.find = QAction("&Filter Tensors", win)
+        self.clear_reference = QAction(translate("Actions", "Clear Reference"), win)
+        self.find = QAction(translate("Actions", "&Filter Tensors"), win)
         self.find.setShortcut(QKeySequence.StandardKey.Find)
-        self.only_differing = QAction("Only &Differing Tensors", win, checkable=True)
+        self.only_differing = QAction(
+            translate("Actions", "Only &Differing Tensors"), win, checkable=True
+        )
         self.only_differing.setShortcut(QKeySequence("Ctrl+D"))
         self.tree = QAction(
-            style.standardIcon(sp.SP_FileDialogListView), "&Modules", win, checkable=True
+            style.standardIcon(sp.SP_FileDialogListView),
+            translate("Actions", "&Modules"),
+            win,
+            checkable=True,
         )
         self.tree.setShortcut(QKeySequence("Ctrl+T"))
-        self.tree.setToolTip("Group tensors by module prefix (Ctrl+T)")
-        self.quit = QAction("&Quit", win)
+        self.tree.setToolTip(translate("Actions", "Group tensors by module prefix (Ctrl+T)"))
+        self.quit = QAction(translate("Actions", "&Quit"), win)
         self.quit.setShortcut(QKeySequence.StandardKey.Quit)
-        self.shortcuts = QAction("&Keyboard Shortcuts", win)
+        self.shortcuts = QAction(translate("Actions", "&Keyboard Shortcuts"), win)
         self.shortcuts.setShortcut(QKeySequence("F1"))
-        self.about = QAction("&About Checkpoint Inspector", win)
+        self.about = QAction(translate("Actions", "&About Checkpoint Inspector"), win)
         win.addAction(self.find)
-        self.recent_menu = QMenu("Open &Recent", win)
+        self.recent_menu = QMenu(translate("Actions", "Open &Recent"), win)
 
     def build_menus(self, win: QMainWindow) -> None:
         mb = win.menuBar()
-        file_menu = mb.addMenu("&File")
+        file_menu = mb.addMenu(translate("Actions", "&File"))
         file_menu.addAction(self.open)
         file_menu.addAction(self.open_folder)
         file_menu.addMenu(self.recent_menu)
@@ -61,27 +80,31 @@ class WindowActions:
         file_menu.addAction(self.clear_reference)
         file_menu.addSeparator()
         file_menu.addAction(self.quit)
-        view_menu = mb.addMenu("&View")
+        view_menu = mb.addMenu(translate("Actions", "&View"))
         view_menu.addAction(self.find)
         view_menu.addAction(self.only_differing)
         view_menu.addAction(self.tree)
-        help_menu = mb.addMenu("&Help")
+        help_menu = mb.addMenu(translate("Actions", "&Help"))
         help_menu.addAction(self.shortcuts)
         help_menu.addAction(self.about)
 
     def build_toolbar(self, win: QMainWindow, target_name: str) -> QComboBox:
         """The main toolbar; returns its model-dtype chooser."""
-        tb = QToolBar("Main", win)
+        tb = QToolBar(translate("Actions", "Main toolbar"), win)
         tb.setObjectName("MainToolBar")
         tb.setMovable(False)
         tb.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
         win.addToolBar(tb)
         tb.addAction(self.open)
         tb.addSeparator()
-        tb.addWidget(QLabel(" Model dtype: "))
+        tb.addWidget(QLabel(translate("Actions", " Model dtype: ")))
         box = QComboBox()
         box.setAccessibleName("Target dtype")
-        box.setToolTip("The dtype the model uses; tensors in another float dtype are flagged")
+        box.setToolTip(
+            translate(
+                "Actions", "The dtype the model uses; tensors in another float dtype are flagged"
+            )
+        )
         box.addItems(list(CAST_TARGETS))
         box.setCurrentText(target_name)
         tb.addWidget(box)
@@ -107,14 +130,14 @@ class WindowActions:
         menu = self.recent_menu
         menu.clear()
         if not paths:
-            a = menu.addAction("(none)")
+            a = menu.addAction(translate("Actions", "(none)"))
             a.setEnabled(False)
             return
         for p in paths:
             a = menu.addAction(p)
             a.triggered.connect(lambda _=False, p=p: open_path(p))
         menu.addSeparator()
-        menu.addAction("Clear List").triggered.connect(clear)
+        menu.addAction(translate("Actions", "Clear List")).triggered.connect(clear)
 
     def set_state(self, has_checkpoint: bool, busy: bool, has_reference: bool) -> None:
         self.cast.setEnabled(has_checkpoint and not busy)
