@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
 
 from inspector.core.checkpoint import Checkpoint
 from inspector.core.dtypes import CAST_TARGETS, DTYPES, DType
+from inspector.gui.i18n import translate
 
 
 def proposed_output(ckpt: Checkpoint, target: DType) -> str:
@@ -59,7 +60,7 @@ class CastDialog(QDialog):
         self, ckpt: Checkpoint, target: DType, parent: QWidget | None = None, keep: str = ""
     ) -> None:
         super().__init__(parent)
-        self.setWindowTitle("Cast & save")
+        self.setWindowTitle(translate("CastDialog", "Cast & save"))
         self.ckpt = ckpt
         self.setMinimumWidth(560)
         lay = QVBoxLayout(self)
@@ -69,18 +70,23 @@ class CastDialog(QDialog):
         self.target_box.setCurrentText(target.name)
         self.out_edit = QLineEdit(proposed_output(ckpt, target))
         self._auto_out = self.out_edit.text()
-        browse = QPushButton("Browse…")
+        browse = QPushButton(translate("CastDialog", "Browse…"))
         browse.clicked.connect(self._browse)
         row = QHBoxLayout()
         row.addWidget(self.out_edit, 1)
         row.addWidget(browse)
         self.keep_edit = QLineEdit(keep)
         self.keep_edit.setPlaceholderText(
-            "e.g. *.LayerNorm.* *inv_freq  (glob patterns, kept as is)"
+            translate("CastDialog", "e.g. *.LayerNorm.* *inv_freq  (glob patterns, kept as is)")
         )
-        form.addRow("Target dtype:", self.target_box)
-        form.addRow("Save as:" if not ckpt.is_sharded else "Save into folder:", row)
-        form.addRow("Keep dtype of:", self.keep_edit)
+        form.addRow(translate("CastDialog", "Target dtype:"), self.target_box)
+        form.addRow(
+            translate("CastDialog", "Save as:")
+            if not ckpt.is_sharded
+            else translate("CastDialog", "Save into folder:"),
+            row,
+        )
+        form.addRow(translate("CastDialog", "Keep dtype of:"), self.keep_edit)
         lay.addLayout(form)
         self.plan_label = QLabel()
         self.plan_label.setWordWrap(True)
@@ -88,7 +94,9 @@ class CastDialog(QDialog):
         self.buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
         )
-        self.buttons.button(QDialogButtonBox.StandardButton.Ok).setText("Cast && Save")
+        self.buttons.button(QDialogButtonBox.StandardButton.Ok).setText(
+            translate("CastDialog", "Cast && Save")
+        )
         self.buttons.accepted.connect(self.accept)
         self.buttons.rejected.connect(self.reject)
         lay.addWidget(self.buttons)
@@ -113,16 +121,19 @@ class CastDialog(QDialog):
     def problem(self) -> str | None:
         out = self.out_edit.text().strip()
         if not out:
-            return "Choose where to save."
+            return translate("CastDialog", "Choose where to save.")
         src = {os.path.abspath(h.path) for h in self.ckpt.files}
         if self.ckpt.index_path:
             src.add(os.path.abspath(self.ckpt.index_path))
             src.add(os.path.dirname(os.path.abspath(self.ckpt.index_path)))
         if self.output in src:
-            return "The output would overwrite the checkpoint being read; choose another name."
+            return translate(
+                "CastDialog",
+                "The output would overwrite the checkpoint being read; choose another name.",
+            )
         parent = os.path.dirname(self.output)
         if not os.path.isdir(parent):
-            return f"Folder {parent} does not exist."
+            return translate("CastDialog", "Folder {folder} does not exist.").format(folder=parent)
         return None
 
     # -- slots ------------------------------------------------------------------------------
@@ -134,26 +145,35 @@ class CastDialog(QDialog):
 
     def _update_plan(self) -> None:
         change, kept, nonfloat = count_plan(self.ckpt, self.target, self.keep)
-        parts = [f"{change} of {len(self.ckpt.tensors)} tensors will be cast to {self.target.name}"]
+        parts = [
+            translate("CastDialog", "{n} of {total} tensors will be cast to {target}").format(
+                n=change, total=len(self.ckpt.tensors), target=self.target.name
+            )
+        ]
         if kept:
-            parts.append(f"{kept} kept by pattern")
+            parts.append(translate("CastDialog", "{n} kept by pattern").format(n=kept))
         if nonfloat:
-            parts.append(f"{nonfloat} kept (not a float)")
+            parts.append(translate("CastDialog", "{n} kept (not a float)").format(n=nonfloat))
         text = "; ".join(parts) + "."
         problem = self.problem()
         if problem:
             text += f"<br><b>{problem}</b>"
         elif os.path.exists(self.output):
-            text += "<br>The existing output will be replaced."
+            text += "<br>" + translate("CastDialog", "The existing output will be replaced.")
         self.plan_label.setText(text)
         self.buttons.button(QDialogButtonBox.StandardButton.Ok).setEnabled(problem is None)
 
     def _browse(self) -> None:
         if self.ckpt.is_sharded:
-            path = QFileDialog.getExistingDirectory(self, "Save shards into folder", self.output)
+            path = QFileDialog.getExistingDirectory(
+                self, translate("CastDialog", "Save shards into folder"), self.output
+            )
         else:
             path, _ = QFileDialog.getSaveFileName(
-                self, "Save cast checkpoint", self.output, "safetensors (*.safetensors)"
+                self,
+                translate("CastDialog", "Save cast checkpoint"),
+                self.output,
+                "safetensors (*.safetensors)",
             )
         if path:
             self.out_edit.setText(path)

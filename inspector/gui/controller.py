@@ -18,6 +18,7 @@ from inspector.core.summary import DTypeGroups
 from inspector.session import identities_of
 
 from .errors import error_text
+from .i18n import translate
 from .tensor_table import Col
 
 if TYPE_CHECKING:
@@ -61,7 +62,8 @@ class WindowController(QObject):
     # ---- opening ----------------------------------------------------------------------------
     def open_path(self, path: str) -> None:
         path = os.path.abspath(os.path.expanduser(os.fspath(path)))
-        self.win.job_bar.set_busy(f"Opening {os.path.basename(path.rstrip(os.sep)) or path}…")
+        name = os.path.basename(path.rstrip(os.sep)) or path
+        self.win.job_bar.set_busy(translate("Controller", "Opening {name}…").format(name=name))
         self.runner.request(
             "open",
             open_and_index,
@@ -88,9 +90,12 @@ class WindowController(QObject):
         if dropped is not None:
             name = os.path.basename(dropped.path.rstrip(os.sep))
             self.win.message_bar.show_message(
-                f"The reference {name} was cleared: it was chosen for the previous checkpoint.",
+                translate(
+                    "Controller",
+                    "The reference {name} was cleared: it was chosen for the previous checkpoint.",
+                ).format(name=name),
                 "info",
-                f"Compare with {name} again",
+                translate("Controller", "Compare with {name} again").format(name=name),
                 lambda p=dropped.path: self.open_reference(p),
             )
         self.win.loaded.emit(self.session.path)
@@ -98,8 +103,10 @@ class WindowController(QObject):
     def _on_open_failed(self, path: str, e: BaseException) -> None:
         self.win.job_bar.set_busy(None)
         msg = error_text(path, e)
-        still = " — still showing the previous checkpoint." if self.session.checkpoint else ""
-        self.win.show_error(f"Could not open {msg}{still}")
+        text = translate("Controller", "Could not open {what}").format(what=msg)
+        if self.session.checkpoint:
+            text += translate("Controller", " — still showing the previous checkpoint.")
+        self.win.show_error(text)
         self.win.load_failed.emit(msg)
         if isinstance(e, AmbiguousCheckpointError) and e.choices:
             self._offer_choice(e.choices)
@@ -107,8 +114,8 @@ class WindowController(QObject):
     def _offer_choice(self, choices: list[str]) -> None:
         """A folder with several index variants or unjoined files: let the person pick one."""
         dialog = QInputDialog(self.win)
-        dialog.setWindowTitle("Open which checkpoint?")
-        dialog.setLabelText("This folder holds several checkpoints. Open:")
+        dialog.setWindowTitle(translate("Controller", "Open which checkpoint?"))
+        dialog.setLabelText(translate("Controller", "This folder holds several checkpoints. Open:"))
         dialog.setComboBoxItems([os.path.basename(c) for c in choices])
         dialog.setComboBoxEditable(False)
         by_name = {os.path.basename(c): c for c in choices}
@@ -154,7 +161,9 @@ class WindowController(QObject):
     # ---- reference and diff ---------------------------------------------------------------
     def open_reference(self, path: str) -> None:
         path = os.path.abspath(path)
-        self.win.job_bar.set_busy(f"Opening reference {os.path.basename(path)}…")
+        self.win.job_bar.set_busy(
+            translate("Controller", "Opening reference {name}…").format(name=os.path.basename(path))
+        )
         self.runner.request(
             "open_ref",
             open_checkpoint,
@@ -175,17 +184,21 @@ class WindowController(QObject):
 
         self.runner.run_exclusive(
             "diff",
-            f"Comparing with {os.path.basename(b.path)}",
+            translate("Controller", "Comparing with {name}").format(name=os.path.basename(b.path)),
             lambda: diff_checkpoints(a, b),
             on_finished=lambda diffs, a=a, b=b: self._on_diff_finished(diffs, a, b),
             on_errored=self._on_diff_errored,
-            on_aborted=lambda: self.win.statusBar().showMessage("Comparison cancelled.", 5000),
+            on_aborted=lambda: self.win.statusBar().showMessage(
+                translate("Controller", "Comparison cancelled."), 5000
+            ),
         )
 
     def _on_reference_failed(self, path: str, e: BaseException) -> None:
         self.win.job_bar.set_busy(None)
         msg = error_text(path, e)
-        self.win.show_error(f"Could not open the reference {msg}")
+        self.win.show_error(
+            translate("Controller", "Could not open the reference {what}").format(what=msg)
+        )
         self.win.diff_failed.emit(msg)
 
     def _on_diff_finished(self, diffs: list[TensorDiff], a: Checkpoint, b: Checkpoint) -> None:
@@ -194,7 +207,7 @@ class WindowController(QObject):
 
     def _on_diff_errored(self, e: BaseException) -> None:
         msg = error_text(None, e)
-        self.win.show_error(f"Comparison failed: {msg}")
+        self.win.show_error(translate("Controller", "Comparison failed: {why}").format(why=msg))
         self.win.diff_failed.emit(msg)
 
     def clear_reference(self) -> None:
@@ -213,14 +226,15 @@ class WindowController(QObject):
             page.plots_tabs.show_diff()
         if diffs is not None and s.diff_summary is not None:
             d = s.diff_summary
-            extra = (
-                f"; {d.n_unmatched} only in one file or shaped differently" if d.n_unmatched else ""
-            )
-            self.win.message_bar.show_message(
-                f"Compared with {ref}: {d.n_differ} tensors differ (worst max |Δ| "
-                f"{d.worst_abs:.3g}), {d.n_equal} are equal{extra}.",
-                "info",
-            )
+            text = translate(
+                "Controller",
+                "Compared with {ref}: {n} tensors differ (worst max |Δ| {worst}), {equal} are equal",
+            ).format(ref=ref, n=d.n_differ, worst=f"{d.worst_abs:.3g}", equal=d.n_equal)
+            if d.n_unmatched:
+                text += translate(
+                    "Controller", "; {n} only in one file or shaped differently"
+                ).format(n=d.n_unmatched)
+            self.win.message_bar.show_message(text + ".", "info")
 
     # ---- cast -------------------------------------------------------------------------------
     def start_cast(self, out: str, target: DType, keep: tuple[str, ...]) -> Worker | None:
@@ -232,7 +246,7 @@ class WindowController(QObject):
         out = os.path.abspath(out)
         return self.runner.run_exclusive(
             "cast",
-            f"Casting to {target.name}",
+            translate("Controller", "Casting to {target}").format(target=target.name),
             lambda: cast_checkpoint(ckpt, target, out, keep=keep, report=True),
             on_finished=lambda rep, o=out, c=ckpt: self._on_cast_finished(rep, o, c),
             on_errored=lambda e, o=out: self._on_cast_errored(o, e),
@@ -244,9 +258,11 @@ class WindowController(QObject):
         if not self.session.accept_cast(report, out, source):
             # another checkpoint was opened meanwhile: the file is saved, the plots would lie
             self.win.message_bar.show_message(
-                f"Saved {name} (cast of a checkpoint no longer shown).",
+                translate(
+                    "Controller", "Saved {name} (cast of a checkpoint no longer shown)."
+                ).format(name=name),
                 "ok",
-                "Open the saved file",
+                translate("Controller", "Open the saved file"),
                 lambda: self.open_path(out),
             )
         else:
@@ -254,10 +270,19 @@ class WindowController(QObject):
             lossless = sum(1 for r in changed if r.lossless)
             elapsed = time.monotonic() - self._job_started
             self.win.message_bar.show_message(
-                f"Saved {name} in {elapsed:.1f} s: {len(changed)} tensors cast to "
-                f"{report.target}, {lossless} of them lossless.",
+                translate(
+                    "Controller",
+                    "Saved {name} in {secs} s: {n} tensors cast to {target}, {lossless} of them "
+                    "lossless.",
+                ).format(
+                    name=name,
+                    secs=f"{elapsed:.1f}",
+                    n=len(changed),
+                    target=report.target,
+                    lossless=lossless,
+                ),
                 "ok",
-                "Open the saved file",
+                translate("Controller", "Open the saved file"),
                 lambda: self.open_path(out),
             )
         self.win.cast_done.emit(report)
@@ -265,16 +290,21 @@ class WindowController(QObject):
     def _on_cast_errored(self, out: str, e: BaseException) -> None:
         msg = error_text(out, e)
         box = QMessageBox(
-            QMessageBox.Icon.Critical, "Cast failed", f"Could not save {msg}", parent=self.win
+            QMessageBox.Icon.Critical,
+            translate("Controller", "Cast failed"),
+            translate("Controller", "Could not save {what}").format(what=msg),
+            parent=self.win,
         )
-        box.setInformativeText("Nothing was written.")
+        box.setInformativeText(translate("Controller", "Nothing was written."))
         box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         self.win.error_box = box
         box.open()
         self.win.cast_failed.emit(msg)
 
     def _on_cast_aborted(self) -> None:
-        self.win.statusBar().showMessage("Cast cancelled: nothing was written.", 5000)
+        self.win.statusBar().showMessage(
+            translate("Controller", "Cast cancelled: nothing was written."), 5000
+        )
         self.win.cast_cancelled.emit()
 
     def _on_session_cast(self, cast: CastResult | None) -> None:

@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QApplication
 from inspector.core.stats import stats_and_histogram
 
 from .errors import error_text
+from .i18n import translate
 from .precision import BeforeAfter, before_after
 from .table_text import status_text
 
@@ -122,12 +123,18 @@ class DetailsController(QObject):
         rep = cast.by_name.get(t.name)
         if rep is None:
             if not t.dtype.is_float:
-                why = "not a float"
+                why = translate("DetailsController", "not a float")
             elif t.dtype.name == cast.report.target:
-                why = f"already {t.dtype.name}"
+                why = translate("DetailsController", "already {dtype}").format(dtype=t.dtype.name)
             else:
-                why = "kept by a pattern, or a format torch cannot cast exactly"
-            self.details.set_cast_text(f"written unchanged as {t.dtype.name} ({why})")
+                why = translate(
+                    "DetailsController", "kept by a pattern, or a format torch cannot cast exactly"
+                )
+            self.details.set_cast_text(
+                translate("DetailsController", "written unchanged as {dtype} ({why})").format(
+                    dtype=t.dtype.name, why=why
+                )
+            )
             return
         self.details.set_cast(rep)
         if rep.from_ == rep.to:
@@ -158,7 +165,9 @@ class DetailsController(QObject):
     def _on_before_after_failed(self, t: TensorInfo, e: BaseException) -> None:
         if t is self.session.current:
             self.details.set_error_plot_message(
-                f"Could not read the saved file: {error_text(None, e)}"
+                translate("DetailsController", "Could not read the saved file: {why}").format(
+                    why=error_text(None, e)
+                )
             )
             self._done("before_after")
 

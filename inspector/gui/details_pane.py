@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QT_TRANSLATE_NOOP, Qt
 from PySide6.QtWidgets import (
     QFormLayout,
     QLabel,
@@ -19,6 +19,7 @@ from inspector.core.checkpoint import Checkpoint
 from inspector.core.header import TensorInfo
 from inspector.core.summary import format_bytes
 
+from .i18n import translate
 from .plots import ErrorHistogramPlot, HistogramPlot
 from .precision import BeforeAfter, describe_nonfinite
 from .table_text import format_shape
@@ -29,24 +30,24 @@ def _g(x: float | None) -> str:
 
 
 class DetailsPane(QWidget):
-    FIELDS = (
-        "Name",
-        "DType",
-        "Shape",
-        "File",
-        "Bytes",
-        "Range",
-        "Mean ± std",
-        "NaN / inf",
-        "Cast",
-        "Reference",
+    FIELDS = (  # keys of ``fields``; shown translated
+        QT_TRANSLATE_NOOP("DetailsPane", "Name"),
+        QT_TRANSLATE_NOOP("DetailsPane", "DType"),
+        QT_TRANSLATE_NOOP("DetailsPane", "Shape"),
+        QT_TRANSLATE_NOOP("DetailsPane", "File"),
+        QT_TRANSLATE_NOOP("DetailsPane", "Bytes"),
+        QT_TRANSLATE_NOOP("DetailsPane", "Range"),
+        QT_TRANSLATE_NOOP("DetailsPane", "Mean ± std"),
+        QT_TRANSLATE_NOOP("DetailsPane", "NaN / inf"),
+        QT_TRANSLATE_NOOP("DetailsPane", "Cast"),
+        QT_TRANSLATE_NOOP("DetailsPane", "Reference"),
     )
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 0, 0, 0)
-        self.heading = QLabel("No tensor selected")
+        self.heading = QLabel(translate("DetailsPane", "No tensor selected"))
         f = self.heading.font()
         f.setBold(True)
         self.heading.setFont(f)
@@ -66,7 +67,7 @@ class DetailsPane(QWidget):
             lab.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
             lab.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
             self.fields[name] = lab
-            form.addRow(name + ":", lab)
+            form.addRow(translate("DetailsPane", name) + ":", lab)
         lay.addLayout(form)
         self.splitter = QSplitter(Qt.Orientation.Vertical)
         self.histogram = HistogramPlot()
@@ -85,7 +86,7 @@ class DetailsPane(QWidget):
     def clear(self) -> None:
         self.tensor = None
         self.stats = None
-        self.heading.setText("No tensor selected")
+        self.heading.setText(translate("DetailsPane", "No tensor selected"))
         for lab in self.fields.values():
             lab.setText("")
         self.histogram.clear_data()
@@ -98,17 +99,21 @@ class DetailsPane(QWidget):
         self.heading.setText(wrappable(t.name))
         self.heading.setToolTip(clip_middle(t.name, 2000))
         self.fields["DType"].setText(f"{t.dtype.name} — {status}")
-        self.fields["Shape"].setText(f"{format_shape(t.shape)} · {t.numel:,} values")
+        self.fields["Shape"].setText(
+            translate("DetailsPane", "{shape} · {n} values").format(
+                shape=format_shape(t.shape), n=f"{t.numel:,}"
+            )
+        )
         rel = os.path.basename(t.file)
         self.fields["File"].setText(wrappable(rel))
         self.fields["File"].setToolTip(t.file)
         start, end = ckpt.byte_range(t)
         self.fields["Bytes"].setText(f"{start:,} – {end:,} ({format_bytes(t.nbytes)})")
         for k in ("Range", "Mean ± std", "NaN / inf"):
-            self.fields[k].setText("computing…")
-        self.fields["Cast"].setText("not cast yet (Ctrl+S)")
+            self.fields[k].setText(translate("DetailsPane", "computing…"))
+        self.fields["Cast"].setText(translate("DetailsPane", "not cast yet (Ctrl+S)"))
         self.set_reference(None)
-        self.histogram.clear_data("Values (computing…)")
+        self.histogram.clear_data(translate("DetailsPane", "Values (computing…)"))
         self.error_plot.clear_data()
         self.error_plot.hide()
 
@@ -129,12 +134,18 @@ class DetailsPane(QWidget):
         self.fields["Mean ± std"].setText(f"{_g(stats.mean)} ± {_g(stats.std)}")
         self.fields["NaN / inf"].setText(f"{stats.nan:,} / {stats.inf:,}")
         if self.histogram.mode != "before_after":
-            self.histogram.set_values(edges, counts, f"Values ({self._dtype()})")
+            self.histogram.set_values(
+                edges,
+                counts,
+                translate("DetailsPane", "Values ({dtype})").format(dtype=self._dtype()),
+            )
 
     def set_stats_error(self, message: str) -> None:
         for k in ("Range", "Mean ± std", "NaN / inf"):
-            self.fields[k].setText(f"unavailable: {message}")
-        self.histogram.clear_data("Values: unavailable")
+            self.fields[k].setText(
+                translate("DetailsPane", "unavailable: {reason}").format(reason=message)
+            )
+        self.histogram.clear_data(translate("DetailsPane", "Values: unavailable"))
 
     def _dtype(self) -> str:
         return self.tensor.dtype.name if self.tensor else ""
@@ -144,23 +155,28 @@ class DetailsPane(QWidget):
         if rep is None:
             return
         if rep.from_ == rep.to:
-            why = (
-                "not a float"
-                if self.tensor is not None and not self.tensor.dtype.is_float
-                else "kept"
+            not_float = self.tensor is not None and not self.tensor.dtype.is_float
+            why = translate("DetailsPane", "not a float" if not_float else "kept")
+            self.fields["Cast"].setText(
+                translate("DetailsPane", "written unchanged as {dtype} ({why})").format(
+                    dtype=rep.to, why=why
+                )
             )
-            self.fields["Cast"].setText(f"written unchanged as {rep.to} ({why})")
             return
-        head = f"{rep.from_} → {rep.to}: "
         if rep.lossless:
-            head += "lossless (every value exact)"
+            what = translate("DetailsPane", "lossless (every value exact)")
         elif rep.max_rel_err is None:
-            head += f"every value overflowed ({rep.overflow:,})"
+            what = translate("DetailsPane", "every value overflowed ({n})").format(
+                n=f"{rep.overflow:,}"
+            )
         else:
-            head += f"max rel. err {_s(rep.max_rel_err)} · max abs. err {_s(rep.max_abs_err)}"
-        self.fields["Cast"].setText(
-            f"{head}\noverflow {rep.overflow:,} · underflow {rep.underflow:,} · NaN {rep.nan:,}"
+            what = translate("DetailsPane", "max rel. err {rel} · max abs. err {abs}").format(
+                rel=_s(rep.max_rel_err), abs=_s(rep.max_abs_err)
+            )
+        counts = translate("DetailsPane", "overflow {o} · underflow {u} · NaN {n}").format(
+            o=f"{rep.overflow:,}", u=f"{rep.underflow:,}", n=f"{rep.nan:,}"
         )
+        self.fields["Cast"].setText(f"{rep.from_} → {rep.to}: {what}\n{counts}")
 
     def set_reference(self, d: Any) -> None:
         """The TensorDiff of this tensor against the reference checkpoint, or None (row hidden)."""
@@ -169,54 +185,71 @@ class DetailsPane(QWidget):
         if d is None:
             lab.setText("")
             return
-        if d.status in ("only_a", "only_b"):
-            lab.setText("not in the reference" if d.status == "only_a" else "only in the reference")
+        stores = translate("DetailsPane", "(reference stores {dtype})").format(dtype=d.dtype_b)
+        if d.status == "only_a":
+            text = translate("DetailsPane", "not in the reference")
+        elif d.status == "only_b":
+            text = translate("DetailsPane", "only in the reference")
         elif d.status == "shape_mismatch":
-            lab.setText(f"shape differs: {list(d.shape_a)} here, {list(d.shape_b)} in reference")
+            text = translate("DetailsPane", "shape differs: {a} here, {b} in reference").format(
+                a=list(d.shape_a), b=list(d.shape_b)
+            )
         elif not d.max_abs_diff:
-            lab.setText(f"equal values (reference stores {d.dtype_b})")
+            text = translate("DetailsPane", "equal values") + " " + stores
         elif d.status == "within_atol":
-            lab.setText(
-                f"within tolerance: max |Δ| {_s(d.max_abs_diff)} (reference stores {d.dtype_b})"
+            text = translate("DetailsPane", "within tolerance: max |Δ| {d}").format(
+                d=_s(d.max_abs_diff)
             )
+            text += " " + stores
         else:
-            lab.setText(
-                f"max |Δ| {_s(d.max_abs_diff)} · max rel. {_s(d.max_rel_diff)} "
-                f"(reference stores {d.dtype_b})"
+            text = translate("DetailsPane", "max |Δ| {abs} · max rel. {rel}").format(
+                abs=_s(d.max_abs_diff), rel=_s(d.max_rel_diff)
             )
+            text += " " + stores
+        lab.setText(text)
 
     def set_before_after(self, ba: BeforeAfter, rep: Any) -> None:
-        src, dst = (rep.from_, rep.to) if rep is not None else ("original", "saved")
-        sampled = f", every {ba.stride}th value" if ba.sampled else ""
+        original = translate("DetailsPane", "original")
+        saved = translate("DetailsPane", "saved")
+        src, dst = (rep.from_, rep.to) if rep is not None else ("", "")
+        title = translate("DetailsPane", "Values before / after the cast")
+        if ba.sampled:
+            title += translate("DetailsPane", ", every {n}th value").format(n=ba.stride)
         outside = [
             f"{which}: {describe_nonfinite(c)}"
-            for which, c in (("original", ba.before_nonfinite), ("saved", ba.after_nonfinite))
+            for which, c in ((original, ba.before_nonfinite), (saved, ba.after_nonfinite))
             if c
         ]
-        note = f" · not drawn: {'; '.join(outside)}" if outside else ""
         if ba.before.sum() + ba.after.sum() == 0:
-            self.histogram.set_message(
-                f"Values before / after the cast{sampled}",
-                "No finite values to draw" + (f" ({'; '.join(outside)})" if outside else ""),
-            )
+            message = translate("DetailsPane", "No finite values to draw")
+            if outside:
+                message += f" ({'; '.join(outside)})"
+            self.histogram.set_message(title, message)
         else:
+            if outside:
+                title += translate("DetailsPane", " · not drawn: {what}").format(
+                    what="; ".join(outside)
+                )
             self.histogram.set_before_after(
-                ba.edges,
-                ba.before,
-                ba.after,
-                f"original {src}",
-                f"saved {dst}",
-                f"Values before / after the cast{sampled}{note}",
+                ba.edges, ba.before, ba.after, f"{original} {src}", f"{saved} {dst}", title
             )
         pct = 100.0 * ba.exact / ba.n if ba.n else 100.0
-        title = f"Relative error of saved values — {pct:.1f}% exact"
+        title = translate("DetailsPane", "Relative error of saved values — {pct}% exact").format(
+            pct=f"{pct:.1f}"
+        )
         if ba.err_counts.size == 0:
             if ba.overflowed and ba.overflowed + ba.exact >= ba.n:
-                message = f"Every changed value overflowed ({ba.overflowed:,}): no finite error"
+                message = translate(
+                    "DetailsPane", "Every changed value overflowed ({n}): no finite error"
+                ).format(n=f"{ba.overflowed:,}")
             elif ba.overflowed:
-                message = f"{ba.overflowed:,} values overflowed; the others are exact"
+                message = translate(
+                    "DetailsPane", "{n} values overflowed; the others are exact"
+                ).format(n=f"{ba.overflowed:,}")
             else:
-                message = "100% exact: every saved value equals the original"
+                message = translate(
+                    "DetailsPane", "100% exact: every saved value equals the original"
+                )
             self.error_plot.set_message(title, message)
         else:
             self.error_plot.set_errors(ba.err_edges, ba.err_counts, title)

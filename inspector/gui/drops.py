@@ -8,6 +8,8 @@ import os
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QDragEnterEvent, QDragMoveEvent, QDropEvent
 
+from .i18n import translate
+
 DragEvent = QDragEnterEvent | QDragMoveEvent | QDropEvent
 
 
@@ -36,7 +38,8 @@ def path_from_drop(paths: list[str]) -> tuple[str | None, str]:
     folders = {os.path.dirname(os.path.abspath(p)) for p in paths}
     if len(folders) == 1 and all(p.endswith(".safetensors") for p in paths):
         return folders.pop(), ""  # several shards: their folder holds the index
-    return None, (
-        f"{len(paths)} items were dropped; drop one checkpoint at a time "
-        "(a .safetensors file, an index.json, or a model folder)."
-    )
+    return None, translate(
+        "Drops",
+        "{n} items were dropped; drop one checkpoint at a time "
+        "(a .safetensors file, an index.json, or a model folder).",
+    ).format(n=len(paths))

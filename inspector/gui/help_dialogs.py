@@ -5,15 +5,26 @@ from __future__ import annotations
 
 from html import escape
 
+from PySide6.QtCore import QT_TRANSLATE_NOOP
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QMessageBox, QWidget
 
 from inspector import __version__
+from inspector.gui.i18n import translate
 
 EXTRA_KEYS = [
-    ("Shift+drop", "Compare with the dropped checkpoint as reference"),
-    ("Esc (in the filter)", "Clear the filter"),
-    ("Ctrl+C (in the table)", "Copy the selected tensor's name"),
+    (
+        QT_TRANSLATE_NOOP("Help", "Shift+drop"),
+        QT_TRANSLATE_NOOP("Help", "Compare with the dropped checkpoint as reference"),
+    ),
+    (
+        QT_TRANSLATE_NOOP("Help", "Esc (in the filter)"),
+        QT_TRANSLATE_NOOP("Help", "Clear the filter"),
+    ),
+    (
+        QT_TRANSLATE_NOOP("Help", "Ctrl+C (in the table)"),
+        QT_TRANSLATE_NOOP("Help", "Copy the selected tensor's name"),
+    ),
 ]
 
 
@@ -23,7 +34,7 @@ def shortcut_rows(actions: list[QAction]) -> list[tuple[str, str]]:
         key = a.shortcut().toString(QKeySequence.SequenceFormat.NativeText)
         if key:
             rows.append((key, a.text().replace("&&", "\0").replace("&", "").replace("\0", "&")))
-    return rows + EXTRA_KEYS
+    return rows + [(translate("Help", k), translate("Help", v)) for k, v in EXTRA_KEYS]
 
 
 def show_shortcuts(parent: QWidget, actions: list[QAction]) -> QMessageBox:
@@ -32,7 +43,7 @@ def show_shortcuts(parent: QWidget, actions: list[QAction]) -> QMessageBox:
         for k, v in shortcut_rows(actions)
     )
     box = QMessageBox(parent)
-    box.setWindowTitle(parent.tr("Keyboard Shortcuts"))
+    box.setWindowTitle(translate("Help", "Keyboard Shortcuts"))
     box.setText(f"<table>{rows}</table>")
     box.open()
     return box
@@ -40,17 +51,23 @@ def show_shortcuts(parent: QWidget, actions: list[QAction]) -> QMessageBox:
 
 def show_about(parent: QWidget) -> QMessageBox:
     box = QMessageBox(parent)
-    box.setWindowTitle(parent.tr("About Checkpoint Inspector"))
+    box.setWindowTitle(translate("Help", "About Checkpoint Inspector"))
     box.setText(
         f"<h3>Checkpoint Inspector {escape(__version__)}</h3>"
         "<p>"
-        + parent.tr(
+        + translate(
+            "Help",
             "See every tensor's dtype and shape, cast checkpoints bit-identically to PyTorch, "
-            "and plot the precision lost."
+            "and plot the precision lost.",
         )
         + "</p>"
-        "<p>MIT License. Documentation: README.md and docs/ of the source distribution;<br>"
-        "<tt>checkpoint-inspector --help</tt> for the command line.</p>"
+        + "<p>"
+        + translate(
+            "Help",
+            "MIT License. Documentation: README.md and docs/ of the source distribution;<br>"
+            "<tt>checkpoint-inspector --help</tt> for the command line.",
+        )
+        + "</p>"
         "<p>Qt for Python (LGPL), pyqtgraph, NumPy, ml_dtypes, safetensors, msgspec.</p>"
     )
     box.open()

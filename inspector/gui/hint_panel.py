@@ -14,6 +14,7 @@ from PySide6.QtWidgets import (
 )
 
 from inspector.core.summary import Summary
+from inspector.gui.i18n import translate
 
 
 def burn_fix_line(target: str) -> str:
@@ -42,13 +43,13 @@ class HintPanel(QFrame):
         self.fix = QLineEdit()
         self.fix.setReadOnly(True)
         self.fix.setAcceptDrops(False)
-        self.fix.setAccessibleName("burn-store fix")
+        self.fix.setAccessibleName(translate("HintPanel", "burn-store fix"))
         f = self.fix.font()
         f.setFamily("monospace")
         f.setStyleHint(f.StyleHint.Monospace)
         self.fix.setFont(f)
-        self.copy_button = QPushButton("Copy")
-        self.copy_button.setToolTip("Copy the line to the clipboard")
+        self.copy_button = QPushButton(translate("HintPanel", "Copy"))
+        self.copy_button.setToolTip(translate("HintPanel", "Copy the line to the clipboard"))
         self.copy_button.clicked.connect(self.copy_fix)
         grid.addWidget(self.title, 0, 0, 1, 2)
         grid.addWidget(self.torch, 1, 0, 1, 2)
@@ -63,22 +64,34 @@ class HintPanel(QFrame):
         if s is None or s.n_differ == 0:
             return
         kinds = ", ".join(f"{n} {k}" for k, n in s.differing_dtypes.items())
-        noun = "tensor" if s.n_differ == 1 else "tensors"
+        title = (
+            translate("HintPanel", "{n} tensor ({kinds}) differs from the model dtype {target}.")
+            if s.n_differ == 1
+            else translate(
+                "HintPanel", "{n} tensors ({kinds}) differ from the model dtype {target}."
+            )
+        )
         self.title.setText(
-            f"<b>{s.n_differ} {noun} ({kinds}) differ from the model dtype {s.target}.</b>"
+            "<b>" + title.format(n=s.n_differ, kinds=kinds, target=s.target) + "</b>"
         )
         self.torch.setText(
-            "<b>PyTorch</b> <code>load_state_dict</code> copies each tensor into the parameter's "
-            f"dtype: they become {s.target} silently."
+            translate(
+                "HintPanel",
+                "<b>PyTorch</b> <code>load_state_dict</code> copies each tensor into the "
+                "parameter's dtype: they become {target} silently.",
+            ).format(target=s.target)
         )
         self.burn.setText(
-            "<b>burn-store</b> keeps the stored dtype, so the model fails with "
-            "<code>matmul: dtype mismatch</code>. Fix it there (or cast this file, Ctrl+S):"
+            translate(
+                "HintPanel",
+                "<b>burn-store</b> keeps the stored dtype, so the model fails with "
+                "<code>matmul: dtype mismatch</code>. Fix it there (or cast this file, Ctrl+S):",
+            )
         )
         self.fix.setText(burn_fix_line(s.target))
         self.fix.setCursorPosition(0)
-        self.copy_button.setText("Copy")
+        self.copy_button.setText(translate("HintPanel", "Copy"))
 
     def copy_fix(self) -> None:
         QGuiApplication.clipboard().setText(self.fix.text())
-        self.copy_button.setText("Copied")
+        self.copy_button.setText(translate("HintPanel", "Copied"))

@@ -9,6 +9,8 @@ from PySide6.QtWidgets import QLabel, QProgressBar, QPushButton, QStatusBar
 
 from inspector.core.summary import format_bytes
 
+from .i18n import translate
+
 if TYPE_CHECKING:
     from inspector.core.progress import Progress
 
@@ -23,8 +25,8 @@ class JobBar:
         self.progress.setRange(0, 1000)
         self.progress.setTextVisible(True)
         self.label = QLabel()
-        self.cancel_button = QPushButton("Cancel")
-        self.cancel_button.setToolTip("Stop; nothing partial is left on disk")
+        self.cancel_button = QPushButton(translate("JobBar", "Cancel"))
+        self.cancel_button.setToolTip(translate("JobBar", "Stop; nothing partial is left on disk"))
         self.cancel_button.clicked.connect(on_cancel)
         status_bar.addPermanentWidget(self.label)
         status_bar.addPermanentWidget(self.progress)
@@ -53,7 +55,7 @@ class JobBar:
         self.label.setText(f"{self._job_label}{name}")
 
     def set_cancelling(self) -> None:
-        self.label.setText("Cancelling…")
+        self.label.setText(translate("JobBar", "Cancelling…"))
 
     def set_busy(self, text: str | None) -> None:
         """A short background step (opening) as a message and, with no job shown, a busy bar."""

@@ -24,6 +24,7 @@ from .details_controller import DetailsController
 from .drops import drop_action, local_paths, path_from_drop
 from .empty_page import EmptyPage
 from .help_dialogs import show_about, show_shortcuts
+from .i18n import translate
 from .job_bar import JobBar
 from .job_runner import JobRunner
 from .message_bar import MessageBar
@@ -66,7 +67,7 @@ class MainWindow(QMainWindow):
         self.choice_dialog: Any = None
         self.help_box: Any = None
         self._cast_dialog: CastDialog | None = None
-        self.setWindowTitle("Checkpoint Inspector")
+        self.setWindowTitle(translate("MainWindow", "Checkpoint Inspector"))
         self.setAcceptDrops(True)
         self.window_actions = WindowActions(self)
         self.target_box = self.window_actions.build_toolbar(self, self.session.target.name)
@@ -251,22 +252,31 @@ class MainWindow(QMainWindow):
 
     def choose_file(self) -> None:
         path, _ = QFileDialog.getOpenFileName(
-            self, "Open checkpoint", self._last_dir(), OPEN_FILTER
+            self, translate("MainWindow", "Open checkpoint"), self._last_dir(), OPEN_FILTER
         )
         if path:
             self.open_path(path)
 
     def choose_folder(self) -> None:
-        path = QFileDialog.getExistingDirectory(self, "Open model folder", self._last_dir())
+        path = QFileDialog.getExistingDirectory(
+            self, translate("MainWindow", "Open model folder"), self._last_dir()
+        )
         if path:
             self.open_path(path)
 
     def choose_reference(self) -> None:
         if self.ckpt is None:
-            self.show_error("Open a checkpoint first, then compare it with a reference.")
+            self.show_error(
+                translate(
+                    "MainWindow", "Open a checkpoint first, then compare it with a reference."
+                )
+            )
             return
         path, _ = QFileDialog.getOpenFileName(
-            self, "Open reference checkpoint", self._last_dir(), OPEN_FILTER
+            self,
+            translate("MainWindow", "Open reference checkpoint"),
+            self._last_dir(),
+            OPEN_FILTER,
         )
         if path:
             self.open_reference(path)
@@ -295,7 +305,10 @@ class MainWindow(QMainWindow):
         # any URL is accepted so that a drop we cannot open still gets an explanation
         if drop_action(ev):
             self.statusBar().showMessage(
-                "Drop to open · hold Shift to compare with it as reference", 3000
+                translate(
+                    "MainWindow", "Drop to open · hold Shift to compare with it as reference"
+                ),
+                3000,
             )
 
     def dragMoveEvent(self, ev: QDragMoveEvent) -> None:
@@ -306,7 +319,12 @@ class MainWindow(QMainWindow):
             return
         paths = local_paths(ev)
         if not paths:
-            self.show_error("Only local files and folders can be opened (that was a remote URL).")
+            self.show_error(
+                translate(
+                    "MainWindow",
+                    "Only local files and folders can be opened (that was a remote URL).",
+                )
+            )
             return
         path, problem = path_from_drop(paths)
         if path is None:

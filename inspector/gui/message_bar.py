@@ -17,6 +17,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from .i18n import translate
+
 _TINTS = {"error": QColor(220, 50, 47), "info": QColor(38, 139, 210), "ok": QColor(40, 160, 70)}
 _ICONS = {
     "error": QStyle.StandardPixmap.SP_MessageBoxCritical,
@@ -58,7 +60,7 @@ class MessageBar(QFrame):
         self.close_button = QToolButton()
         self.close_button.setText("✕")
         self.close_button.setAutoRaise(True)
-        self.close_button.setToolTip("Dismiss")
+        self.close_button.setToolTip(translate("MessageBar", "Dismiss"))
         self.close_button.clicked.connect(self.hide)
         lay.addWidget(self.icon)
         lay.addWidget(self.label, 1)

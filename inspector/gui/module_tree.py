@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 
 from inspector.core.status import TensorStatus
 
+from .i18n import translate
 from .tensor_table import highlight_colors
 
 PREFIX = Qt.ItemDataRole.UserRole + 1
@@ -57,9 +58,11 @@ class ModuleTree(QTreeWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         # short headers: the module names get the room in a narrow panel (tooltips explain)
-        self.setHeaderLabels(["Module", "#", "≠"])
-        self.headerItem().setToolTip(1, "Tensors under this module")
-        self.headerItem().setToolTip(2, "Tensors whose dtype differs from the model dtype")
+        self.setHeaderLabels([translate("ModuleTree", "Module"), "#", "≠"])
+        self.headerItem().setToolTip(1, translate("ModuleTree", "Tensors under this module"))
+        self.headerItem().setToolTip(
+            2, translate("ModuleTree", "Tensors whose dtype differs from the model dtype")
+        )
         self.setUniformRowHeights(True)
         hh = self.header()
         hh.setStretchLastSection(False)
@@ -68,7 +71,7 @@ class ModuleTree(QTreeWidget):
         hh.setSectionResizeMode(2, QHeaderView.ResizeMode.ResizeToContents)
         self.setAcceptDrops(False)
         self.viewport().setAcceptDrops(False)
-        self.setAccessibleName("Modules")
+        self.setAccessibleName(translate("ModuleTree", "Modules"))
         self.itemExpanded.connect(self._expand)
         self.itemClicked.connect(self._clicked)
         self._names: Sequence[str] = ()
@@ -84,7 +87,9 @@ class ModuleTree(QTreeWidget):
         self._names, self._statuses = names, statuses
         self._indices = {}
         self.clear()
-        root = QTreeWidgetItem(self, ["(all tensors)", f"{len(names):,}", self._n(statuses)])
+        root = QTreeWidgetItem(
+            self, [translate("ModuleTree", "(all tensors)"), f"{len(names):,}", self._n(statuses)]
+        )
         root.setData(0, PREFIX, "")
         self._fill(root, range(len(names)), 0)
         root.setTextAlignment(1, Qt.AlignmentFlag.AlignRight)

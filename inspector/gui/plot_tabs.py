@@ -10,6 +10,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QTabWidget, QWidget
 
 from .hint_panel import HintPanel
+from .i18n import translate
 from .plots import OverviewPanel, OverviewPlot
 from .table_text import cast_error_value
 
@@ -28,18 +29,22 @@ class PlotTabs(QTabWidget):
         self.setDocumentMode(True)
         self.hint = HintPanel()
         self.precision_plot = OverviewPlot(
-            title="Max relative error per tensor", ylabel="max rel. error"
+            title=translate("PlotTabs", "Max relative error per tensor"),
+            ylabel=translate("PlotTabs", "max rel. error"),
+            labels=(translate("PlotTabs", "changed"), translate("PlotTabs", "lossless")),
         )
         self.diff_plot = OverviewPlot(
-            title="Max |Δ| per tensor vs reference", ylabel="max |Δ|", labels=("differs", "equal")
+            title=translate("PlotTabs", "Max |Δ| per tensor vs reference"),
+            ylabel="max |Δ|",
+            labels=(translate("PlotTabs", "differs"), translate("PlotTabs", "equal")),
         )
         self.precision_panel = OverviewPanel(self.precision_plot)
         self.diff_panel = OverviewPanel(self.diff_plot)
         self.precision_plot.tensor_clicked.connect(self.sig_tensor_clicked)
         self.diff_plot.tensor_clicked.connect(self.sig_tensor_clicked)
-        self.addTab(self.hint, "Why it matters")
-        self.addTab(self.precision_panel, "Precision lost (cast)")
-        self.addTab(self.diff_panel, "Difference to reference")
+        self.addTab(self.hint, translate("PlotTabs", "Why it matters"))
+        self.addTab(self.precision_panel, translate("PlotTabs", "Precision lost (cast)"))
+        self.addTab(self.diff_panel, translate("PlotTabs", "Difference to reference"))
         self.hide()
 
     # ---- public API -----------------------------------------------------------------------
@@ -59,13 +64,27 @@ class PlotTabs(QTabWidget):
         n_lossless = sum(v == 0 for v in values if v is not None)
         totals = rep.totals()
         self.precision_plot.set_values(
-            names, values, f"Max relative error per tensor, cast to {rep.target}"
+            names,
+            values,
+            translate("PlotTabs", "Max relative error per tensor, cast to {target}").format(
+                target=rep.target
+            ),
         )
         out = os.path.basename(cast.output_path.rstrip(os.sep))
         self.precision_panel.set_caption(
-            f"<b>{n_changed} tensors cast to {rep.target}</b> ({out}): {n_lossless} lossless · "
-            f"overflow {totals['overflow']:,} · underflow {totals['underflow']:,} · "
-            f"NaN {totals['nan']:,}"
+            translate(
+                "PlotTabs",
+                "<b>{n} tensors cast to {target}</b> ({out}): {lossless} lossless · "
+                "overflow {o} · underflow {u} · NaN {nan}",
+            ).format(
+                n=n_changed,
+                target=rep.target,
+                out=out,
+                lossless=n_lossless,
+                o=f"{totals['overflow']:,}",
+                u=f"{totals['underflow']:,}",
+                nan=f"{totals['nan']:,}",
+            )
         )
 
     def set_diffs(
@@ -78,13 +97,20 @@ class PlotTabs(QTabWidget):
         self.diff_plot.set_values(
             [d.name for d in in_a],
             [d.max_abs_diff for d in in_a],
-            f"Max |Δ| per tensor vs {ref_name}",
+            translate("PlotTabs", "Max |Δ| per tensor vs {ref}").format(ref=ref_name),
         )
-        within = f", {summary.n_within} within tolerance" if summary.n_within else ""
-        self.diff_panel.set_caption(
-            f"<b>{summary.n_differ} tensors differ from {ref_name}</b> (worst max |Δ| "
-            f"{summary.worst_abs:.3g}), {summary.n_equal} equal{within}"
+        caption = translate(
+            "PlotTabs",
+            "<b>{n} tensors differ from {ref}</b> (worst max |Δ| {worst}), {equal} equal",
+        ).format(
+            n=summary.n_differ,
+            ref=ref_name,
+            worst=f"{summary.worst_abs:.3g}",
+            equal=summary.n_equal,
         )
+        if summary.n_within:
+            caption += translate("PlotTabs", ", {n} within tolerance").format(n=summary.n_within)
+        self.diff_panel.set_caption(caption)
 
     def show_cast(self) -> None:
         self.setCurrentWidget(self.precision_panel)

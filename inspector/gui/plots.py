@@ -13,6 +13,8 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
+from .i18n import translate
+
 AFTER_COLOR = QColor(
     230, 110, 0
 )  # orange: distinct from the palette highlight (blue) in both themes
@@ -102,7 +104,7 @@ class HistogramPlot(_Plot):
     """Value histogram of one tensor; after a cast, original and saved values overlaid."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent, "Values")
+        super().__init__(parent, translate("Plots", "Values"))
         leg = self._add_legend()
         self.before_item = pg.PlotDataItem(
             stepMode="center",
@@ -119,7 +121,7 @@ class HistogramPlot(_Plot):
         self.addItem(self.before_item)
         self.addItem(self.after_item)
         leg.setVisible(False)
-        self.getPlotItem().setLabel("left", "count", color=self._text.name())
+        self.getPlotItem().setLabel("left", translate("Plots", "count"), color=self._text.name())
         self.mode = "empty"
 
     def set_values(self, edges: np.ndarray, counts: np.ndarray, title: str = "Values") -> None:
@@ -168,7 +170,7 @@ class ErrorHistogramPlot(_Plot):
     """Histogram of log10 relative error of one tensor's saved values."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent, "Relative error")
+        super().__init__(parent, translate("Plots", "Relative error"))
         self.item = pg.PlotDataItem(
             stepMode="center",
             fillLevel=0,
@@ -177,8 +179,12 @@ class ErrorHistogramPlot(_Plot):
         )
         self.addItem(self.item)
         pi = self.getPlotItem()
-        pi.setLabel("bottom", "log10 |saved − original| / |original|", color=self._text.name())
-        pi.setLabel("left", "count", color=self._text.name())
+        pi.setLabel(
+            "bottom",
+            translate("Plots", "log10 |saved − original| / |original|"),
+            color=self._text.name(),
+        )
+        pi.setLabel("left", translate("Plots", "count"), color=self._text.name())
 
     def set_errors(self, edges: np.ndarray, counts: np.ndarray, title: str) -> None:
         self._clear_message()
@@ -211,7 +217,9 @@ class OverviewPlot(_Plot):
         pi.setLogMode(x=False, y=True)
         pi.getAxis("left").enableAutoSIPrefix(False)
         pi.setLabel(
-            "bottom", "tensor # (file order; click a point to select it)", color=self._text.name()
+            "bottom",
+            translate("Plots", "tensor # (file order; click a point to select it)"),
+            color=self._text.name(),
         )
         if ylabel:
             pi.setLabel("left", ylabel, color=self._text.name())
@@ -264,10 +272,11 @@ class OverviewPlot(_Plot):
         """A caption (instead of a legend drawn over the points)."""
         return (
             f'<span style="color:{AFTER_COLOR.name()}">●</span> {self.labels[0]} &nbsp; '
-            f'<span style="color:{OVERFLOW_COLOR.name()}">✕</span> overflow, inf or NaN '
-            "(top band) &nbsp; "
+            f'<span style="color:{OVERFLOW_COLOR.name()}">✕</span> '
+            + translate("Plots", "overflow, inf or NaN (top band)")
+            + " &nbsp; "
             f'<span style="color:{LOSSLESS_COLOR.name()}">▲</span> {self.labels[1]} '
-            "(exactly 0: bottom band)"
+            + translate("Plots", "(exactly 0: bottom band)")
         )
 
     def set_values(self, names: Sequence[str], values: Sequence[float | None], title: str) -> None:
@@ -326,8 +335,14 @@ class OverviewPlot(_Plot):
         self.top_label.setVisible(show_top)
         self.bottom_label.setPos(-0.5, ymin)
         self.bottom_label.setVisible(show_bottom)
-        self.top_label.setText(f"overflow / inf / NaN ({int(inf.sum())} of {n})")
-        self.bottom_label.setText(f"{self.labels[1]}: exactly 0 ({int(zero.sum())} of {n})")
+        self.top_label.setText(
+            translate("Plots", "overflow / inf / NaN ({k} of {n})").format(k=int(inf.sum()), n=n)
+        )
+        self.bottom_label.setText(
+            translate("Plots", "{label}: exactly 0 ({k} of {n})").format(
+                label=self.labels[1], k=int(zero.sum()), n=n
+            )
+        )
 
     def mark(self, name: str | None) -> None:
         p = self._positions.get(name) if name else None
