@@ -7,13 +7,24 @@ PIP    := $(BIN)/python -m pip -q --disable-pip-version-check
 # pip's output goes to a log that is shown only when it fails (this machine's mirrors are chatty)
 QUIET  = > $(VENV)/pip.log 2>&1 || { cat $(VENV)/pip.log; exit 1; }
 
-.PHONY: run test lint bench fuzz mutate package package-test clean install install-test
+.PHONY: run test lint bench fuzz mutate translations package package-test clean install install-test
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --upgrade pip $(QUIET)
 
 # stamps: reinstall when pyproject.toml changes
+# the window's translations: .ts sources (pyside6-lupdate) compiled to .qm (pyside6-lrelease)
+TS := $(wildcard inspector/gui/i18n/*.ts)
+QM := $(TS:.ts=.qm)
+inspector/gui/i18n/%.qm: inspector/gui/i18n/%.ts | $(VENV)/.installed
+	$(BIN)/pyside6-lrelease -silent $< -qm $@
+
+# after changing window strings: refresh the .ts files (then translate what is new)
+translations: $(VENV)/.installed
+	$(BIN)/pyside6-lupdate inspector/gui/*.py -ts $(TS) -no-obsolete
+	$(MAKE) $(QM)
+
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	$(PIP) install -e . $(QUIET)
 	$(BIN)/python -c "import inspector, PySide6, pyqtgraph, safetensors, ml_dtypes"
@@ -25,9 +36,9 @@ $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
 	touch $@ $(VENV)/.installed
 
 install: $(VENV)/.installed
-install-test: $(VENV)/.installed-test
+install-test: $(VENV)/.installed-test $(QM)
 
-run: $(VENV)/.installed
+run: $(VENV)/.installed $(QM)
 	@if [ "$$(uname)" = Linux ] && [ -z "$$DISPLAY$$WAYLAND_DISPLAY" ] && [ -z "$$QT_QPA_PLATFORM" ]; then \
 		echo "No display found (DISPLAY/WAYLAND_DISPLAY unset): rendering the window to sample-screenshot.png instead."; \
 		QT_QPA_PLATFORM=offscreen $(BIN)/checkpoint-inspector --screenshot sample-screenshot.png $(SAMPLE) \
@@ -36,7 +47,7 @@ run: $(VENV)/.installed
 		$(BIN)/checkpoint-inspector $(SAMPLE); \
 	fi
 
-test: $(VENV)/.installed-test
+test: $(VENV)/.installed-test $(QM)
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q
 
 lint: $(VENV)/.installed-test
@@ -61,7 +72,7 @@ mutate: $(VENV)/.installed-test
 	$(BIN)/mutmut results
 
 # one-folder bundle in dist/checkpoint-inspector/ (PyInstaller; a few minutes the first time)
-package: $(VENV)/.installed
+package: $(VENV)/.installed $(QM)
 	$(PIP) install "pyinstaller>=6.5" $(QUIET)
 	PYTHON=$(BIN)/python bash packaging/build.sh
 

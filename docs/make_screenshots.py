@@ -5,6 +5,8 @@
 1. the window as `checkpoint-inspector --screenshot` renders the sample (F32 target);
 2. after Cast & Save to F16: precision plots, before/after histograms of one tensor;
 3. comparing a BF16 copy with the original F32 values: the precision lost at save time;
+5. the compare view in Chinese (`--lang zh_CN`; needs a CJK font, e.g. Debian's
+   fonts-wqy-microhei, on the machine that renders it);
 4. an LLM-style checkpoint (390 tensors) at 800×600, 1280×800 and 1920×1080 with the module tree
    open, after a cast and a compare: names stay readable (screenshot-llm-WxH.png).
 """
@@ -72,6 +74,11 @@ def main() -> None:
             check=True,
         )
         llm_screenshots(tmp)
+        subprocess.run(
+            [*CLI, "--screenshot", str(DOCS / "screenshot-zh_CN.png"), "--lang", "zh_CN",
+             "--target", "F16", "--reference", f32, bf16],
+            check=True,
+        )  # fmt: skip
     print("wrote", *sorted(p.name for p in DOCS.glob("screenshot-*.png")))
 
 

@@ -256,11 +256,10 @@ class OverviewPlot(_Plot):
         band_pen = pg.mkPen(_with_alpha(self._text, 110), style=Qt.PenStyle.DashLine)
         self.top_line = pg.InfiniteLine(angle=0, pen=band_pen)
         self.bottom_line = pg.InfiniteLine(angle=0, pen=band_pen)
-        self.top_label = pg.TextItem("", color=OVERFLOW_COLOR, anchor=(0, 0))  # below the top
-        self.bottom_label = pg.TextItem("", color=LOSSLESS_COLOR, anchor=(0, 1))  # above the bottom
-        for item in (self.top_line, self.bottom_line, self.top_label, self.bottom_label):
+        for item in (self.top_line, self.bottom_line):
             item.setVisible(False)
             self.getPlotItem().addItem(item, ignoreBounds=True)
+        self.band_counts = (0, 0, 0)  # (overflowed, exact, all) of the last set_values
         for item in (self.lossy_item, self.overflow_item, self.lossless_item):
             item.sigPointsClicked.connect(self._clicked)
         self.names: list[str] = []
@@ -321,9 +320,14 @@ class OverviewPlot(_Plot):
         ymax = top_band + 0.5 if show_top else hi + 0.3
         pi.setYRange(ymin, ymax, padding=0)
         # ticks only on the value scale: nothing in a band reads as a number
-        pi.getAxis("left").setTicks(
-            [[(float(k), _decade(k)) for k in range(int(lo), int(hi) + 1)], []]
-        )
+        step = max(1, -(-(int(hi) - int(lo)) // 5))  # at most ~6 labelled decades
+        major = [(float(k), _decade(k)) for k in range(int(lo), int(hi) + 1, step)]
+        # the bands are named on the axis: nothing there reads as a number
+        if show_top:
+            major.append((top_band, translate("Plots", "overflow")))
+        if show_bottom:
+            major.append((bottom_band, translate("Plots", "exact 0")))
+        pi.getAxis("left").setTicks([major, [(float(k), "") for k in range(int(lo), int(hi) + 1)]])
         for line, y, show in (
             (self.top_line, hi + 0.45, show_top),
             (self.bottom_line, lo - 0.45, show_bottom),
@@ -331,18 +335,7 @@ class OverviewPlot(_Plot):
             line.setPos(y)
             line.setVisible(show)
         n = max(len(vals), 1)
-        self.top_label.setPos(-0.5, ymax)
-        self.top_label.setVisible(show_top)
-        self.bottom_label.setPos(-0.5, ymin)
-        self.bottom_label.setVisible(show_bottom)
-        self.top_label.setText(
-            translate("Plots", "overflow / inf / NaN ({k} of {n})").format(k=int(inf.sum()), n=n)
-        )
-        self.bottom_label.setText(
-            translate("Plots", "{label}: exactly 0 ({k} of {n})").format(
-                label=self.labels[1], k=int(zero.sum()), n=n
-            )
-        )
+        self.band_counts = (int(inf.sum()), int(zero.sum()), n)
 
     def mark(self, name: str | None) -> None:
         p = self._positions.get(name) if name else None

@@ -229,12 +229,14 @@ def test_overflow_is_counted_and_plotted_in_its_own_band(qtbot, window, tmp_path
     _, y_over = plot.overflow_item.getData()
     _, y_tiny = plot.lossy_item.getData()
     _, y_zero = plot.lossless_item.getData()
-    ticks = [v for v, _label in plot.getPlotItem().getAxis("left")._tickLevels[0]]
+    major = plot.getPlotItem().getAxis("left")._tickLevels[0]
+    decades = [v for v, label in major if label not in ("overflow", "exact 0")]
+    bands = {label: v for v, label in major if label in ("overflow", "exact 0")}
     assert len(y_over) == len(y_tiny) == len(y_zero) == 1
-    assert y_zero[0] < plot.bottom_line.value() < min(ticks) <= y_tiny[0]  # log10 units
-    assert y_tiny[0] <= max(ticks) < plot.top_line.value() < y_over[0]
-    assert plot.top_label.isVisible() and "overflow" in plot.top_label.toPlainText()
-    assert plot.bottom_label.isVisible() and "exactly 0" in plot.bottom_label.toPlainText()
+    assert y_zero[0] == bands["exact 0"] < plot.bottom_line.value() < min(decades)  # log10 units
+    assert min(decades) <= y_tiny[0] <= max(decades)
+    assert max(decades) < plot.top_line.value() < y_over[0] == bands["overflow"]
+    assert plot.band_counts == (1, 1, 3)
     assert "overflow 2" in window.precision_panel.caption.text()
 
 

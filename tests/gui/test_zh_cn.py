@@ -1,0 +1,127 @@
+"""Every visible string of the window is translated in zh_CN: walk the widgets' texts after
+opening, casting and comparing, and fail on any English word that is not a technical term,
+a name from the file, or a number."""
+
+from __future__ import annotations
+
+import html
+import re
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QAbstractButton,
+    QApplication,
+    QComboBox,
+    QLabel,
+    QLineEdit,
+    QTabBar,
+    QWidget,
+)
+
+from inspector.core.dtypes import DTYPES
+from inspector.gui.i18n import install_translator, qm_path
+from inspector.gui.tensor_table import Col
+
+# words that stay as they are in Chinese ML writing, and units
+KEEP = {
+    "dtype", "safetensors", "checkpoint", "pytorch", "burn", "store", "load_state_dict", "matmul",
+    "mismatch", "nan", "inf", "ctrl", "shift", "esc", "glob", "kib", "mib", "gib", "b", "k", "m",
+    "index", "json", "torch", "floatcastadapter", "pytorchtoburnadapter", "chain", "to", "max",
+    "float64", "log10", "embed", "lm_head", "bias", "layernorm", "inv_freq", "inspector", "f",
+}  # fmt: skip
+WORD = re.compile(r"[A-Za-z_][A-Za-z_0-9]+")
+
+
+def visible_texts(win) -> list[str]:
+    texts = [win.windowTitle()]
+    for w in win.findChildren(QWidget):
+        if not w.isVisible():
+            continue
+        if isinstance(w, (QLabel, QAbstractButton)):
+            texts.append(w.text())
+        elif isinstance(w, QLineEdit):
+            texts.append(w.placeholderText())
+        elif isinstance(w, QTabBar):
+            texts += [w.tabText(i) for i in range(w.count()) if w.isTabVisible(i)]
+        if w.toolTip():
+            texts.append(w.toolTip())
+    texts += [a.text() for a in win.menuBar().actions()]
+    for menu_action in win.menuBar().actions():
+        texts += [a.text() for a in menu_action.menu().actions() if a.text()]
+    model = win.table.model()
+    texts += [
+        str(model.headerData(c, Qt.Orientation.Horizontal))
+        for c in range(len(Col))
+        if not win.table.isColumnHidden(c)
+    ]
+    for plot in (win.details.histogram, win.details.error_plot, win.precision_plot, win.diff_plot):
+        if plot.isVisible():
+            texts.append(plot.title)
+    return texts
+
+
+def untranslated(text: str, data_names: set[str]) -> list[str]:
+    text = html.unescape(re.sub(r"<[^>]+>", " ", text)).replace("\u200b", "")  # tags, &nbsp;
+    for name in sorted(data_names, key=len, reverse=True):
+        text = text.replace(name, " ")
+    left = []
+    for word in WORD.findall(text):
+        w = word.lower()
+        if w in KEEP or w.upper() in DTYPES or re.fullmatch(r"[a-z]?\d+[a-z]*", w):
+            continue
+        left.append(word)
+    return left
+
+
+@pytest.fixture
+def zh_cn():
+    if not qm_path("zh_CN").is_file():
+        pytest.fail("the zh_CN translation is not built: run `make` (pyside6-lrelease)")
+    app = QApplication.instance()
+    assert install_translator(app, "zh_CN") == "zh_CN"
+    yield
+    for t in app.property("inspector_translators") or []:
+        app.removeTranslator(t)
+
+
+def test_no_visible_string_is_left_in_english(
+    qtbot, zh_cn, settings, model_file, f32_file, tmp_path
+):
+    from inspector.gui.main_window import MainWindow
+
+    win = MainWindow(settings=settings, target="F32")
+    qtbot.addWidget(win)
+    win.resize(1280, 800)
+    win.show()
+    data = {model_file.name, f32_file.name, "out.f16.safetensors", str(tmp_path)}
+    problems: dict[str, list[str]] = {}
+
+    def check(stage: str) -> None:
+        names = data | {t.name for t in (win.ckpt.tensors if win.ckpt else [])}
+        for text in visible_texts(win):
+            bad = untranslated(text, names)
+            if bad:
+                problems.setdefault(stage, []).append(f"{text!r}: {bad}")
+
+    check("empty")
+    with qtbot.waitSignals([win.loaded, win.details_ready], timeout=20_000):
+        win.open_path(str(model_file))
+    check("loaded")
+    with qtbot.waitSignal(win.cast_done, timeout=20_000):
+        win.start_cast(str(tmp_path / "out.f16.safetensors"), DTYPES["F16"])
+    qtbot.waitUntil(lambda: win.details.error_plot.isVisible(), timeout=10_000)
+    check("cast")
+    with qtbot.waitSignal(win.diff_done, timeout=20_000):
+        win.open_reference(str(f32_file))
+    check("compare")
+    dlg = win.open_cast_dialog()
+    names = data | {t.name for t in win.ckpt.tensors}
+    for w in dlg.findChildren(QWidget):
+        if w.isVisible() and isinstance(w, (QLabel, QAbstractButton)):
+            bad = untranslated(w.text(), names)
+            if bad:
+                problems.setdefault("cast dialog", []).append(f"{w.text()!r}: {bad}")
+    dlg.reject()
+    assert win.findChildren(QComboBox)  # the dtype chooser holds dtype names only
+    assert not problems, problems
