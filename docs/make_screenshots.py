@@ -5,6 +5,10 @@
 1. the window as `checkpoint-inspector --screenshot` renders the sample (F32 target);
 2. after Cast & Save to F16: precision plots, before/after histograms of one tensor;
 3. comparing a BF16 copy with the original F32 values: the precision lost at save time;
+docs/screenshot-dark.png is made by hand in a real X window: Xvfb, QT_QPA_PLATFORM=xcb,
+QT_QPA_PLATFORMTHEME=gtk3 and GTK_THEME=Adwaita:dark (Debian: xvfb libgtk-3-0
+gnome-themes-extra), so the dark palette comes from the platform theme, not from our code.
+
 5. the compare view in Chinese (`--lang zh_CN`; needs a CJK font, e.g. Debian's
    fonts-wqy-microhei, on the machine that renders it);
 4. an LLM-style checkpoint (390 tensors) at 800×600, 1280×800 and 1920×1080 with the module tree
