@@ -17,25 +17,26 @@ def validate_layout(path: str, tensors: list[TensorInfo], data_len: int) -> None
     are out of that order is sorted and walked again. Runs on every open, 200k times for a big
     header, for both parsing paths.
     """
+    end = _walk(path, tensors, in_header_order=True)
+    if end is None:
+        end = _walk(path, sorted(tensors, key=lambda t: t.data_offsets), in_header_order=False)
+    _check_end(path, end, data_len)
+
+
+def _walk(path: str, tensors: list[TensorInfo], in_header_order: bool) -> int | None:
+    """Where the data of ``tensors``, laid end to end, stops; raises on a size or offset problem.
+
+    ``in_header_order``: a tensor out of place returns None (the caller sorts and walks again)
+    instead of being reported, since a file may list its tensors in any order.
+    """
     pos = 0
     bits_of = _BITS
     prod = math.prod
     for t in tensors:
         start, end = t.data_offsets
         if start != pos or end < start:
-            break  # out of header order, or invalid: the sorted walk below decides and words it
-        pos = end
-        numel = prod(t.shape)
-        if numel * bits_of[t.dtype_name] != (end - start) * 8 or (
-            numel == 0 and _prefix_overflows(t.shape)
-        ):
-            _bad_size(path, t, numel)
-    else:
-        return _check_end(path, pos, data_len)
-    pos = 0
-    for t in sorted(tensors, key=lambda t: t.data_offsets):
-        start, end = t.data_offsets
-        if start != pos or end < start:
+            if in_header_order:
+                return None
             _bad_offsets(path, t, pos)
         pos = end
         numel = prod(t.shape)
@@ -43,7 +44,7 @@ def validate_layout(path: str, tensors: list[TensorInfo], data_len: int) -> None
             numel == 0 and _prefix_overflows(t.shape)
         ):
             _bad_size(path, t, numel)
-    return _check_end(path, pos, data_len)
+    return pos
 
 
 def _check_end(path: str, pos: int, data_len: int) -> None:
