@@ -142,3 +142,15 @@ def test_f16_overflow_and_e4m3_saturation_follow_the_same_rule(tmp_path):
     e4m3 = report_of(tmp_path, [1e6, 1.5], dst=E4M3)
     assert f16.overflow == e4m3.overflow == 1
     assert f16.max_abs_err == e4m3.max_abs_err == 0.0  # only 1.5 is measured: exact in both
+
+
+@pytest.mark.parametrize(
+    ("src", "dst"), [("F16", "F32"), ("F32", "F64"), ("BF16", "F64"), ("F8_E4M3", "F16")]
+)
+def test_widening_counts_exactly_the_nans(tmp_path, src, dst):
+    """Survivors of a partial mutmut run: NaN counting on the widening (exact) path."""
+    s, d = DTYPES[src], DTYPES[dst]
+    values = np.array([np.nan, 1.0, -0.5, np.nan, 0.0, np.nan], dtype=np.float32).astype(s.numpy)
+    rep = report_of(tmp_path, values, src=s, dst=d)
+    assert rep.nan == 3 and rep.lossless and rep.overflow == rep.underflow == 0
+    assert rep.max_abs_err == 0.0
