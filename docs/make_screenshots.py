@@ -86,37 +86,6 @@ def main() -> None:
     print("wrote", *sorted(p.name for p in DOCS.glob("screenshot-*.png")))
 
 
-def llm_checkpoint(path: str) -> None:
-    """390 tensors named like an LLM's: 24 layers × 16, embeddings and head in BF16."""
-    import numpy as np
-
-    from inspector.core.dtypes import DTYPES
-    from inspector.core.writer import save_arrays
-
-    parts = [
-        "self_attn.q_proj.weight", "self_attn.k_proj.weight", "self_attn.v_proj.weight",
-        "self_attn.o_proj.weight", "mlp.gate_proj.weight", "mlp.up_proj.weight",
-        "mlp.down_proj.weight", "input_layernorm.weight", "post_attention_layernorm.weight",
-        "bn.running_mean", "bn.running_var", "bn.num_batches_tracked", "bn.weight", "bn.bias",
-        "self_attn.rotary_emb.inv_freq", "mlp.act.alpha",
-    ]  # fmt: skip
-    rng = np.random.default_rng(0)
-    arrays = []
-    for i in range(24):
-        for part in parts:
-            dt = DTYPES["I64" if part.endswith("tracked") else "F64" if "freq" in part else "F32"]
-            values = rng.standard_normal(64) * 0.02 if dt.is_float else np.arange(64)
-            arrays.append((f"model.layers.{i}.{part}", dt, values.astype(dt.numpy)))
-    for name in ("model.embed_tokens.weight", "lm_head.weight"):
-        arrays.append(
-            (name, DTYPES["BF16"], (rng.standard_normal(256) * 0.02).astype(DTYPES["BF16"].numpy))
-        )
-    for name in ("model.norm.weight", "model.final_logit_softcap", "model.vision.patch.weight"):
-        arrays.append((name, DTYPES["F32"], np.ones(8, np.float32)))
-    arrays.append(("model.rotary_emb.inv_freq", DTYPES["F64"], np.ones(8)))
-    save_arrays(path, arrays)
-
-
 def llm_screenshots(tmp: str) -> None:
     from PySide6.QtCore import QSettings
 
@@ -124,8 +93,11 @@ def llm_screenshots(tmp: str) -> None:
     from inspector.gui.app import take_screenshot, wait_for
     from inspector.gui.main_window import MainWindow
 
+    sys.path.insert(0, str(ROOT))
+    from tests.llm_checkpoint import write_llm_checkpoint
+
     src = os.path.join(tmp, "llm.safetensors")
-    llm_checkpoint(src)
+    write_llm_checkpoint(src)
     for size in ((800, 600), (1280, 800), (1920, 1080)):
         settings = QSettings(os.path.join(tmp, f"llm{size[0]}.ini"), QSettings.Format.IniFormat)
         win = MainWindow(settings=settings, target="F32")

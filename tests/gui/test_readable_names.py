@@ -5,47 +5,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from inspector.core.dtypes import DTYPES
-from inspector.core.writer import save_arrays
 from inspector.gui.name_elision import compact_name
 from inspector.gui.tensor_table import Col
-
-F32, F64, BF16, I64 = DTYPES["F32"], DTYPES["F64"], DTYPES["BF16"], DTYPES["I64"]
-PARTS = [
-    "self_attn.q_proj.weight", "self_attn.k_proj.weight", "self_attn.v_proj.weight",
-    "self_attn.o_proj.weight", "mlp.gate_proj.weight", "mlp.up_proj.weight",
-    "mlp.down_proj.weight", "input_layernorm.weight", "post_attention_layernorm.weight",
-    "bn.running_mean", "bn.running_var", "bn.num_batches_tracked", "bn.weight", "bn.bias",
-    "self_attn.rotary_emb.inv_freq", "mlp.act.alpha",
-]  # fmt: skip
-
-
-def llm_checkpoint(path: Path) -> list[str]:
-    """390 tensors named like an LLM's (24 layers × 16, embeddings, head), mixed dtypes."""
-    arrays = []
-    for i in range(24):
-        for part in PARTS:
-            dt = I64 if part.endswith("tracked") else (F64 if "inv_freq" in part else F32)
-            arrays.append((f"model.layers.{i}.{part}", dt, np.ones(4, dtype=dt.numpy)))
-    arrays += [
-        ("model.embed_tokens.weight", BF16, np.ones(8, dtype=BF16.numpy)),
-        ("lm_head.weight", BF16, np.ones(8, dtype=BF16.numpy)),
-        ("model.norm.weight", F32, np.ones(4, np.float32)),
-        ("model.rotary_emb.inv_freq", F64, np.ones(4)),
-        ("model.final_logit_softcap", F32, np.ones(1, np.float32)),
-        ("model.vision_tower.patch_embed.proj.weight", F32, np.ones(4, np.float32)),
-    ]
-    save_arrays(path, arrays)
-    return [a[0] for a in arrays]
+from tests.llm_checkpoint import write_llm_checkpoint
 
 
 @pytest.fixture
 def llm(tmp_path) -> Path:
     path = tmp_path / "llm.safetensors"
-    assert len(llm_checkpoint(path)) == 390
+    assert len(write_llm_checkpoint(path)) == 390
     return path
 
 
