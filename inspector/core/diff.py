@@ -24,6 +24,7 @@ from .status import DiffStatus
 
 STATUSES = tuple(s.value for s in DiffStatus)
 _CHUNK_ELEMS = 1 << 20  # a multiple of 4, so packed F4/F6 chunks end on byte boundaries
+_BLOCK = 1 << 16  # elements compared at a time: ~12 float64 temporaries of 512 KiB stay in cache
 
 
 @dataclass(frozen=True)
@@ -125,11 +126,22 @@ def diff_tensors(
     """Yield (bytes of A done, running max abs, running max rel) chunk by chunk."""
     max_abs = max_rel = 0.0
     done = 0
+    same_dtype = ta.dtype.name == tb.dtype.name and not ta.dtype.is_packed
     for ca, cb in zip(_elements(a, ta), _elements(b, tb), strict=True):
-        m_abs, m_rel = compare_arrays(ca, cb)
-        max_abs, max_rel = max(max_abs, m_abs), max(max_rel, m_rel)
+        if not (same_dtype and _same_bytes(ca, cb)):  # equal bytes: equal values, NaNs included
+            for i in range(0, ca.size, _BLOCK):
+                # blocks that fit the CPU cache: the float64 temporaries never leave it
+                m_abs, m_rel = compare_arrays(ca[i : i + _BLOCK], cb[i : i + _BLOCK])
+                if m_abs > max_abs:
+                    max_abs = m_abs
+                if m_rel > max_rel:
+                    max_rel = m_rel
         done += ca.size * ta.dtype.bits // 8
         yield done, max_abs, max_rel
+
+
+def _same_bytes(a: np.ndarray, b: np.ndarray) -> bool:
+    return a.nbytes == b.nbytes and bool(np.array_equal(a.view(np.uint8), b.view(np.uint8)))
 
 
 def diff_checkpoints(a: Checkpoint, b: Checkpoint, atol: float = 0.0) -> Job[list[TensorDiff]]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 import torch
 from safetensors.torch import save_file
@@ -107,3 +108,29 @@ def test_chunked_diff_finds_the_one_changed_element(tmp_path, monkeypatch):
     a, b = _pair(tmp_path, {"x": x}, {"x": y.to(torch.float16)})
     (d,) = run_job(diff_checkpoints(a, b))
     assert d.status == "differ" and d.max_abs_diff == 3.0 and d.max_rel_diff == 1.0
+
+
+def test_blocked_comparison_finds_the_maximum_in_any_block_and_equal_bytes_are_equal(tmp_path):
+    """The comparison runs in cache-sized blocks; the maxima must not depend on where they fall,
+    and identical bytes (NaNs included) take the fast path to "equal"."""
+    from inspector.core.checkpoint import open_checkpoint
+    from inspector.core.dtypes import DTYPES
+    from inspector.core.writer import save_arrays
+
+    n = (1 << 16) * 3 + 5  # three full blocks and a tail
+    a = np.zeros(n, np.float32)
+    a[::1000] = np.nan
+    b = a.copy()
+    b[(1 << 16) + 7] = 0.5  # in the second block
+    b[-1] = -2.0  # in the tail
+    f32 = DTYPES["F32"]
+    save_arrays(tmp_path / "a.safetensors", [("x", f32, a), ("same", f32, a)])
+    save_arrays(tmp_path / "b.safetensors", [("x", f32, b), ("same", f32, a)])
+    with (
+        open_checkpoint(tmp_path / "a.safetensors") as ca,
+        open_checkpoint(tmp_path / "b.safetensors") as cb,
+    ):
+        diffs = {d.name: d for d in run_job(diff_checkpoints(ca, cb))}
+    assert diffs["x"].status == "differ" and diffs["x"].max_abs_diff == 2.0
+    assert diffs["x"].max_rel_diff == 1.0
+    assert diffs["same"].status == "equal" and diffs["same"].max_abs_diff == 0.0
