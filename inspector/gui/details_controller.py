@@ -46,7 +46,6 @@ class DetailsController(QObject):
         ev.target_changed.connect(self._on_session_target)
         ev.diffs_changed.connect(self._on_session_diffs)
         ev.cast_changed.connect(self._on_session_cast)
-        ev.checkpoint_changed.connect(lambda *_: self._pending.clear())
 
     # ---- view -> session --------------------------------------------------------------------
     def _on_view_current(self, t: TensorInfo | None) -> None:

@@ -29,11 +29,26 @@ def open_and_wait(qtbot, win, path) -> None:
         win.open_path(str(path))
 
 
-def test_a_reference_dropped_during_a_cast_never_orphans_it(qtbot, window, tmp_path):
+def test_a_reference_dropped_during_a_cast_never_orphans_it(qtbot, window, tmp_path, monkeypatch):
     """Cancel used to cancel the diff; the cast went on writing while Cast & Save was enabled."""
-    big = write(tmp_path / "big.safetensors", n=6_000_000)  # 2 x 48 MB of F64
-    ref = write(tmp_path / "ref.safetensors", n=6_000_000, dtype=F32)
+    import threading
+
+    from inspector.core import convert
+
+    big = write(tmp_path / "big.safetensors", n=1_000_000)
+    ref = write(tmp_path / "ref.safetensors", n=1_000_000, dtype=F32)
     open_and_wait(qtbot, window, big)
+    release = threading.Event()
+    real_cast = convert.cast_checkpoint
+
+    def held_cast(*args, **kwargs):  # the real cast, held at its first step until released
+        job = real_cast(*args, **kwargs)
+        first = next(job)
+        release.wait(30)
+        yield first
+        yield from job
+
+    monkeypatch.setattr(convert, "cast_checkpoint", held_cast)
     out = tmp_path / "out"
     out.mkdir()
     window.start_cast(str(out / "big.f16.safetensors"), F16)
@@ -42,16 +57,17 @@ def test_a_reference_dropped_during_a_cast_never_orphans_it(qtbot, window, tmp_p
         window.open_reference(str(ref))
     assert window.runner.current_kind == "cast" and window.runner.queued_kind == "diff"
     assert not window.cast_action.isEnabled()
+    compared = []
+    window.diff_done.connect(compared.append)
     with qtbot.waitSignal(window.cast_cancelled, timeout=60_000):
         window.cancel_button.click()  # stops what the progress bar shows: the cast
+        release.set()
     assert os.listdir(out) == []
     # the comparison asked for meanwhile then runs, and the bar stays until it is done
-    qtbot.waitUntil(lambda: window.runner.current_kind == "diff", timeout=10_000)
-    assert window.cancel_button.isVisible() and not window.cast_action.isEnabled()
-    with qtbot.waitSignal(window.diff_done, timeout=60_000):
-        pass
+    qtbot.waitUntil(lambda: bool(compared), timeout=60_000)
     qtbot.waitUntil(lambda: not window.runner.busy, timeout=10_000)
     assert window.cast_action.isEnabled() and not window.cancel_button.isVisible()
+    assert window.diffs is not None and window.cast_report is None
 
 
 def test_a_reference_belongs_to_the_checkpoint_it_was_chosen_for(qtbot, window, tmp_path):
