@@ -8,8 +8,8 @@ import os
 import time
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject, Qt
-from PySide6.QtWidgets import QInputDialog, QMessageBox
+from PySide6.QtCore import QObject
+from PySide6.QtWidgets import QInputDialog
 
 from inspector.core.checkpoint import Checkpoint, open_checkpoint
 from inspector.core.dtypes import DTYPES, DType
@@ -22,12 +22,10 @@ from .i18n import translate
 from .tensor_table import Col
 
 if TYPE_CHECKING:
-    from inspector.core.convert import CastReport
     from inspector.core.diff import TensorDiff
-    from inspector.session import CastResult, FileIdentity
+    from inspector.session import FileIdentity
 
     from .main_window import MainWindow
-    from .workers import Worker
 
 APP_TITLE = "Checkpoint Inspector"
 
@@ -45,13 +43,12 @@ class WindowController(QObject):
         self.session = win.session
         self.runner = win.runner
         self.page = win.tensor_page
-        self._job_started = 0.0
+        self.job_started = 0.0  # when the running exclusive job started (the cast reports it)
         ev = self.session.events
         ev.checkpoint_changed.connect(self._on_session_checkpoint)
         ev.target_changed.connect(self._on_session_target)
         ev.reference_changed.connect(lambda _ref: self._update_actions())
         ev.diffs_changed.connect(self._on_session_diffs)
-        ev.cast_changed.connect(self._on_session_cast)
         self.runner.sig_job_started.connect(self._on_job_started)
         self.runner.sig_job_progress.connect(win.job_bar.set_progress)
         self.runner.sig_job_queued.connect(
@@ -236,86 +233,6 @@ class WindowController(QObject):
                 ).format(n=d.n_unmatched)
             self.win.message_bar.show_message(text + ".", "info")
 
-    # ---- cast -------------------------------------------------------------------------------
-    def start_cast(self, out: str, target: DType, keep: tuple[str, ...]) -> Worker | None:
-        from inspector.core.convert import cast_checkpoint
-
-        ckpt = self.session.checkpoint
-        if ckpt is None or self.runner.busy:
-            return None
-        out = os.path.abspath(out)
-        return self.runner.run_exclusive(
-            "cast",
-            translate("Controller", "Casting to {target}").format(target=target.name),
-            lambda: cast_checkpoint(ckpt, target, out, keep=keep, report=True),
-            on_finished=lambda rep, o=out, c=ckpt: self._on_cast_finished(rep, o, c),
-            on_errored=lambda e, o=out: self._on_cast_errored(o, e),
-            on_aborted=self._on_cast_aborted,
-        )
-
-    def _on_cast_finished(self, report: CastReport, out: str, source: Checkpoint) -> None:
-        name = os.path.basename(out.rstrip(os.sep))
-        if not self.session.accept_cast(report, out, source):
-            # another checkpoint was opened meanwhile: the file is saved, the plots would lie
-            self.win.message_bar.show_message(
-                translate(
-                    "Controller", "Saved {name} (cast of a checkpoint no longer shown)."
-                ).format(name=name),
-                "ok",
-                translate("Controller", "Open the saved file"),
-                lambda: self.open_path(out),
-            )
-        else:
-            changed = [r for r in report.tensors if r.from_ != r.to]
-            lossless = sum(1 for r in changed if r.lossless)
-            elapsed = time.monotonic() - self._job_started
-            self.win.message_bar.show_message(
-                translate(
-                    "Controller",
-                    "Saved {name} in {secs} s: {n} tensors cast to {target}, {lossless} of them "
-                    "lossless.",
-                ).format(
-                    name=name,
-                    secs=f"{elapsed:.1f}",
-                    n=len(changed),
-                    target=report.target,
-                    lossless=lossless,
-                ),
-                "ok",
-                translate("Controller", "Open the saved file"),
-                lambda: self.open_path(out),
-            )
-        self.win.cast_done.emit(report)
-
-    def _on_cast_errored(self, out: str, e: BaseException) -> None:
-        msg = error_text(out, e)
-        box = QMessageBox(
-            QMessageBox.Icon.Critical,
-            translate("Controller", "Cast failed"),
-            translate("Controller", "Could not save {what}").format(what=msg),
-            parent=self.win,
-        )
-        box.setInformativeText(translate("Controller", "Nothing was written."))
-        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        self.win.error_box = box
-        box.open()
-        self.win.cast_failed.emit(msg)
-
-    def _on_cast_aborted(self) -> None:
-        self.win.statusBar().showMessage(
-            translate("Controller", "Cast cancelled: nothing was written."), 5000
-        )
-        self.win.cast_cancelled.emit()
-
-    def _on_session_cast(self, cast: CastResult | None) -> None:
-        page = self.page
-        page.model.set_cast_report(cast.report.tensors if cast is not None else None)
-        page.set_column_visible(Col.CAST_ERR, cast is not None)
-        page.plots_tabs.set_cast(cast, self.session.checkpoint)
-        self.update_plots()
-        if cast is not None:
-            page.plots_tabs.show_cast()
-
     # ---- jobs and view state ----------------------------------------------------------------
     def cancel_job(self) -> None:
         if self.runner.busy:
@@ -323,7 +240,7 @@ class WindowController(QObject):
             self.win.job_bar.set_cancelling()
 
     def _on_job_started(self, label: str) -> None:
-        self._job_started = time.monotonic()
+        self.job_started = time.monotonic()
         self.win.job_bar.set_job(label)
         self._update_actions()
 

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import QFileDialog, QMainWindow, QStackedWidget, QVBoxLay
 from inspector.core.dtypes import CAST_TARGETS, DTYPES, DType
 from inspector.session import KeepGlobs, RecentFiles, Session
 
+from .cast_controller import CastController
 from .cast_dialog import CastDialog
 from .controller import WindowController
 from .details_controller import DetailsController
@@ -75,6 +76,7 @@ class MainWindow(QMainWindow):
         self._build_pages()
         self.job_bar = JobBar(self.statusBar(), self.cancel_job)
         self.controller = WindowController(self)
+        self.cast_controller = CastController(self)
         self.details_controller = DetailsController(self)
         self._connect()
         self._disable_child_drops()
@@ -242,7 +244,7 @@ class MainWindow(QMainWindow):
     def start_cast(
         self, out: str, target: DType | None = None, keep: tuple[str, ...] = ()
     ) -> Worker | None:
-        return self.controller.start_cast(out, target or self.session.target, tuple(keep))
+        return self.cast_controller.start_cast(out, target or self.session.target, tuple(keep))
 
     def cancel_job(self) -> None:
         self.controller.cancel_job()

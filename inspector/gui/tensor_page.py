@@ -15,7 +15,6 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QLineEdit,
-    QMenu,
     QSplitter,
     QTableView,
     QVBoxLayout,
@@ -29,25 +28,14 @@ from .i18n import translate
 from .module_tree import ModuleTree
 from .name_delegate import NameDelegate
 from .plot_tabs import PlotTabs
+from .table_columns import TableColumns
 from .table_text import summary_text
 from .tensor_filter import TensorFilterProxy
-from .tensor_table import Col, TensorTableModel, header_text
+from .tensor_table import Col, TensorTableModel
 
 if TYPE_CHECKING:
     from inspector.core.header import TensorInfo
     from inspector.core.summary import Summary
-
-DEFAULT_HIDDEN = (Col.PARAMS,)  # Shape and Size say it; the names get the room
-
-_COLUMN_SAMPLES = {
-    Col.DTYPE: "BF16W",
-    Col.SHAPE: "[1000, 64]",
-    Col.PARAMS: "12,345,678",
-    Col.SIZE: "1023.9 KiB",
-    Col.STATUS: "WW F8_E4M3 → BF16",
-    Col.CAST_ERR: "0 (lossless)",
-    Col.REF_DIFF: "0 (equal)W",
-}
 
 
 class TensorPage(QWidget):
@@ -107,7 +95,8 @@ class TensorPage(QWidget):
         )
         self.table.installEventFilter(self)
         self.left_split.installEventFilter(self)
-        self.table.horizontalHeader().sectionResized.connect(self._section_resized)
+        self.columns = TableColumns(self.table, self.fontMetrics())
+        self.columns.sig_hidden_changed.connect(self.sig_hidden_columns_changed)
         self._hint_only = False
 
     def _build_filter_row(self) -> QHBoxLayout:
@@ -156,20 +145,10 @@ class TensorPage(QWidget):
         vh.setDefaultSectionSize(self.fontMetrics().height() + 6)
         hh = table.horizontalHeader()
         hh.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        fm = self.fontMetrics()
-        for col, sample in _COLUMN_SAMPLES.items():
-            table.setColumnWidth(col, fm.horizontalAdvance(sample) + 24)
         hh.setMinimumSectionSize(40)
         table.setSortingEnabled(True)
         # the default view: differing tensors first, each group in natural name order
         hh.setSortIndicator(Col.STATUS, Qt.SortOrder.AscendingOrder)
-        # a column shows when it has data (cast/compare results) and the person did not hide it
-        self._has_data = {Col.CAST_ERR: False, Col.REF_DIFF: False}
-        self._user_hidden: set[Col] = set(DEFAULT_HIDDEN)
-        hh.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
-        hh.customContextMenuRequested.connect(self._column_menu)
-        for col in Col:
-            table.setColumnHidden(col, not self._column_shown(col))
         table.selectionModel().currentRowChanged.connect(self._on_current_row)
         table.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
         self.copy_name_action = QAction(translate("TensorPage", "Copy Tensor Name"), table)
@@ -203,37 +182,10 @@ class TensorPage(QWidget):
 
     def set_column_visible(self, col: Col, visible: bool) -> None:
         """Whether ``col`` has data to show (the cast and compare columns)."""
-        self._has_data[col] = visible
-        self.table.setColumnHidden(col, not self._column_shown(col))
-        self._fit_name_column()
+        self.columns.set_has_data(col, visible)
 
     def set_hidden_columns(self, names: list[str]) -> None:
-        """The columns the person chose to hide (by name; unknown names are ignored)."""
-        self._user_hidden = {Col[n] for n in names if n in Col.__members__ and n != "NAME"}
-        for col in Col:
-            self.table.setColumnHidden(col, not self._column_shown(col))
-        self._fit_name_column()
-
-    def _column_shown(self, col: Col) -> bool:
-        return self._has_data.get(col, True) and col not in self._user_hidden
-
-    def _column_menu(self, pos: Any) -> None:
-        menu = QMenu(self.table)
-        for col in Col:
-            if col is Col.NAME:
-                continue
-            a = menu.addAction(header_text(col))
-            a.setCheckable(True)
-            a.setChecked(col not in self._user_hidden)
-            a.toggled.connect(lambda on, c=col: self._toggle_column(c, on))
-        menu.popup(self.table.horizontalHeader().mapToGlobal(pos))
-        self.column_menu = menu
-
-    def _toggle_column(self, col: Col, shown: bool) -> None:
-        (self._user_hidden.discard if shown else self._user_hidden.add)(col)
-        self.table.setColumnHidden(col, not self._column_shown(col))
-        self._fit_name_column()
-        self.sig_hidden_columns_changed.emit(sorted(c.name for c in self._user_hidden))
+        self.columns.set_hidden(names)
 
     def set_tree_visible(self, on: bool) -> None:
         self.module_tree.setVisible(on)
@@ -315,7 +267,7 @@ class TensorPage(QWidget):
             bottom = hint_h + self.plots_tabs.tabBar().sizeHint().height() + 8
             self.plots_tabs.setMaximumHeight(bottom)
         self.left_split.setSizes([max(total - bottom, 120), bottom])
-        self._fit_name_column()
+        self.columns.fit_name_column()
 
     # ---- private --------------------------------------------------------------------------
     def _apply_only_differing(self, on: bool) -> None:
@@ -339,27 +291,7 @@ class TensorPage(QWidget):
 
     def eventFilter(self, obj: Any, ev: Any) -> bool:
         if obj is self.table and ev.type() == ev.Type.Resize:
-            QTimer.singleShot(0, self._fit_name_column)
+            QTimer.singleShot(0, self.columns.fit_name_column)
         elif obj is self.left_split and ev.type() == ev.Type.Resize and self._hint_only:
             QTimer.singleShot(0, lambda: self.set_plots(True, False, False))
         return super().eventFilter(obj, ev)
-
-    def _section_resized(self, index: int, _old: int, _new: int) -> None:
-        if index != Col.NAME:
-            self._fit_name_column()
-
-    def _fit_name_column(self) -> None:
-        """The name column takes the room the other columns leave (never less than a minimum)."""
-        hh = self.table.horizontalHeader()
-        others = sum(
-            self.table.columnWidth(c)
-            for c in range(1, len(Col))
-            if not self.table.isColumnHidden(c)
-        )
-        avail = self.table.viewport().width() - others
-        width = max(avail, self.fontMetrics().horizontalAdvance("…00.self_attn.q_proj.w"))
-        if hh.sectionSize(Col.NAME) != width:
-            hh.blockSignals(True)
-            self.table.setColumnWidth(Col.NAME, width)
-            hh.blockSignals(False)
-            hh.viewport().update()

@@ -81,8 +81,8 @@ def test_hidden_columns_are_the_persons_choice_and_remembered(qtbot, settings, l
     qtbot.addWidget(win)
     page = win.tensor_page
     assert win.table.isColumnHidden(Col.PARAMS)  # by default: Shape and Size say it
-    page._toggle_column(Col.PARAMS, True)
-    page._toggle_column(Col.SHAPE, False)
+    page.columns.toggle(Col.PARAMS, True)
+    page.columns.toggle(Col.SHAPE, False)
     win.close()
     again = MainWindow(settings=settings)
     qtbot.addWidget(again)

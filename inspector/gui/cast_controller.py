@@ -1,0 +1,113 @@
+"""Cast & Save in the window: start the cast job, take its result into the session (only if the
+checkpoint is still the one shown), say what happened, show the per-tensor errors."""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QObject, Qt
+from PySide6.QtWidgets import QMessageBox
+
+from .errors import error_text
+from .i18n import translate
+from .tensor_table import Col
+
+if TYPE_CHECKING:
+    from inspector.core.checkpoint import Checkpoint
+    from inspector.core.convert import CastReport
+    from inspector.core.dtypes import DType
+    from inspector.session import CastResult
+
+    from .main_window import MainWindow
+    from .workers import Worker
+
+
+class CastController(QObject):
+    def __init__(self, win: MainWindow) -> None:
+        super().__init__(win)
+        self.win = win
+        self.session = win.session
+        self.runner = win.runner
+        self.page = win.tensor_page
+        self.session.events.cast_changed.connect(self._on_session_cast)
+
+    def start_cast(self, out: str, target: DType, keep: tuple[str, ...]) -> Worker | None:
+        from inspector.core.convert import cast_checkpoint
+
+        ckpt = self.session.checkpoint
+        if ckpt is None or self.runner.busy:
+            return None
+        out = os.path.abspath(out)
+        return self.runner.run_exclusive(
+            "cast",
+            translate("Controller", "Casting to {target}").format(target=target.name),
+            lambda: cast_checkpoint(ckpt, target, out, keep=keep, report=True),
+            on_finished=lambda rep, o=out, c=ckpt: self._on_cast_finished(rep, o, c),
+            on_errored=lambda e, o=out: self._on_cast_errored(o, e),
+            on_aborted=self._on_cast_aborted,
+        )
+
+    def _on_cast_finished(self, report: CastReport, out: str, source: Checkpoint) -> None:
+        name = os.path.basename(out.rstrip(os.sep))
+        if not self.session.accept_cast(report, out, source):
+            # another checkpoint was opened meanwhile: the file is saved, the plots would lie
+            self.win.message_bar.show_message(
+                translate(
+                    "Controller", "Saved {name} (cast of a checkpoint no longer shown)."
+                ).format(name=name),
+                "ok",
+                translate("Controller", "Open the saved file"),
+                lambda: self.win.open_path(out),
+            )
+        else:
+            changed = [r for r in report.tensors if r.from_ != r.to]
+            lossless = sum(1 for r in changed if r.lossless)
+            elapsed = time.monotonic() - self.win.controller.job_started
+            self.win.message_bar.show_message(
+                translate(
+                    "Controller",
+                    "Saved {name} in {secs} s: {n} tensors cast to {target}, {lossless} of them "
+                    "lossless.",
+                ).format(
+                    name=name,
+                    secs=f"{elapsed:.1f}",
+                    n=len(changed),
+                    target=report.target,
+                    lossless=lossless,
+                ),
+                "ok",
+                translate("Controller", "Open the saved file"),
+                lambda: self.win.open_path(out),
+            )
+        self.win.cast_done.emit(report)
+
+    def _on_cast_errored(self, out: str, e: BaseException) -> None:
+        msg = error_text(out, e)
+        box = QMessageBox(
+            QMessageBox.Icon.Critical,
+            translate("Controller", "Cast failed"),
+            translate("Controller", "Could not save {what}").format(what=msg),
+            parent=self.win,
+        )
+        box.setInformativeText(translate("Controller", "Nothing was written."))
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        self.win.error_box = box
+        box.open()
+        self.win.cast_failed.emit(msg)
+
+    def _on_cast_aborted(self) -> None:
+        self.win.statusBar().showMessage(
+            translate("Controller", "Cast cancelled: nothing was written."), 5000
+        )
+        self.win.cast_cancelled.emit()
+
+    def _on_session_cast(self, cast: CastResult | None) -> None:
+        page = self.page
+        page.model.set_cast_report(cast.report.tensors if cast is not None else None)
+        page.set_column_visible(Col.CAST_ERR, cast is not None)
+        page.plots_tabs.set_cast(cast, self.session.checkpoint)
+        self.win.controller.update_plots()
+        if cast is not None:
+            page.plots_tabs.show_cast()
