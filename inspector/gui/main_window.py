@@ -75,6 +75,9 @@ class MainWindow(QMainWindow):
         self.window_actions.build_menus(self)
         self._build_pages()
         self.job_bar = JobBar(self.statusBar(), self.cancel_job)
+        a = self.window_actions
+        self.cast_action, self.tree_action, self.recent_menu = a.cast, a.tree, a.recent_menu
+        self.cancel_button = self.job_bar.cancel_button
         self.controller = WindowController(self)
         self.cast_controller = CastController(self)
         self.details_controller = DetailsController(self)
@@ -189,22 +192,6 @@ class MainWindow(QMainWindow):
     @property
     def target(self) -> DType:
         return self.session.target
-
-    @property
-    def cast_action(self) -> Any:
-        return self.window_actions.cast
-
-    @property
-    def tree_action(self) -> Any:
-        return self.window_actions.tree
-
-    @property
-    def recent_menu(self) -> Any:
-        return self.window_actions.recent_menu
-
-    @property
-    def cancel_button(self) -> Any:
-        return self.job_bar.cancel_button
 
     @property
     def cast_dialog(self) -> CastDialog | None:
