@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from inspector.core.stats import bin_edges
+
 MAX_SAMPLES = 2_000_000
 
 
@@ -62,9 +64,7 @@ def before_after(
         lo, hi = float(both.min()), float(both.max())
     else:
         lo, hi = 0.0, 1.0
-    if lo == hi:
-        lo, hi = lo - 0.5, hi + 0.5
-    edges = np.linspace(lo, hi, bins + 1)
+    edges = bin_edges(lo, hi, bins)  # the core's edges: never forms hi - lo, so ±1e308 draws
     cb, _ = np.histogram(a[fa], bins=edges)
     ca, _ = np.histogram(b[fb], bins=edges)
     with np.errstate(divide="ignore", invalid="ignore"):

@@ -89,3 +89,15 @@ def test_filter_escape_clears_and_an_empty_result_says_so(qtbot, window, tmp_pat
     assert page.filter_edit.text() == "" and page.count_label.text() == "3 tensors"
     assert window.current_tensor() is not None
     assert "any of these words" in page.filter_edit.placeholderText()
+
+
+def test_before_after_of_extreme_values_draws():
+    """The before/after histogram built its own edges and broke on ±1e308 (reliability 16)."""
+    from inspector.gui.precision import before_after
+
+    before = np.array([1e308, -1e308, 1.0])
+    ba = before_after("x", before, before.copy())
+    assert ba.before.sum() == ba.after.sum() == 3 and np.all(np.isfinite(ba.edges))
+    ba = before_after("x", before, np.array([np.inf, -np.inf, 1.0]))
+    assert ba.before.sum() == 3 and ba.after.sum() == 1
+    assert ba.after_nonfinite == {"+inf": 1, "-inf": 1}
