@@ -150,19 +150,17 @@ def _cmd_check(args: argparse.Namespace) -> int:
 
 def _cmd_cast(args: argparse.Namespace) -> int:
     from .core.checkpoint import open_checkpoint
-    from .core.convert import cast_checkpoint, plan_cast
+    from .core.convert import cast_checkpoint
     from .core.progress import run_job
 
     ckpt = open_checkpoint(args.path)
-    plan = plan_cast(ckpt, args.target, args.keep)
     job = cast_checkpoint(
         ckpt, args.target, args.output, keep=args.keep, report=True, report_path=args.report
     )
     report = run_job(job, _progress_printer("cast"))
-    changed = [(t, d) for t, d in plan if d.name != t.dtype.name]
-    totals = report.totals()
+    totals = report.totals()  # report.tensors: the tensors whose dtype the cast changed
     out(
-        f"wrote {printable(args.output)}: {len(changed)} of {len(plan)} tensors cast to "
+        f"wrote {printable(args.output)}: {totals['tensors_cast']} of {len(ckpt)} tensors cast to "
         f"{args.target.name}, {totals['lossless']} of them lossless"
         + (f"; report in {printable(args.report)}" if args.report else "")
     )
