@@ -18,6 +18,7 @@ import numpy as np
 from .dtypes import DType
 from .errors import CheckpointError
 from .header import Header, TensorInfo
+from .header.wording import _q
 
 DEFAULT_CHUNK_BYTES = 8 << 20
 
@@ -123,7 +124,7 @@ class Checkpoint:
             # valid safetensors (the reference accepts it), but no numpy array has this shape
             raise CheckpointError(
                 t.file,
-                f"tensor {_short(t.name)}: shape {_short(list(t.shape))} cannot be shown as an "
+                f"tensor {_q(t.name)}: shape {_q(list(t.shape))} cannot be shown as an "
                 "array (numpy allows at most 64 dimensions and 2**63 bytes)",
             ) from None
 
@@ -209,11 +210,6 @@ def unpack(raw: np.ndarray, dtype: DType) -> np.ndarray:
 
 def _why(e: BaseException) -> str:
     return (getattr(e, "strerror", None) or str(e) or type(e).__name__).rstrip(".")
-
-
-def _short(value: object) -> str:
-    text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
 
 
 from .opening import INDEX_SUFFIX, open_checkpoint, open_index  # noqa: E402 - they build Checkpoints

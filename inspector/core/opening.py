@@ -15,6 +15,7 @@ from .checkpoint import Checkpoint
 from .commit_journal import recover_folder
 from .errors import AmbiguousCheckpointError, CheckpointError, path_problem
 from .header import Header, TensorInfo, _json_type, _open_regular, read_header
+from .header.wording import _clip, _q
 from .json_output import with_depth_room
 
 INDEX_SUFFIX = ".safetensors.index.json"
@@ -58,7 +59,7 @@ def _open_folder(folder: str) -> Checkpoint:
     if len(indexes) > 1:
         raise AmbiguousCheckpointError(
             folder,
-            f"holds {len(indexes)} index files ({', '.join(_short_name(n) for n in indexes)}); "
+            f"holds {len(indexes)} index files ({', '.join(_clip(n, 80) for n in indexes)}); "
             "open one of them",
             [os.path.join(folder, n) for n in indexes],
         )
@@ -75,7 +76,7 @@ def _open_folder(folder: str) -> Checkpoint:
         pickles = [n for n in names if n.endswith(_PICKLE_SUFFIXES) and not n.startswith(".")]
         also = ""
         if pickles:
-            shown = ", ".join(_short_name(n) for n in pickles[:3])
+            shown = ", ".join(_clip(n, 80) for n in pickles[:3])
             more = f" and {len(pickles) - 3} more" if len(pickles) > 3 else ""
             also = (
                 f"; it holds {shown}{more} (PyTorch pickle files, which this version does not read)"
@@ -172,7 +173,7 @@ def open_index(index_path: str) -> Checkpoint:
             if problem.startswith("no such file"):
                 problem = "is missing"
             raise CheckpointError(
-                index_path, f"shard {_short(shard)} named in the index {problem}"
+                index_path, f"shard {_q(shard)} named in the index {problem}"
             ) from None
         header = read_header(shard_path)
         files.append(header)
@@ -181,12 +182,12 @@ def open_index(index_path: str) -> Checkpoint:
             mapped = weight_map.get(t.name)
             if mapped is None:
                 raise CheckpointError(
-                    shard_path, f"tensor {_short(t.name)} is in this shard but not in the index"
+                    shard_path, f"tensor {_q(t.name)} is in this shard but not in the index"
                 )
             if mapped != shard:
                 raise CheckpointError(
                     shard_path,
-                    f"tensor {_short(t.name)} is in this shard but the index puts it in {_short(mapped)}",
+                    f"tensor {_q(t.name)} is in this shard but the index puts it in {_q(mapped)}",
                 )
             present.add(t.name)
             tensors.append(t)
@@ -194,7 +195,7 @@ def open_index(index_path: str) -> Checkpoint:
             if name not in present:
                 raise CheckpointError(
                     index_path,
-                    f"tensor {_short(name)} is listed in the index but missing from shard {_short(shard)}",
+                    f"tensor {_q(name)} is listed in the index but missing from shard {_q(shard)}",
                 )
     meta = index.get("metadata")
     return Checkpoint(
@@ -209,16 +210,12 @@ def open_index(index_path: str) -> Checkpoint:
 
 def _check_shard_name(index_path: str, name: str, shard: object) -> None:
     if not isinstance(shard, str) or not shard:
-        raise CheckpointError(index_path, f"weight_map entry for {_short(name)} is not a file name")
+        raise CheckpointError(index_path, f"weight_map entry for {_q(name)} is not a file name")
     parts = shard.replace("\\", "/").split("/")
     if os.path.isabs(shard) or ".." in parts:
-        raise CheckpointError(
-            index_path, f"shard {_short(shard)} points outside the index's folder"
-        )
+        raise CheckpointError(index_path, f"shard {_q(shard)} points outside the index's folder")
     if "" in parts or "." in parts:
-        raise CheckpointError(
-            index_path, f"shard {_short(shard)} is not a plain relative file name"
-        )
+        raise CheckpointError(index_path, f"shard {_q(shard)} is not a plain relative file name")
 
 
 def _check_shard_series(index_path: str, folder: str, shard_names: list[str]) -> None:
@@ -249,15 +246,6 @@ def _check_shard_series(index_path: str, folder: str, shard_names: list[str]) ->
         ):
             raise CheckpointError(
                 index_path,
-                f"shard {_short(entry)} is in the folder but the index names none of its "
+                f"shard {_q(entry)} is in the folder but the index names none of its "
                 "tensors (the index is incomplete)",
             )
-
-
-def _short(value: object) -> str:
-    text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
-
-
-def _short_name(name: str) -> str:
-    return name if len(name) <= 80 else name[:77] + "..."

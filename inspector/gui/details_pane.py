@@ -260,10 +260,6 @@ def _s(x: float | None) -> str:
     return "—" if x is None else f"{x:.3g}"
 
 
-def _short(name: str, n: int = 40) -> str:
-    return name if len(name) <= n else "…" + name[-(n - 1) :]
-
-
 _BREAK_AFTER = str.maketrans({c: c + "\u200b" for c in "._/-:"})
 
 

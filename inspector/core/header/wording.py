@@ -10,7 +10,7 @@ def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _q(name: str) -> str:
+def _q(name: object) -> str:
     """A tensor or key name for a message: quoted, and clipped so one line stays one line."""
     return _clip(repr(name), 80)
 
