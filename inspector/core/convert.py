@@ -21,7 +21,7 @@ from .checkpoint import Checkpoint, read_byte_chunks
 from .dtypes import DType
 from .errors import CheckpointError
 from .header import TensorInfo
-from .json_output import json_safe, json_text, rows_document, with_depth_room
+from .json_output import json_text, rows_document, with_depth_room
 from .precision import ErrorAccumulator
 from .progress import Job, Progress
 from .writeback import BackgroundWriter
@@ -161,7 +161,7 @@ def _index_text(ckpt: Checkpoint, total_size: int) -> str:
         # the layout transformers writes
         return with_depth_room(lambda: json.dumps(index, indent=2)) + "\n"
     except RecursionError:  # the indenting encoder recurses more per level than msgspec
-        return json_text(json_safe(index)) + "\n"
+        return json_text(index) + "\n"
 
 
 def cast_checkpoint(
