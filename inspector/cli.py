@@ -14,10 +14,11 @@ from collections.abc import Sequence
 
 from .cli_output import clip, make_streams_safe, out, printable, symbol
 from .cli_parser import PROG, UsageError, _build_gui_parser, _build_sub_parser
+from .cli_scan import cmd_scan
 from .cli_signals import Terminated, install_signal_handlers
 from .core.errors import CheckpointError
 
-SUBCOMMANDS = ("list", "check", "cast", "diff")
+SUBCOMMANDS = ("list", "check", "cast", "diff", "scan")
 EXIT_OK, EXIT_DIFFERENT, EXIT_BAD_INPUT = 0, 1, 2
 
 
@@ -67,7 +68,11 @@ def _cmd_list(args: argparse.Namespace) -> int:
             if args.stats:
                 row.update(stats[t.name].to_json())
             rows.append(row)
-        _write_json_rows(rows, {"target": target.name, "metadata": ckpt.metadata})
+        extra: dict[str, object] = {"target": target.name, "metadata": ckpt.metadata}
+        values = _pickle_values(ckpt)
+        if values:
+            extra["values"] = [{"name": v.name, "value": v.text} for v in values]
+        _write_json_rows(rows, extra)
         return EXIT_OK
 
     status_text = _status_words(target, short=args.stats)
@@ -100,8 +105,23 @@ def _cmd_list(args: argparse.Namespace) -> int:
             )
             lines.append(line.rstrip())
     lines.append(summarize(ckpt.tensors, target).line())
+    lines.extend(_value_lines(ckpt))
     sys.stdout.write("\n".join(line.rstrip() for line in lines) + "\n")
     return EXIT_OK
+
+
+def _pickle_values(ckpt) -> list:
+    """A pickle's non-tensor leaves (epoch, hyper-parameters): listed, never written by cast."""
+    return [v for h in ckpt.files if h.pickle is not None for v in h.pickle.values]
+
+
+def _value_lines(ckpt) -> list[str]:
+    values = _pickle_values(ckpt)
+    if not values:
+        return []
+    lines = [f"{len(values)} value(s) that are not tensors (listed, not written by cast):"]
+    lines += [f"  {printable(v.name) or '(top level)'} = {printable(v.text)}" for v in values]
+    return lines
 
 
 def _status_words(target, short: bool) -> dict:
@@ -253,7 +273,13 @@ def _no_display() -> bool:
     return not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
 
 
-COMMANDS = {"list": _cmd_list, "check": _cmd_check, "cast": _cmd_cast, "diff": _cmd_diff}
+COMMANDS = {
+    "list": _cmd_list,
+    "check": _cmd_check,
+    "cast": _cmd_cast,
+    "diff": _cmd_diff,
+    "scan": cmd_scan,
+}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -49,14 +49,19 @@ def _atol_arg(text: str) -> float:
 
 
 def _build_sub_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog=PROG, description="Inspect, check, cast and compare safetensors checkpoints.")
+    p = _Parser(
+        prog=PROG,
+        description="Inspect, check, cast, compare and scan safetensors and PyTorch checkpoints.",
+    )
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
     target_help = (
         "model dtype to compare against / cast to (F32, F16, BF16, float32, half, ...; default F32)"
     )
 
     p_list = sub.add_parser("list", help="list tensors with dtype, shape and size")
-    p_list.add_argument("path", help=".safetensors file, *.safetensors.index.json, or a folder")
+    p_list.add_argument(
+        "path", help=".safetensors, a PyTorch pickle (.pt .bin .ckpt), an index.json, or a folder"
+    )
     p_list.add_argument("--target", type=_dtype_arg, default="F32", help=target_help)
     p_list.add_argument("--json", action="store_true", help="machine-readable output")
     p_list.add_argument(
@@ -103,6 +108,12 @@ def _build_sub_parser() -> argparse.ArgumentParser:
         default=0.0,
         help="absolute tolerance for 'equal' (default 0: bit-for-bit values)",
     )
+    p_scan = sub.add_parser(
+        "scan",
+        help="list what each pickle imports (0: only tensors; 1: other imports; 2: unreadable)",
+    )
+    p_scan.add_argument("path", help="a .pt/.bin/.ckpt pickle, a safetensors file, or a folder")
+    p_scan.add_argument("--json", action="store_true", help="machine-readable output")
     return p
 
 

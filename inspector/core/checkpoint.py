@@ -19,6 +19,8 @@ from .dtypes import DType
 from .errors import CheckpointError
 from .header import Header, TensorInfo
 from .header.wording import _q
+from .strided import strided_chunks, strided_view
+from .torch_pickle.names import StridedTensorInfo
 
 DEFAULT_CHUNK_BYTES = 8 << 20
 
@@ -115,6 +117,8 @@ class Checkpoint:
             start, end = self.byte_range(t)
             mm = self._map(t.file)
             self._check_not_truncated(t.file)
+            if isinstance(t, StridedTensorInfo):  # a pickle's transposed or sliced tensor
+                return strided_view(mm, t)
             if t.dtype.is_packed:
                 raw = np.frombuffer(mm, dtype=np.uint8, count=end - start, offset=start)
                 return unpack(raw, t.dtype).reshape(t.shape)
@@ -137,6 +141,9 @@ class Checkpoint:
         however large the file; each yielded array is only valid until the next one is requested.
         """
         dtype = tensor.dtype
+        if isinstance(tensor, StridedTensorInfo):  # gathered from the map, a chunk at a time
+            yield from strided_chunks(self.view(tensor), max(1, chunk_bytes * 8 // dtype.bits))
+            return
         # whole elements per chunk; packed dtypes need a multiple of 3 bytes (F6) or 1 (F4)
         unit = 3 if dtype.bits == 6 else max(1, dtype.bits // 8)
         chunk = max(unit, chunk_bytes // unit * unit)

@@ -20,10 +20,12 @@ from .cast import can_cast, cast_array
 from .checkpoint import Checkpoint, read_byte_chunks
 from .dtypes import DType
 from .errors import CheckpointError
-from .header import TensorInfo
+from .header import Header, TensorInfo
 from .json_output import json_text, rows_document, with_depth_room
+from .output_names import PICKLE_METADATA, PICKLE_SUFFIXES, safetensors_index_name, safetensors_name
 from .precision import ErrorAccumulator
 from .progress import Job, Progress
+from .torch_pickle.names import StridedTensorInfo
 from .writeback import BackgroundWriter
 from .writer import AtomicWriter, PendingFile, TensorEntry
 
@@ -120,10 +122,16 @@ def _output_paths(ckpt: Checkpoint, out: str, writer: AtomicWriter) -> dict[str,
     A sharded checkpoint goes to the folder ``out``, shards at the paths the index gives them
     (sub-folders included), so the output folder opens like the input one.
     """
+    pickled = ckpt.files[0].pickle is not None
     if not ckpt.is_sharded:
         src = ckpt.files[0].path
         if os.path.isdir(out):
-            out = os.path.join(out, os.path.basename(src))
+            name = os.path.basename(src)
+            out = os.path.join(out, safetensors_name(name) if pickled else name)
+        elif pickled and out.lower().endswith(PICKLE_SUFFIXES):
+            raise CheckpointError(
+                out, "the output is safetensors (a pickle input is converted); name it .safetensors"
+            )
         return {src: out}
     if os.path.exists(out) and not os.path.isdir(out):
         raise CheckpointError(out, "is a file; a sharded checkpoint is written to a folder")
@@ -137,7 +145,8 @@ def _output_paths(ckpt: Checkpoint, out: str, writer: AtomicWriter) -> dict[str,
     folder = os.path.dirname(os.path.abspath(ckpt.index_path or ""))
     paths = {}
     for h in ckpt.files:
-        dest = os.path.join(out, os.path.relpath(h.path, folder))
+        rel = os.path.relpath(h.path, folder)
+        dest = os.path.join(out, safetensors_name(rel) if h.pickle is not None else rel)
         writer.make_folder(os.path.dirname(dest))
         paths[h.path] = dest
     return paths
@@ -157,6 +166,8 @@ def _index_text(ckpt: Checkpoint, total_size: int) -> str:
     }
     for t in ckpt.tensors:
         index["weight_map"].setdefault(t.name, os.path.relpath(t.file, folder))
+    if ckpt.files[0].pickle is not None:  # converted: the shards have new names
+        index["weight_map"] = {k: safetensors_name(v) for k, v in index["weight_map"].items()}
     try:
         # the layout transformers writes
         return with_depth_room(lambda: json.dumps(index, indent=2)) + "\n"
@@ -196,7 +207,9 @@ def cast_checkpoint(
             writer.reserve(dest)
         index_out = None
         if ckpt.is_sharded:
-            index_out = os.path.join(out, os.path.basename(ckpt.index_path or ""))
+            index_out = os.path.join(
+                out, safetensors_index_name(os.path.basename(ckpt.index_path or ""))
+            )
             writer.reserve(index_out)
         if report_path is not None:
             report_path = os.fspath(report_path)
@@ -210,11 +223,10 @@ def cast_checkpoint(
                     TensorEntry(t.name, dst_of[t.name], tuple(t.shape)) for t in header.tensors
                 ]
                 out_bytes += sum(e.nbytes for e in entries)
-                f = writer.open_safetensors(
-                    paths[header.path], entries, header.metadata, like=header.path
-                )
+                meta = header.metadata if header.pickle is None else PICKLE_METADATA
+                f = writer.open_safetensors(paths[header.path], entries, meta, like=header.path)
                 batch = _Batch(bg, f)
-                reader = _Reader(header.path, header.data_start, chunk_bytes)
+                reader = _Reader(ckpt, header, chunk_bytes)
                 with reader:
                     for t in header.tensors:
                         dst = dst_of[t.name]
@@ -280,8 +292,8 @@ class _Reader:
     chunk, unlike mmap); ``fresh=True`` gives new arrays that may be queued for writing.
     """
 
-    def __init__(self, path: str, data_start: int, chunk_bytes: int) -> None:
-        self.path, self.base = path, data_start
+    def __init__(self, ckpt: Checkpoint, header: Header, chunk_bytes: int) -> None:
+        self.ckpt, self.path, self.base = ckpt, header.path, header.data_start
         self.chunk = max(8, chunk_bytes // 8 * 8)  # whole elements of every dtype
         self.buf: np.ndarray | None = None
         self.fh = None
@@ -298,6 +310,10 @@ class _Reader:
             self.fh.close()
 
     def chunks(self, t: TensorInfo, fresh: bool) -> Iterator[np.ndarray]:
+        if isinstance(t, StridedTensorInfo):  # gathered into new contiguous arrays
+            for chunk in self.ckpt.iter_chunks(t, self.chunk):
+                yield chunk.view(np.uint8)
+            return
         start, end = self.base + t.start, self.base + t.end
         buf = None
         if not fresh:  # one buffer, grown to the largest chunk needed so far

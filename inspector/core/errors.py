@@ -35,6 +35,26 @@ class AmbiguousCheckpointError(CheckpointError):
         self.choices = choices
 
 
+class RefusedPickleError(CheckpointError):
+    """A pickle imports globals that are not part of a tensor checkpoint; nothing was executed.
+
+    ``imports`` names them (``os.system``), so the window can list them.
+    """
+
+    def __init__(self, path: str, imports: list[str]) -> None:
+        self.imports = imports or ["a global outside the allowlist"]
+        shown = self.imports[:5]
+        names = ", ".join(shown[:-1]) + (" and " if len(shown) > 1 else "") + shown[-1]
+        if len(self.imports) > 5:
+            names = ", ".join(shown) + f" and {len(self.imports) - 5} more"
+        verb = "is" if len(self.imports) == 1 else "are"
+        super().__init__(
+            path,
+            f"pickle imports {names}, which {verb} not part of a tensor checkpoint; "
+            "nothing was executed (see: checkpoint-inspector scan)",
+        )
+
+
 def path_problem(path: str, e: OSError) -> str:
     """Why ``path`` cannot be used, in words: not the C library's "No such device or address"."""
     import errno

@@ -17,18 +17,41 @@ from .errors import AmbiguousCheckpointError, CheckpointError, path_problem
 from .header import Header, TensorInfo, _json_type, _open_regular, read_header
 from .header.wording import _clip, _q
 from .json_output import with_depth_room
+from .torch_pickle.reader import looks_like_pickle, read_pickle_checkpoint
 
 INDEX_SUFFIX = ".safetensors.index.json"
-# transformers/diffusers variants: model.safetensors.index.fp16.json
-_INDEX_NAME = re.compile(r".+\.safetensors\.index(\.[^./\\]+)?\.json")
-_SHARD_NAME = re.compile(r"(.*)-(\d+)-of-(\d+)\.safetensors")
+# transformers/diffusers variants: model.safetensors.index.fp16.json; pickles: pytorch_model.bin.index.json
+_INDEX_NAME = re.compile(r".+\.(safetensors|bin)\.index(\.[^./\\]+)?\.json")
+_SHARD_NAME = re.compile(r"(.*)-(\d+)-of-(\d+)\.(safetensors|bin)")
 _PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt")
 MAX_INDEX_BYTES = 100_000_000
 
 
 def is_index_name(name: str) -> bool:
-    """``*.safetensors.index.json`` or a variant ``*.safetensors.index.<variant>.json``."""
+    """``*.safetensors.index.json``, a variant ``*.safetensors.index.<variant>.json``, or the same
+    for pickle shards (``pytorch_model.bin.index.json``)."""
     return _INDEX_NAME.fullmatch(name) is not None
+
+
+def read_checkpoint_file(path: str) -> Header:
+    """One file's tensors: a safetensors header, or a PyTorch pickle read without executing it."""
+    try:
+        with _open_regular(path) as f:
+            head = f.read(16)
+    except OSError:
+        head = b""
+    # a pickle named .safetensors is refused as safe_open refuses it: every tool downstream
+    # would take it for safetensors (read_header names it)
+    named_safetensors = path.endswith(".safetensors")
+    if head.startswith(b"PK\x03\x04") and not named_safetensors:
+        return read_pickle_checkpoint(path)
+    try:
+        return read_header(path)
+    except CheckpointError:
+        # a header length of 640 begins like a pickle (80 02 ..): safetensors was tried first
+        if looks_like_pickle(path, head) and not named_safetensors:
+            return read_pickle_checkpoint(path)
+        raise
 
 
 def open_checkpoint(path: str | os.PathLike[str]) -> Checkpoint:
@@ -44,7 +67,7 @@ def open_checkpoint(path: str | os.PathLike[str]) -> Checkpoint:
         return _open_folder(path)
     if path.endswith(".json"):
         return open_index(path)
-    header = read_header(path)
+    header = read_checkpoint_file(path)
     return Checkpoint(path, [header], list(header.tensors))
 
 
@@ -54,6 +77,8 @@ def _open_folder(folder: str) -> Checkpoint:
     except OSError as e:
         raise CheckpointError(folder, f"cannot list folder: {path_problem(folder, e)}") from None
     indexes = [n for n in names if is_index_name(n) and not n.startswith(".")]
+    if any(".safetensors.index" in n for n in indexes):  # as transformers: safetensors first
+        indexes = [n for n in indexes if ".safetensors.index" in n]
     if len(indexes) == 1:
         return open_index(os.path.join(folder, indexes[0]))
     if len(indexes) > 1:
@@ -73,16 +98,26 @@ def _open_folder(folder: str) -> Checkpoint:
     if len(files) == 1:
         return open_checkpoint(os.path.join(folder, files[0]))
     if not files:
-        pickles = [n for n in names if n.endswith(_PICKLE_SUFFIXES) and not n.startswith(".")]
-        also = ""
+        pickles = [
+            n
+            for n in names
+            if n.endswith(_PICKLE_SUFFIXES)
+            and not n.startswith(".")
+            and os.path.isfile(os.path.join(folder, n))
+        ]
+        if len(pickles) == 1:
+            return open_checkpoint(os.path.join(folder, pickles[0]))
         if pickles:
-            shown = ", ".join(_clip(n, 80) for n in pickles[:3])
-            more = f" and {len(pickles) - 3} more" if len(pickles) > 3 else ""
-            also = (
-                f"; it holds {shown}{more} (PyTorch pickle files, which this version does not read)"
+            raise AmbiguousCheckpointError(
+                folder,
+                f"folder holds {len(pickles)} PyTorch pickle files but no index.json to join "
+                "them; open one file",
+                [os.path.join(folder, n) for n in pickles],
             )
         raise CheckpointError(
-            folder, f"folder holds no .safetensors file and no *.safetensors.index.json{also}"
+            folder,
+            "folder holds no .safetensors file and no *.safetensors.index.json (nor a PyTorch "
+            "pickle)",
         )
     raise AmbiguousCheckpointError(
         folder,
@@ -175,7 +210,7 @@ def open_index(index_path: str) -> Checkpoint:
             raise CheckpointError(
                 index_path, f"shard {_q(shard)} named in the index {problem}"
             ) from None
-        header = read_header(shard_path)
+        header = read_checkpoint_file(shard_path)
         files.append(header)
         present = set()
         for t in header.tensors:
@@ -228,7 +263,7 @@ def _check_shard_series(index_path: str, folder: str, shard_names: list[str]) ->
     for shard in shard_names:
         m = _SHARD_NAME.fullmatch(shard)
         if m and "/" not in shard and len(m.group(3)) <= 12:
-            series.add((m.group(1), len(m.group(2)), m.group(3)))
+            series.add((m.group(1), len(m.group(2)), m.group(3), m.group(4)))
     if not series:
         return
     named = set(shard_names)
@@ -241,7 +276,7 @@ def _check_shard_series(index_path: str, folder: str, shard_names: list[str]) ->
         if (
             m
             and entry not in named
-            and (m.group(1), len(m.group(2)), m.group(3)) in series
+            and (m.group(1), len(m.group(2)), m.group(3), m.group(4)) in series
             and 1 <= int(m.group(2)) <= int(m.group(3))
         ):
             raise CheckpointError(

@@ -155,10 +155,11 @@ def test_empty_folder_says_what_is_missing(tmp_path):
         open_checkpoint(tmp_path)
 
 
-def test_pytorch_pickle_is_named(tmp_path):
-    torch.save({"w": torch.zeros(2)}, tmp_path / "model.pt")
+def test_pytorch_pickle_named_safetensors_is_named_not_read(tmp_path):
+    """A .pt renamed .safetensors: safe_open refuses it, and so do we, saying what it is."""
+    torch.save({"w": torch.zeros(2)}, tmp_path / "model.safetensors")
     with pytest.raises(CheckpointError, match="PyTorch pickle"):
-        open_checkpoint(tmp_path / "model.pt")
+        open_checkpoint(tmp_path / "model.safetensors")
 
 
 def test_header_only_open_does_not_read_data(tmp_path):

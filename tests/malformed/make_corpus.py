@@ -115,11 +115,18 @@ def header_length_640(folder: Path) -> Path:
     raise AssertionError("could not hit a 640-byte header")
 
 
+class _CallsPrint:
+    """Unpickling this would call print: a harmless stand-in for os.system."""
+
+    def __reduce__(self):
+        return (print, ("unpickled",))
+
+
 def torch_pickle_zip(folder: Path) -> Path:
     import torch
 
     p = folder / "model.pt"
-    torch.save({"w": torch.ones(3)}, str(p))
+    torch.save({"w": torch.ones(3), "x": _CallsPrint()}, str(p))
     return p
 
 
@@ -127,7 +134,9 @@ def torch_pickle_legacy(folder: Path) -> Path:
     import torch
 
     p = folder / "pytorch_model.bin"
-    torch.save({"w": torch.ones(3)}, str(p), _use_new_zipfile_serialization=False)
+    torch.save(
+        {"w": torch.ones(3), "x": _CallsPrint()}, str(p), _use_new_zipfile_serialization=False
+    )
     return p
 
 
@@ -442,13 +451,19 @@ CASES: list[Case] = [
     # -- foreign files --------------------------------------------------------------------------
     Case("text_file", text_file, "reject", r"text file", "a .safetensors that is prose"),
     Case("json_as_file", json_index_as_file, "reject", r"JSON text file", "an index.json renamed"),
-    Case("torch_pickle_zip", torch_pickle_zip, "reject", r"PyTorch pickle", "torch.save (zip) .pt"),
+    Case(
+        "torch_pickle_zip",
+        torch_pickle_zip,
+        "reject",
+        r"pickle imports __builtin__\.print, .*nothing was executed",
+        "torch.save (zip) .pt whose pickle calls print",
+    ),
     Case(
         "torch_pickle_legacy",
         torch_pickle_legacy,
         "reject",
-        r"PyTorch pickle",
-        "torch.save legacy pickle .bin",
+        r"pickle imports __builtin__\.print, .*nothing was executed",
+        "torch.save legacy .bin whose pickle calls print",
     ),
     Case("plain_zip", plain_zip, "reject", r"zip archive", "a zip without data.pkl"),
     Case("gguf", raw(b"GGUF\x03\0\0\0" + b"\0" * 16), "reject", r"GGUF", "llama.cpp magic"),

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import msgspec
 
 from ..dtypes import DTYPES, DType
+
+if TYPE_CHECKING:
+    from ..torch_pickle.reader import PickleFacts
 
 MAX_HEADER_SIZE = 100_000_000  # the reference loader's limit
 _U64_MAX = 2**64 - 1
@@ -92,3 +95,6 @@ class Header:
     file_size: int
     # name -> tensor, when the parser built one anyway (saves a 200k-entry pass in Checkpoint)
     by_name: dict[str, TensorInfo] | None = field(default=None, repr=False, compare=False)
+    # a PyTorch pickle's layout, plain values and imports (torch_pickle.PickleFacts); None for
+    # safetensors
+    pickle: PickleFacts | None = field(default=None, repr=False, compare=False)

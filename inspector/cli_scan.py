@@ -1,0 +1,66 @@
+"""``checkpoint-inspector scan PATH [--json]``: what each pickle imports, nothing executed.
+
+Exit 0: only tensor rebuilds and plain containers (or safetensors: no code at all); 1: something
+else is imported; 2: unreadable. The same convention as picklescan.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from .cli_output import printable
+
+
+def cmd_scan(args: argparse.Namespace) -> int:
+    from .core.json_output import json_text
+    from .core.torch_pickle.allowlist import ImportVerdict
+    from .core.torch_pickle.scan import ScanStatus, scan_path
+
+    report = scan_path(args.path)
+    code = {ScanStatus.CLEAN: 0, ScanStatus.REFUSED: 1, ScanStatus.UNREADABLE: 2}[report.status]
+    if args.json:
+        doc = {
+            "status": report.status.value,
+            "files": [
+                {
+                    "path": f.path,
+                    "format": f.format,
+                    "status": f.status.value,
+                    "error": f.error,
+                    "imports": [
+                        {"name": i.name, "verdict": i.verdict.value, "count": i.count}
+                        for i in f.imports
+                    ],
+                }
+                for f in report.files
+            ],
+        }
+        sys.stdout.write(json_text(doc) + "\n")
+        return code
+    lines = []
+    for f in report.files:
+        lines.append(f"{printable(os.path.basename(f.path))}  ({f.format})")
+        if not f.imports and f.error is None:
+            lines.append(
+                "  imports nothing" if f.format != "safetensors" else "  data only: no code"
+            )
+        width = max([10, *(len(printable(i.name)) for i in f.imports)])
+        for i in f.imports:
+            mark = "REFUSED" if i.verdict is ImportVerdict.REFUSED else i.verdict.value
+            lines.append(f"  {printable(i.name):<{width}}  {mark:<11} ×{i.count}")
+        if f.error:
+            lines.append(f"  unreadable: {printable(f.error)}")
+    refused = sorted(
+        {i.name for f in report.files for i in f.imports if i.verdict is ImportVerdict.REFUSED}
+    )
+    if refused:
+        lines.append(
+            f"{len(refused)} import(s) outside the allowlist: {printable(', '.join(refused))}; "
+            "nothing was executed"
+        )
+    elif report.status is ScanStatus.CLEAN:
+        lines.append("only tensor rebuilds and plain containers: safe to read")
+    sys.stdout.write("\n".join(lines) + "\n")
+    return code

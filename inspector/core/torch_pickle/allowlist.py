@@ -1,0 +1,331 @@
+"""The globals a tensor checkpoint may import, and the stand-ins they resolve to.
+
+Nothing here imports the module a global names: ``torch._utils._rebuild_tensor_v2`` resolves to
+:class:`_RebuildTensor`, our own object that records a tensor's storage, offset, shape and stride.
+Every other global (``os.system``, ``builtins.eval``, ``numpy.core.multiarray._reconstruct``,
+``torch.load``…) is refused. The list follows what ``torch.load(weights_only=True)`` accepts, minus
+what a tensor checkpoint does not need.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import Any
+
+from ..dtypes import DTYPES, DType
+from .machine import COMPUTED, EXTENSION, PickleError
+
+
+class ImportVerdict(enum.Enum):
+    """What importing one global means for the file."""
+
+    TENSOR = "tensor"  # torch's tensor, storage and dtype machinery
+    CONTAINER = "container"  # OrderedDict, set, bytes: plain data
+    UNSUPPORTED = "unsupported"  # a torch rebuild this tool cannot read (quantized, sparse…)
+    REFUSED = "refused"  # anything else: code a checkpoint has no reason to run
+
+    @property
+    def is_safe(self) -> bool:
+        return self is not ImportVerdict.REFUSED
+
+
+@dataclass(frozen=True, eq=False)
+class StorageRef:
+    """A storage the pickle refers to by key; ``dtype`` is None for torch's UntypedStorage."""
+
+    key: str
+    dtype: DType | None
+    numel: int  # elements of ``dtype`` (bytes when untyped)
+
+
+@dataclass(frozen=True, eq=False)
+class TensorRecord:
+    """One tensor as the pickle describes it: a strided view of a storage."""
+
+    storage: StorageRef
+    dtype: DType
+    offset: int  # in elements
+    shape: tuple[int, ...]
+    stride: tuple[int, ...]
+
+
+class StandIn:
+    """What an allowed global resolves to; calling it applies our semantics, never the named code."""
+
+    def __init__(self, qualname: str, verdict: ImportVerdict) -> None:
+        self.qualname, self.verdict = qualname, verdict
+
+    def call(self, args: tuple) -> Any:
+        raise PickleError(f"calls {self.qualname}, which a tensor checkpoint never calls")
+
+    def __repr__(self) -> str:
+        return self.qualname
+
+
+class _Storage(StandIn):
+    """``torch.FloatStorage`` & co. (typed) or ``torch.UntypedStorage``: named in persistent ids."""
+
+    def __init__(self, qualname: str, dtype: DType | None) -> None:
+        super().__init__(qualname, ImportVerdict.TENSOR)
+        self.dtype = dtype
+
+
+class _DTypeValue(StandIn):
+    """``torch.float8_e4m3fn`` & co.: the dtype argument of ``_rebuild_tensor_v3``."""
+
+    def __init__(self, qualname: str, dtype: DType | None) -> None:
+        super().__init__(qualname, ImportVerdict.TENSOR)
+        self.dtype = dtype
+
+
+def _as_int_tuple(value: Any, what: str) -> tuple[int, ...]:
+    if not isinstance(value, (tuple, list)) or not all(type(v) is int and v >= 0 for v in value):
+        raise PickleError(f"tensor {what} is not a tuple of non-negative integers")
+    return tuple(value)
+
+
+def _record(storage: Any, offset: Any, size: Any, stride: Any, dtype: DType | None) -> TensorRecord:
+    if not isinstance(storage, StorageRef):
+        raise PickleError("a tensor is rebuilt from something that is not a stored storage")
+    if type(offset) is not int or offset < 0:
+        raise PickleError("a tensor's storage offset is not a non-negative integer")
+    shape, strides = _as_int_tuple(size, "shape"), _as_int_tuple(stride, "stride")
+    if len(shape) != len(strides):
+        raise PickleError("a tensor's shape and stride have different lengths")
+    dtype = dtype or storage.dtype
+    if dtype is None:
+        raise PickleError("a tensor on an untyped storage names no dtype")
+    return TensorRecord(storage, dtype, offset, shape, strides)
+
+
+class _RebuildTensor(StandIn):
+    """``_rebuild_tensor_v2(storage, offset, size, stride, requires_grad, hooks[, metadata])`` and
+    ``_rebuild_tensor_v3(…, hooks, dtype[, metadata])`` (dtypes without a typed storage)."""
+
+    def __init__(self, qualname: str, with_dtype: bool) -> None:
+        super().__init__(qualname, ImportVerdict.TENSOR)
+        self.with_dtype = with_dtype
+
+    def call(self, args: tuple) -> Any:
+        need = 7 if self.with_dtype else 6
+        if not need <= len(args) <= need + 1:
+            raise PickleError(f"{self.qualname} called with {len(args)} arguments")
+        dtype = None
+        if self.with_dtype:
+            if not isinstance(args[6], _DTypeValue):
+                raise PickleError(f"{self.qualname} called without a dtype")
+            dtype = args[6].dtype
+            if dtype is None:
+                raise PickleError(
+                    f"holds a {args[6].qualname} tensor, which safetensors cannot store"
+                )
+        return _record(args[0], args[1], args[2], args[3], dtype)
+
+
+class _RebuildParameter(StandIn):
+    """``_rebuild_parameter(data, requires_grad, hooks[, state])``: the parameter is its tensor."""
+
+    def call(self, args: tuple) -> Any:
+        if len(args) not in (3, 4) or not isinstance(args[0], TensorRecord):
+            raise PickleError(f"{self.qualname} called without a tensor")
+        return args[0]
+
+
+class _RebuildFromType(StandIn):
+    """``_rebuild_from_type_v2(func, type, args, state)``: a Tensor or Parameter, rebuilt by func."""
+
+    def call(self, args: tuple) -> Any:
+        if len(args) != 4 or not isinstance(args[0], StandIn) or not isinstance(args[2], tuple):
+            raise PickleError(f"{self.qualname} called with unexpected arguments")
+        if not isinstance(args[1], _TensorClass):
+            raise PickleError(f"{self.qualname} rebuilds a {args[1]!r}, not a tensor")
+        return args[0].call(args[2])
+
+
+class _TensorClass(StandIn):
+    """``torch.Tensor``, ``torch.nn.parameter.Parameter``: named as types, never called."""
+
+
+class _Unsupported(StandIn):
+    def __init__(self, qualname: str, what: str) -> None:
+        super().__init__(qualname, ImportVerdict.UNSUPPORTED)
+        self.what = what
+
+    def call(self, args: tuple) -> Any:
+        raise PickleError(f"holds {self.what} ({self.qualname}), which this tool cannot read")
+
+
+class _Plain(StandIn):
+    """Containers and scalars by our own constructors."""
+
+    def __init__(self, qualname: str, make: Any) -> None:
+        super().__init__(qualname, ImportVerdict.CONTAINER)
+        self.make = make
+
+    def call(self, args: tuple) -> Any:
+        return self.make(*args)
+
+
+def _ordered_dict(items: Any = ()) -> dict:
+    out: dict = {}
+    for pair in list(items):
+        if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+            raise PickleError("an OrderedDict is built from items that are not pairs")
+        out[pair[0]] = pair[1]
+    return out
+
+
+def _encode(text: Any, encoding: str = "utf-8") -> bytes:
+    if not isinstance(text, str) or encoding not in ("latin1", "latin-1", "utf-8", "utf8"):
+        raise PickleError("_codecs.encode called with something other than text and latin1")
+    return text.encode(encoding)
+
+
+def _one(kind: type) -> Any:
+    def make(items: Any = ()) -> Any:
+        if not isinstance(items, (list, tuple, set, frozenset, bytes, str)):
+            raise PickleError(f"{kind.__name__} is built from a {type(items).__name__}")
+        return kind(items)
+
+    return make
+
+
+def _complex(real: Any = 0.0, imag: Any = 0.0) -> complex:
+    if not all(type(v) in (int, float) for v in (real, imag)):
+        raise PickleError("complex is built from something that is not a number")
+    return complex(real, imag)
+
+
+def _text(value: Any = "") -> str:
+    if not isinstance(value, (str, int)):
+        raise PickleError("a device or layout is named by something that is not text")
+    return str(value)
+
+
+# torch storage class name -> safetensors dtype (None: a dtype safetensors has no name for)
+_STORAGES = {
+    "DoubleStorage": "F64",
+    "FloatStorage": "F32",
+    "HalfStorage": "F16",
+    "BFloat16Storage": "BF16",
+    "LongStorage": "I64",
+    "IntStorage": "I32",
+    "ShortStorage": "I16",
+    "CharStorage": "I8",
+    "ByteStorage": "U8",
+    "BoolStorage": "BOOL",
+    "ComplexFloatStorage": "C64",
+    "ComplexDoubleStorage": None,
+    "QInt8Storage": None,
+    "QUInt8Storage": None,
+    "QInt32Storage": None,
+    "QUInt4x2Storage": None,
+    "QUInt2x4Storage": None,
+}
+# torch dtype name -> safetensors dtype, for _rebuild_tensor_v3 (and dtypes named elsewhere)
+_DTYPE_NAMES = {
+    "float64": "F64",
+    "float32": "F32",
+    "float16": "F16",
+    "bfloat16": "BF16",
+    "int64": "I64",
+    "int32": "I32",
+    "int16": "I16",
+    "int8": "I8",
+    "uint8": "U8",
+    "bool": "BOOL",
+    "complex64": "C64",
+    "uint16": "U16",
+    "uint32": "U32",
+    "uint64": "U64",
+    "float8_e4m3fn": "F8_E4M3",
+    "float8_e5m2": "F8_E5M2",
+    "float8_e8m0fnu": "F8_E8M0",
+    "float8_e4m3fnuz": "F8_E4M3FNUZ",
+    "float8_e5m2fnuz": "F8_E5M2FNUZ",
+    **dict.fromkeys(
+        [
+            "complex128",
+            "complex32",
+            "float4_e2m1fn_x2",
+            "bits8",
+            "bits16",
+            "bits1x8",
+            "bits2x4",
+            "bits4x2",
+            "qint8",
+            "quint8",
+            "qint32",
+            "quint4x2",
+            "quint2x4",
+        ],
+        None,
+    ),
+}
+_UNSUPPORTED = {
+    "_rebuild_qtensor": "a quantized tensor",
+    "_rebuild_sparse_tensor": "a sparse tensor",
+    "_rebuild_sparse_csr_tensor": "a sparse tensor",
+    "_rebuild_nested_tensor": "a nested tensor",
+    "_rebuild_wrapper_subclass": "a tensor subclass",
+    "_rebuild_meta_tensor_no_storage": "a meta tensor (no data)",
+    "_rebuild_device_tensor_from_numpy": "a tensor saved through numpy",
+    "_rebuild_device_tensor_from_cpu_tensor": "a device tensor",
+    "_rebuild_tensor": "a tensor in an old layout",
+    "_rebuild_xla_tensor": "an XLA tensor",
+    "_rebuild_mtia_tensor": "an MTIA tensor",
+}
+
+
+def _table() -> dict[str, StandIn]:
+    t: dict[str, StandIn] = {}
+
+    def add(s: StandIn) -> None:
+        t[s.qualname] = s
+
+    for name, dt in _STORAGES.items():
+        add(_Storage(f"torch.{name}", DTYPES[dt] if dt else None))
+    add(_Storage("torch.UntypedStorage", None))
+    add(_Storage("torch.storage.UntypedStorage", None))
+    for name, dt in _DTYPE_NAMES.items():
+        add(_DTypeValue(f"torch.{name}", DTYPES[dt] if dt else None))
+    add(_RebuildTensor("torch._utils._rebuild_tensor_v2", with_dtype=False))
+    add(_RebuildTensor("torch._utils._rebuild_tensor_v3", with_dtype=True))
+    add(_RebuildParameter("torch._utils._rebuild_parameter", ImportVerdict.TENSOR))
+    add(_RebuildParameter("torch._utils._rebuild_parameter_with_state", ImportVerdict.TENSOR))
+    add(_RebuildFromType("torch._tensor._rebuild_from_type_v2", ImportVerdict.TENSOR))
+    for q in ("torch.Tensor", "torch.nn.parameter.Parameter", "torch.nn.Parameter"):
+        add(_TensorClass(q, ImportVerdict.TENSOR))
+    for fn, what in _UNSUPPORTED.items():
+        add(_Unsupported(f"torch._utils.{fn}", what))
+    add(_Plain("collections.OrderedDict", _ordered_dict))
+    add(_Plain("collections.Counter", _ordered_dict))
+    add(_Plain("torch.Size", _one(tuple)))
+    add(_Plain("torch.device", _text))
+    add(_Plain("torch.serialization._get_layout", _text))
+    add(_Plain("_codecs.encode", _encode))
+    add(_Plain("builtins.set", _one(set)))
+    add(_Plain("builtins.frozenset", _one(frozenset)))
+    add(_Plain("builtins.bytearray", _one(bytearray)))
+    add(_Plain("builtins.complex", _complex))
+    for legacy in ("__builtin__.set", "__builtin__.frozenset", "__builtin__.bytearray"):
+        add(_Plain(legacy, t[legacy.replace("__builtin__", "builtins")].make))  # type: ignore[attr-defined]
+    return t
+
+
+ALLOWED: dict[str, StandIn] = _table()
+
+
+def qualname(module: str, name: str) -> str:
+    """How a global is named to a person: ``os.system``; extension codes and computed names say so."""
+    if module == EXTENSION:
+        return f"extension code {name} (copyreg registry)"
+    if module == COMPUTED:
+        return "a global whose name is computed at load time"
+    return f"{module}.{name}"
+
+
+def verdict_of(module: str, name: str) -> ImportVerdict:
+    found = ALLOWED.get(f"{module}.{name}")
+    return found.verdict if found is not None else ImportVerdict.REFUSED

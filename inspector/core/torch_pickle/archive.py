@@ -1,0 +1,160 @@
+"""Where a torch checkpoint keeps its pickle and its storages, for each of torch.save's layouts.
+
+- **zip** (torch ≥ 1.6): ``<folder>/data.pkl`` plus one stored (uncompressed) member
+  ``<folder>/data/<key>`` per storage; the folder name is free.
+- **legacy** (``_use_new_zipfile_serialization=False``): five pickles in a row (magic number,
+  protocol, system info, the object, the sorted storage keys), then per key an 8-byte element count
+  and the raw bytes.
+
+Only the pickle is read; a storage is located (offset and length in the file), never read.
+"""
+
+from __future__ import annotations
+
+import enum
+import mmap
+import struct
+import zipfile
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import CheckpointError
+
+LEGACY_MAGIC = 0x1950A86A20F9469CFC6C
+LEGACY_PROTOCOL = 1001
+MAX_PICKLE_BYTES = 1 << 30  # data.pkl holds names and shapes, never tensor data
+
+
+class PickleFormat(enum.Enum):
+    ZIP = "torch zip"
+    LEGACY = "torch legacy"
+
+
+@dataclass
+class StorageSpan:
+    """Bytes ``[offset, offset + nbytes)`` of the file hold one storage."""
+
+    offset: int
+    nbytes: int
+
+
+@dataclass
+class ZipLayout:
+    pickle: bytes
+    prefix: str
+    storages: dict[str, StorageSpan]
+    other_pickles: dict[str, bytes] = field(default_factory=dict)  # for scan: every *.pkl
+
+
+def read_zip(path: str, fh: Any) -> ZipLayout:
+    """The data.pkl and the storage spans of a torch zip; TorchScript and odd archives refused."""
+    try:
+        zf = zipfile.ZipFile(fh)
+        infos = zf.infolist()
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError, NotImplementedError) as e:
+        raise CheckpointError(path, f"is a damaged zip archive ({_why(e)})") from None
+    names = [i.filename for i in infos]
+    if any(n.endswith("/constants.pkl") or "/code/" in n for n in names):
+        raise CheckpointError(
+            path,
+            "this is a TorchScript archive (torch.jit.save: code plus weights), not a checkpoint "
+            "of tensors; load it with torch.jit.load and save its state_dict() with safetensors",
+        )
+    pkls = [i for i in infos if i.filename.endswith("data.pkl") and i.filename.count("/") == 1]
+    if len(pkls) != 1:
+        what = "no" if not pkls else f"{len(pkls)}"
+        raise CheckpointError(
+            path, f"is a zip archive with {what} <folder>/data.pkl; not a torch.save checkpoint"
+        )
+    prefix = pkls[0].filename[: -len("data.pkl")]
+    by_name = {i.filename: i for i in infos}
+    order = by_name.get(prefix + "byteorder")
+    if order is not None and _read_member(path, zf, order, 16).strip() not in (b"little", b""):
+        raise CheckpointError(
+            path, "was saved on a big-endian machine; this tool reads little-endian only"
+        )
+    storages = {}
+    data_dir = prefix + "data/"
+    for info in infos:
+        if info.filename.startswith(data_dir) and "/" not in info.filename[len(data_dir) :]:
+            key = info.filename[len(data_dir) :]
+            storages[key] = StorageSpan(_data_offset(path, fh, info), info.file_size)
+            if info.compress_type != zipfile.ZIP_STORED and info.file_size:
+                storages[key] = StorageSpan(-1, info.file_size)  # refused when a tensor uses it
+    pickle = _read_member(path, zf, pkls[0], MAX_PICKLE_BYTES)
+    others = {
+        i.filename: _read_member(path, zf, i, MAX_PICKLE_BYTES)
+        for i in infos
+        if i.filename.endswith(".pkl") and i is not pkls[0]
+    }
+    return ZipLayout(pickle, prefix, storages, others)
+
+
+def _read_member(path: str, zf: zipfile.ZipFile, info: zipfile.ZipInfo, limit: int) -> bytes:
+    if info.file_size > limit:
+        raise CheckpointError(
+            path, f"{info.filename} is over {limit >> 20} MiB; not a checkpoint pickle"
+        )
+    try:
+        with zf.open(info) as f:
+            return f.read(limit + 1)[:limit]
+    except Exception as e:  # zlib, CRC, bad headers: assorted types on crafted archives
+        raise CheckpointError(path, f"cannot read {info.filename} ({_why(e)})") from None
+
+
+def _data_offset(path: str, fh: Any, info: zipfile.ZipInfo) -> int:
+    """Absolute offset of a member's bytes: after its local header's name and extra field."""
+    fh.seek(info.header_offset)
+    local = fh.read(30)
+    if len(local) != 30 or local[:4] != b"PK\x03\x04":
+        raise CheckpointError(path, f"zip member {info.filename} has a damaged local header")
+    name_len, extra_len = struct.unpack("<HH", local[26:30])
+    return info.header_offset + 30 + name_len + extra_len
+
+
+def is_tar(head: bytes) -> bool:
+    return head[257:262] == b"ustar"
+
+
+def check_legacy_header(path: str, values: list[Any]) -> None:
+    """The three pickles before the object: magic number, protocol version, system info."""
+    magic, protocol, sys_info = values
+    if magic != LEGACY_MAGIC:
+        raise CheckpointError(
+            path,
+            "is a plain Python pickle, not a torch.save checkpoint (no PyTorch magic number)",
+        )
+    if protocol != LEGACY_PROTOCOL:
+        raise CheckpointError(path, f"uses torch legacy protocol {protocol!r}; only 1001 is known")
+    if not isinstance(sys_info, dict) or sys_info.get("little_endian") is not True:
+        raise CheckpointError(
+            path, "was saved on a big-endian machine; this tool reads little-endian only"
+        )
+
+
+def legacy_storage_spans(
+    path: str, mm: mmap.mmap, pos: int, keys: Any, item_size: dict[str, int]
+) -> dict[str, StorageSpan]:
+    """After the keys pickle, each storage is an int64 element count and then its bytes."""
+    if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys):
+        raise CheckpointError(path, "legacy checkpoint: the storage key list is damaged")
+    spans = {}
+    size = len(mm)
+    for key in keys:
+        if key not in item_size:
+            raise CheckpointError(
+                path, f"legacy checkpoint: storage {key!r} is stored but never used"
+            )
+        if pos + 8 > size:
+            raise CheckpointError(path, "file is shorter than its storages (truncated)")
+        (numel,) = struct.unpack_from("<q", mm, pos)
+        nbytes = numel * item_size[key]
+        if numel < 0 or pos + 8 + nbytes > size:
+            raise CheckpointError(path, "file is shorter than its storages (truncated)")
+        spans[key] = StorageSpan(pos + 8, nbytes)
+        pos += 8 + nbytes
+    return spans
+
+
+def _why(e: BaseException) -> str:
+    return (str(e) or type(e).__name__).split("\n")[0][:160]

@@ -1,0 +1,143 @@
+"""Turn the object a pickle built into named tensors and named values.
+
+Names are the keys a walk over ``torch.load(...)`` meets, joined with dots
+(``state_dict.model.fc.weight``, ``layers.0``). Tensors become :class:`TensorInfo` whose offsets are
+absolute in the file; a view that is not contiguous becomes a :class:`StridedTensorInfo`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ..header import TensorInfo
+from .allowlist import StorageRef, TensorRecord
+from .archive import StorageSpan
+from .machine import PickleError
+
+MAX_DEPTH = 1000
+ROOT_TENSOR_NAME = "tensor"  # torch.save(tensor): the file holds one tensor and no key
+
+
+class StridedTensorInfo(TensorInfo, gc=False, omit_defaults=True):
+    """A tensor stored as a strided view (transposed, sliced): ``data_offsets`` span its
+    contiguous size from ``start``; ``strides`` (in elements) say where each element is."""
+
+    strides: tuple[int, ...] = ()
+    span_elems: int = 0  # elements from ``start`` to the last one the view touches, plus one
+
+
+@dataclass
+class NamedValue:
+    """A leaf that is not a tensor (an epoch, a learning rate, a string): listed, never written."""
+
+    name: str
+    text: str
+
+
+def flatten(root: object) -> tuple[list[tuple[str, TensorRecord]], list[NamedValue]]:
+    """Tensors and other leaves in walk order; nesting deeper than MAX_DEPTH or a cycle is refused."""
+    if isinstance(root, TensorRecord):
+        return [(ROOT_TENSOR_NAME, root)], []
+    tensors: list[tuple[str, TensorRecord]] = []
+    values: list[NamedValue] = []
+    on_path: set[int] = set()
+    # an explicit stack: the walk must not depend on Python's recursion limit
+    stack: list[tuple[str, object, int, bool]] = [("", root, 0, False)]
+    while stack:
+        name, obj, depth, leaving = stack.pop()
+        if leaving:
+            on_path.discard(id(obj))
+            continue
+        if isinstance(obj, TensorRecord):
+            tensors.append((name, obj))
+            continue
+        items = _children(obj)
+        if items is None or (not items and name):
+            values.append(NamedValue(name, _value_text(obj)))
+            continue
+        if depth >= MAX_DEPTH:
+            raise PickleError(f"nests containers more than {MAX_DEPTH} levels deep")
+        if id(obj) in on_path:
+            raise PickleError(f"contains itself (a cycle at {name or 'the top level'})")
+        on_path.add(id(obj))
+        stack.append((name, obj, depth, True))
+        for key, child in reversed(items):
+            stack.append((f"{name}.{key}" if name else key, child, depth + 1, False))
+    return tensors, values
+
+
+def _children(obj: object) -> list[tuple[str, object]] | None:
+    if isinstance(obj, dict):
+        return [(_key_text(k), v) for k, v in obj.items()]
+    if isinstance(obj, (list, tuple)):
+        return [(str(i), v) for i, v in enumerate(obj)]
+    return None
+
+
+def _key_text(key: object) -> str:
+    return key if isinstance(key, str) else _value_text(key)
+
+
+def _value_text(value: object, limit: int = 120) -> str:
+    if isinstance(value, str):
+        text = repr(value)
+    elif value is None or isinstance(value, (bool, int, float, complex)):
+        text = repr(value) if not (type(value) is int and abs(value) > 10**40) else "a huge integer"
+    elif isinstance(value, (bytes, bytearray)):
+        text = f"{len(value):,} bytes"
+    elif isinstance(value, (set, frozenset)):
+        text = f"a set of {len(value):,}"
+    elif isinstance(value, (dict, list, tuple)):
+        text = "{}" if isinstance(value, dict) else "[]" if isinstance(value, list) else "()"
+    elif isinstance(value, StorageRef):
+        text = "a storage without a tensor"
+    else:
+        text = type(value).__name__
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def place_tensor(
+    path: str, name: str, rec: TensorRecord, locate: Callable[[str], StorageSpan]
+) -> TensorInfo:
+    """Where the tensor's bytes are in the file, checked to lie inside its storage."""
+    span = locate(rec.storage.key)
+    if span.offset < 0:
+        raise PickleError(
+            f"tensor {name!r}: its storage is compressed in the zip, which torch never writes"
+        )
+    item = rec.dtype.bits // 8
+    numel = math.prod(rec.shape)
+    start = span.offset + rec.offset * item
+    stored = min(
+        span.nbytes, rec.storage.numel * (rec.storage.dtype.bits // 8 if rec.storage.dtype else 1)
+    )
+    if numel == 0:
+        return TensorInfo(rec.dtype.name, rec.shape, (start, start), name, path)
+    last = rec.offset + sum((n - 1) * s for n, s in zip(rec.shape, rec.stride, strict=True))
+    if (last + 1) * item > stored:
+        raise PickleError(
+            f"tensor {name!r} reaches past the end of its storage ({(last + 1) * item:,} > {stored:,} bytes)"
+        )
+    end = start + numel * item
+    if _is_contiguous(rec.shape, rec.stride):
+        return TensorInfo(rec.dtype.name, rec.shape, (start, end), name, path)
+    return StridedTensorInfo(
+        rec.dtype.name,
+        rec.shape,
+        (start, end),
+        name,
+        path,
+        strides=rec.stride,
+        span_elems=last - rec.offset + 1,
+    )
+
+
+def _is_contiguous(shape: tuple[int, ...], stride: tuple[int, ...]) -> bool:
+    want = 1
+    for n, s in zip(reversed(shape), reversed(stride), strict=True):
+        if n != 1 and s != want:
+            return False
+        want *= n
+    return True

@@ -1,0 +1,147 @@
+"""Open a PyTorch pickle checkpoint as a :class:`Header` of tensors, or scan what it imports.
+
+Nothing is executed and no module is imported: see :mod:`.machine` and :mod:`.allowlist`.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+from dataclasses import dataclass, field
+
+from ..errors import CheckpointError, RefusedPickleError
+from ..header import Header, TensorInfo
+from ..header.reader import _open_regular
+from .allowlist import ImportVerdict
+from .archive import (
+    PickleFormat,
+    StorageSpan,
+    check_legacy_header,
+    is_tar,
+    legacy_storage_spans,
+    read_zip,
+)
+from .machine import PickleError, PickleMachine
+from .names import NamedValue, flatten, place_tensor
+from .policies import ImportSeen, LoadPolicy, RefusedImport, ScanPolicy
+
+_PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl", ".pickle")
+
+
+@dataclass
+class PickleFacts:
+    """What a pickle checkpoint holds besides tensors: its layout, plain values, its imports."""
+
+    format: PickleFormat
+    values: list[NamedValue] = field(default_factory=list)
+    imports: list[ImportSeen] = field(default_factory=list)
+
+
+def looks_like_pickle(path: str, head: bytes) -> bool:
+    """A zip (torch ≥ 1.6), a pickle with a protocol header, or an old-protocol pickle with a
+    checkpoint suffix. Called only after the file was found not to be safetensors."""
+    if head.startswith(b"PK\x03\x04"):
+        return True
+    if head[:1] == b"\x80" and head[1:2] in (b"\x02", b"\x03", b"\x04", b"\x05"):
+        return True
+    return path.lower().endswith(_PICKLE_SUFFIXES) and head[:1] in (b"(", b"c", b"]", b"}")
+
+
+def read_pickle_checkpoint(path: str) -> Header:
+    """Tensors (names, dtypes, shapes, where their bytes are) and facts of one pickle file."""
+    with _open_regular(path) as f:
+        size = os.fstat(f.fileno()).st_size
+        head = f.read(512)
+        if head.startswith(b"PK\x03\x04"):
+            layout = read_zip(path, f)
+            policy = LoadPolicy()
+            root, _ = _load_at(path, layout.pickle, 0, policy)
+            return _header(path, size, root, PickleFormat.ZIP, policy, layout.storages.get)
+        if is_tar(head):
+            raise CheckpointError(
+                path,
+                "is a tar-format PyTorch checkpoint (torch < 0.4), which this tool does not read; "
+                "load it with torch and save it again",
+            )
+        if size == 0:
+            raise CheckpointError(path, "file is empty")
+        try:
+            mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        except (OSError, ValueError) as e:
+            raise CheckpointError(path, f"cannot map the file: {e}") from None
+    with mm:
+        return _read_legacy(path, mm, size)
+
+
+def _read_legacy(path: str, mm: mmap.mmap, size: int) -> Header:
+    policy = LoadPolicy()
+    pos = 0
+    firsts = []
+    for _ in range(3):
+        obj, pos = _load_at(path, mm, pos, policy)
+        firsts.append(obj)
+        if len(firsts) == 1 and not isinstance(obj, int):
+            raise CheckpointError(
+                path,
+                "is a plain Python pickle, not a torch.save checkpoint (no PyTorch magic number)",
+            )
+    check_legacy_header(path, firsts)
+    root, pos = _load_at(path, mm, pos, policy)
+    keys, pos = _load_at(path, mm, pos, policy)
+    spans = legacy_storage_spans(path, mm, pos, keys, policy.item_size)
+    return _header(path, size, root, PickleFormat.LEGACY, policy, spans.get)
+
+
+def _load_at(path: str, data: object, pos: int, policy: LoadPolicy) -> tuple[object, int]:
+    try:
+        return PickleMachine(data, policy).run(pos)
+    except RefusedImport:
+        raise _refusal(path, data) from None
+    except PickleError as e:
+        raise CheckpointError(path, f"pickle {e}") from None
+
+
+def _refusal(path: str, data: object) -> RefusedPickleError:
+    """Name every refused import, not only the first the read met: scan the whole pickle."""
+    scan = ScanPolicy()
+    pos = 0
+    try:
+        while pos < len(data):  # type: ignore[arg-type]
+            _, pos = PickleMachine(data, scan).run(pos)
+    except PickleError:
+        pass  # what was seen before the damage is enough to name
+    refused = [s.name for s in scan.seen.values() if s.verdict is ImportVerdict.REFUSED]
+    return RefusedPickleError(path, refused)
+
+
+def _header(
+    path: str, size: int, root: object, fmt: PickleFormat, policy: LoadPolicy, locate: object
+) -> Header:
+    try:
+        records, values = flatten(root)
+    except PickleError as e:
+        raise CheckpointError(path, f"pickle {e}") from None
+
+    def span(key: str) -> StorageSpan:
+        found = locate(key)  # type: ignore[operator]
+        if found is None:
+            raise CheckpointError(path, f"storage {key!r} is named in the pickle but not stored")
+        return found
+
+    tensors: list[TensorInfo] = []
+    seen: set[str] = set()
+    for name, rec in records:
+        if name in seen:
+            raise CheckpointError(
+                path, f"two tensors are both named {name!r} once keys are joined with dots"
+            )
+        seen.add(name)
+        try:
+            tensors.append(place_tensor(path, name, rec, span))
+        except PickleError as e:
+            raise CheckpointError(path, str(e)) from None
+    facts = PickleFacts(fmt, values, list(policy.seen.values()))
+    return Header(path, tensors, None, 0, size, pickle=facts)
+
+
+__all__ = ["PickleFacts", "looks_like_pickle", "read_pickle_checkpoint"]
