@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..dtypes import DTYPES, DType
-from .machine import COMPUTED, EXTENSION, PickleError
+from .machine import COMPUTED, EXTENSION, PickleError, check_key
 
 
 class ImportVerdict(enum.Enum):
@@ -172,7 +172,7 @@ def _ordered_dict(items: Any = ()) -> dict:
     for pair in list(items):
         if not isinstance(pair, (tuple, list)) or len(pair) != 2:
             raise PickleError("an OrderedDict is built from items that are not pairs")
-        out[pair[0]] = pair[1]
+        out[check_key(pair[0])] = pair[1]
     return out
 
 
@@ -186,6 +186,8 @@ def _one(kind: type) -> Any:
     def make(items: Any = ()) -> Any:
         if not isinstance(items, (list, tuple, set, frozenset, bytes, str)):
             raise PickleError(f"{kind.__name__} is built from a {type(items).__name__}")
+        if kind in (set, frozenset):
+            return kind(check_key(x) for x in items)
         return kind(items)
 
     return make
@@ -277,6 +279,14 @@ _UNSUPPORTED = {
     "_rebuild_mtia_tensor": "an MTIA tensor",
 }
 
+_QSCHEMES = (
+    "per_tensor_affine",
+    "per_tensor_symmetric",
+    "per_channel_affine",
+    "per_channel_symmetric",
+    "per_channel_affine_float_qparams",
+)
+
 
 def _table() -> dict[str, StandIn]:
     t: dict[str, StandIn] = {}
@@ -299,6 +309,8 @@ def _table() -> dict[str, StandIn]:
         add(_TensorClass(q, ImportVerdict.TENSOR))
     for fn, what in _UNSUPPORTED.items():
         add(_Unsupported(f"torch._utils.{fn}", what))
+    for scheme in _QSCHEMES:  # arguments of _rebuild_qtensor: named, so the refusal is precise
+        add(StandIn(f"torch.{scheme}", ImportVerdict.UNSUPPORTED))
     add(_Plain("collections.OrderedDict", _ordered_dict))
     add(_Plain("collections.Counter", _ordered_dict))
     add(_Plain("torch.Size", _one(tuple)))

@@ -340,10 +340,30 @@ def _tuple3(m: PickleMachine) -> None:
     m._push((a, b, c))
 
 
+_FLAT_KEYS = (str, int, float, bool, type(None), bytes, complex)
+MAX_KEY_DEPTH = 16
+
+
+def check_key(key: Any, depth: int = 0) -> Any:
+    """A dict key or set item that is safe to hash. Hashing nests in C without a depth guard:
+    a key of a million nested tuples would crash the process, so keys nest at most 16 deep."""
+    if isinstance(key, _FLAT_KEYS):
+        return key
+    if isinstance(key, (tuple, frozenset)):
+        if depth >= MAX_KEY_DEPTH:
+            raise PickleError(f"uses a key nested more than {MAX_KEY_DEPTH} levels deep")
+        for part in key:
+            check_key(part, depth + 1)
+        return key
+    if type(key).__hash__ is object.__hash__:  # hashed by identity: our own records
+        return key
+    raise PickleError(f"uses a {type(key).__name__} as a dict key or set item")
+
+
 def _pairs(items: list) -> dict:
     if len(items) % 2:
         raise PickleError("pickle builds a dict from an odd number of items (corrupt)")
-    return {items[i]: items[i + 1] for i in range(0, len(items), 2)}
+    return {check_key(items[i]): items[i + 1] for i in range(0, len(items), 2)}
 
 
 def _dict(m: PickleMachine) -> None:
@@ -351,7 +371,7 @@ def _dict(m: PickleMachine) -> None:
 
 
 def _frozenset(m: PickleMachine) -> None:
-    m._push(frozenset(m._pop_mark()))
+    m._push(frozenset(check_key(x) for x in m._pop_mark()))
 
 
 def _target(m: PickleMachine, kind: type | tuple[type, ...]) -> Any:
@@ -375,7 +395,7 @@ def _appends(m: PickleMachine) -> None:
 
 def _setitem(m: PickleMachine) -> None:
     value, key = m._pop(), m._pop()
-    _target(m, dict)[key] = value
+    _target(m, dict)[check_key(key)] = value
 
 
 def _setitems(m: PickleMachine) -> None:
@@ -385,7 +405,7 @@ def _setitems(m: PickleMachine) -> None:
 
 def _additems(m: PickleMachine) -> None:
     items = m._pop_mark()
-    _target(m, set).update(items)
+    _target(m, set).update(check_key(x) for x in items)
 
 
 def _get(m: PickleMachine) -> None:

@@ -82,7 +82,7 @@ def _key_text(key: object) -> str:
 
 def _value_text(value: object, limit: int = 120) -> str:
     if isinstance(value, str):
-        text = repr(value)
+        text = repr(value[:limit])
     elif value is None or isinstance(value, (bool, int, float, complex)):
         text = repr(value) if not (type(value) is int and abs(value) > 10**40) else "a huge integer"
     elif isinstance(value, (bytes, bytearray)):

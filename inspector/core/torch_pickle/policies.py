@@ -70,6 +70,10 @@ class LoadPolicy:
         # is a tensor, and nothing is set; BUILD on anything else is not something torch writes
         if isinstance(obj, (dict, TensorRecord)):
             return obj
+        if isinstance(obj, StandIn):
+            raise PickleError(
+                f"sets attributes of {obj.qualname} (BUILD on a class), which torch never does"
+            )
         raise PickleError(f"sets state on a {type(obj).__name__}, which torch never does")
 
 
@@ -114,4 +118,10 @@ class ScanPolicy:
         return Opaque()
 
     def build(self, obj: Any, state: Any) -> Any:
+        if isinstance(obj, StandIn):  # would change an allowed class for everything after it
+            _note(
+                self.seen,
+                f"BUILD on {obj.qualname} (sets attributes of a class)",
+                ImportVerdict.REFUSED,
+            )
         return obj
