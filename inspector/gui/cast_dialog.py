@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
 
 from inspector.core.checkpoint import Checkpoint
 from inspector.core.dtypes import CAST_TARGETS, DTYPES, DType
+from inspector.core.output_names import PICKLE_SUFFIXES
 from inspector.gui.i18n import translate
 
 
@@ -30,8 +31,10 @@ def proposed_output(ckpt: Checkpoint, target: DType) -> str:
         return f"{folder.rstrip(os.sep)}.{target.name}"
     path = os.path.abspath(ckpt.files[0].path)
     stem = os.path.basename(path)
-    if stem.endswith(".safetensors"):
-        stem = stem[: -len(".safetensors")]
+    for suffix in (".safetensors", *PICKLE_SUFFIXES):  # a pickle is converted to safetensors
+        if stem.endswith(suffix):
+            stem = stem[: -len(suffix)]
+            break
     return os.path.join(os.path.dirname(path), f"{stem}.{target.name}.safetensors")
 
 

@@ -257,8 +257,11 @@ class WindowController(QObject):
     def update_plots(self) -> None:
         s = self.session
         summary = s.summary
+        facts = s.checkpoint.files[0].pickle if s.checkpoint is not None else None
+        self.page.set_pickle(facts)
         self.page.set_plots(
             hint=summary is not None and summary.n_differ > 0,
             cast=s.cast is not None,
             diff=s.diffs is not None,
+            pickle=facts is not None,
         )

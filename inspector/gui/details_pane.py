@@ -108,7 +108,13 @@ class DetailsPane(QWidget):
         self.fields["File"].setText(wrappable(rel))
         self.fields["File"].setToolTip(t.file)
         start, end = ckpt.byte_range(t)
-        self.fields["Bytes"].setText(f"{start:,} – {end:,} ({format_bytes(t.nbytes)})")
+        text = f"{start:,} – {end:,} ({format_bytes(t.nbytes)})"
+        strides = getattr(t, "strides", None)  # a pickle's transposed or sliced tensor
+        if strides:
+            text = translate(
+                "DetailsPane", "from {start:,}, a strided view (strides {s}), {size}"
+            ).format(start=start, s=list(strides), size=format_bytes(t.nbytes))
+        self.fields["Bytes"].setText(text)
         for k in ("Range", "Mean ± std", "NaN / inf"):
             self.fields[k].setText(translate("DetailsPane", "computing…"))
         self.fields["Cast"].setText(translate("DetailsPane", "not cast yet (Ctrl+S)"))

@@ -36,10 +36,10 @@ def path_from_drop(paths: list[str]) -> tuple[str | None, str]:
     if len(paths) == 1:
         return paths[0], ""
     folders = {os.path.dirname(os.path.abspath(p)) for p in paths}
-    if len(folders) == 1 and all(p.endswith(".safetensors") for p in paths):
+    if len(folders) == 1 and all(p.endswith((".safetensors", ".bin")) for p in paths):
         return folders.pop(), ""  # several shards: their folder holds the index
     return None, translate(
         "Drops",
         "{n} items were dropped; drop one checkpoint at a time "
-        "(a .safetensors file, an index.json, or a model folder).",
+        "(a .safetensors file, a PyTorch .pt/.bin, an index.json, or a model folder).",
     ).format(n=len(paths))

@@ -41,7 +41,10 @@ if TYPE_CHECKING:
 
     from .workers import Worker
 
-OPEN_FILTER = "safetensors (*.safetensors *.safetensors.index.json *.json);;All files (*)"
+OPEN_FILTER = (
+    "Checkpoints (*.safetensors *.json *.pt *.pth *.bin *.ckpt);;safetensors (*.safetensors "
+    "*.safetensors.index.json);;PyTorch pickles (*.pt *.pth *.bin *.ckpt);;All files (*)"
+)
 
 
 class MainWindow(QMainWindow):

@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QTabWidget, QWidget
 
 from .hint_panel import HintPanel
 from .i18n import translate
+from .pickle_panel import PicklePanel
 from .plots import OverviewPanel, OverviewPlot
 from .table_text import cast_error_value
 
@@ -18,6 +19,7 @@ if TYPE_CHECKING:
     from inspector.core.checkpoint import Checkpoint
     from inspector.core.diff import DiffSummary, TensorDiff
     from inspector.core.summary import Summary
+    from inspector.core.torch_pickle.reader import PickleFacts
     from inspector.session import CastResult
 
 
@@ -45,6 +47,8 @@ class PlotTabs(QTabWidget):
         self.addTab(self.hint, translate("PlotTabs", "Why it matters"))
         self.addTab(self.precision_panel, translate("PlotTabs", "Precision lost (cast)"))
         self.addTab(self.diff_panel, translate("PlotTabs", "Difference to reference"))
+        self.pickle_panel = PicklePanel()
+        self.addTab(self.pickle_panel, translate("PlotTabs", "Pickle"))
         self.hide()
 
     # ---- public API -----------------------------------------------------------------------
@@ -122,12 +126,18 @@ class PlotTabs(QTabWidget):
         self.precision_plot.mark(name)
         self.diff_plot.mark(name)
 
-    def set_available(self, hint: bool, cast: bool, diff: bool) -> bool:
+    def set_pickle(self, facts: PickleFacts | None) -> None:
+        self.pickle_panel.set_facts(facts)
+
+    def set_available(self, hint: bool, cast: bool, diff: bool, pickle: bool = False) -> bool:
         """Show the tabs that have content; returns whether any does."""
         self.setTabVisible(0, hint)
         self.setTabVisible(1, cast)
         self.setTabVisible(2, diff)
-        self.setVisible(hint or cast or diff)
+        self.setTabVisible(3, pickle)
+        self.setVisible(hint or cast or diff or pickle)
         if hint and not cast and not diff:
             self.setCurrentWidget(self.hint)
-        return hint or cast or diff
+        elif pickle and not cast and not diff:
+            self.setCurrentWidget(self.pickle_panel)
+        return hint or cast or diff or pickle

@@ -36,6 +36,7 @@ from .tensor_table import Col, TensorTableModel
 if TYPE_CHECKING:
     from inspector.core.header import TensorInfo
     from inspector.core.summary import Summary
+    from inspector.core.torch_pickle.reader import PickleFacts
 
 
 class TensorPage(QWidget):
@@ -98,6 +99,7 @@ class TensorPage(QWidget):
         self.columns = TableColumns(self.table, self.fontMetrics())
         self.columns.sig_hidden_changed.connect(self.sig_hidden_columns_changed)
         self._hint_only = False
+        self._pickle = False
 
     def _build_filter_row(self) -> QHBoxLayout:
         frow = QHBoxLayout()
@@ -251,12 +253,17 @@ class TensorPage(QWidget):
         self._select_proxy_row(row)
         return True
 
-    def set_plots(self, hint: bool, cast: bool, diff: bool) -> None:
+    def set_pickle(self, facts: PickleFacts | None) -> None:
+        """A pickle's imports and plain values, in their own tab (None: not a pickle)."""
+        self.plots_tabs.set_pickle(facts)
+
+    def set_plots(self, hint: bool, cast: bool, diff: bool, pickle: bool = False) -> None:
         """Show the plot tabs that have content, sized to it (the hint alone: its text height)."""
-        self.plots_tabs.set_available(hint, cast, diff)
+        self.plots_tabs.set_available(hint, cast, diff, pickle)
         self._hint_only = hint and not cast and not diff
+        self._pickle = pickle
         total = sum(self.left_split.sizes()) or self.left_split.height()
-        if cast or diff:  # the table keeps at least half the height, however small the window
+        if cast or diff or pickle:  # the table keeps at least half the height
             bottom = max(min(260, total // 2), int(total * 0.40))
             self.plots_tabs.setMaximumHeight(16_777_215)
         else:
@@ -293,5 +300,5 @@ class TensorPage(QWidget):
         if obj is self.table and ev.type() == ev.Type.Resize:
             QTimer.singleShot(0, self.columns.fit_name_column)
         elif obj is self.left_split and ev.type() == ev.Type.Resize and self._hint_only:
-            QTimer.singleShot(0, lambda: self.set_plots(True, False, False))
+            QTimer.singleShot(0, lambda: self.set_plots(True, False, False, self._pickle))
         return super().eventFilter(obj, ev)

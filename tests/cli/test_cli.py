@@ -194,12 +194,12 @@ def test_diff_forms(model, tmp_path, capsys):
         (["list", "{model}", "--target", "F12"], "unknown dtype 'F12'"),
         (["cast", "{model}", "--target", "I64", "-o", "{tmp}/x.safetensors"], "cannot cast to I64"),
         (["diff", "{model}", "{model}", "--atol", "-1"], "--atol must be a non-negative number"),
-        (["check", "{tmp}/model.pt"], "PyTorch pickle"),
+        (["check", "{tmp}/renamed.safetensors"], "PyTorch pickle"),  # a .pt renamed
     ],
 )
 def test_bad_input_is_one_line_exit_2(model, tmp_path, capsys, argv, needle):
     path, _ = model
-    torch.save({"w": torch.zeros(1)}, tmp_path / "model.pt")
+    torch.save({"w": torch.zeros(1)}, tmp_path / "renamed.safetensors")
     argv = [a.format(tmp=tmp_path, model=path) for a in argv]
     code, out, err = run(capsys, *argv)
     assert code == 2

@@ -1,0 +1,58 @@
+"""A PyTorch pickle in the window: dropped, listed, its imports and plain values in the Pickle tab;
+a malicious one is refused with its imports named, the window keeps what it showed, nothing runs."""
+
+from __future__ import annotations
+
+import os
+import pickle
+
+import pytest
+
+from .test_window import drop
+
+torch = pytest.importorskip("torch")
+
+
+class _TouchCanary:
+    def __init__(self, path):
+        self.path = path
+
+    def __reduce__(self):
+        return (os.system, (f"touch {self.path}",))
+
+
+def test_dropped_pickle_lists_tensors_imports_and_values(qtbot, loaded, tmp_path):
+    path = tmp_path / "last.ckpt"
+    sd = {"fc.weight": torch.randn(4, 3, dtype=torch.float64).t(), "fc.bias": torch.zeros(4)}
+    torch.save({"state_dict": sd, "epoch": 12}, path)
+    with qtbot.waitSignal(loaded.loaded, timeout=20_000):
+        drop(loaded, [path])
+    assert loaded.model.rowCount() == 2
+    tabs = loaded.tensor_page.plots_tabs
+    assert tabs.isTabVisible(tabs.indexOf(tabs.pickle_panel))
+    tree = tabs.pickle_panel.tree
+    imports = tree.topLevelItem(0)
+    names = {imports.child(i).text(0) for i in range(imports.childCount())}
+    assert names == {
+        "collections.OrderedDict",  # torch pickles each tensor's (empty) backward hooks
+        "torch._utils._rebuild_tensor_v2",
+        "torch.DoubleStorage",
+        "torch.FloatStorage",
+    }
+    values = tree.topLevelItem(1)
+    assert (values.child(0).text(0), values.child(0).text(1)) == ("epoch", "12")
+
+
+def test_malicious_pickle_is_refused_and_the_window_keeps_its_file(qtbot, loaded, tmp_path):
+    canary = tmp_path / "CANARY"
+    path = tmp_path / "pytorch_model.bin"
+    path.write_bytes(pickle.dumps({"w": _TouchCanary(canary)}))
+    before = (loaded.ckpt.path, loaded.model.rowCount(), loaded.windowTitle())
+    with qtbot.waitSignal(loaded.load_failed, timeout=20_000) as blocker:
+        drop(loaded, [path])
+    assert "pickle imports posix.system" in blocker.args[0]
+    assert "nothing was executed" in blocker.args[0]
+    assert (loaded.ckpt.path, loaded.model.rowCount(), loaded.windowTitle()) == before
+    tabs = loaded.tensor_page.plots_tabs
+    assert not tabs.isTabVisible(tabs.indexOf(tabs.pickle_panel))  # the safetensors file's tabs
+    assert not canary.exists()
