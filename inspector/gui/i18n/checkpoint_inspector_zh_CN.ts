@@ -4,122 +4,122 @@
 <context>
     <name>Actions</name>
     <message>
-        <location filename="../window_actions.py" line="21" />
+        <location filename="../window_actions.py" line="21"/>
         <source>&amp;Open…</source>
         <translation>打开(&amp;O)…</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="25" />
+        <location filename="../window_actions.py" line="25"/>
         <source>Open a .safetensors file, index.json or model folder (Ctrl+O)</source>
         <translation>打开 .safetensors 文件、index.json 或模型文件夹 (Ctrl+O)</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="27" />
+        <location filename="../window_actions.py" line="27"/>
         <source>Open &amp;Folder…</source>
         <translation>打开文件夹(&amp;F)…</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="29" />
+        <location filename="../window_actions.py" line="29"/>
         <source>&amp;Cast &amp;&amp; Save…</source>
         <translation>转换并保存(&amp;C)…</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="33" />
+        <location filename="../window_actions.py" line="33"/>
         <source>Cast float tensors to the target dtype and save (Ctrl+S)</source>
         <translation>把浮点张量转换为目标 dtype 并保存 (Ctrl+S)</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="37" />
+        <location filename="../window_actions.py" line="37"/>
         <source>Compare with &amp;Reference…</source>
         <translation>与参考文件对比(&amp;R)…</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="42" />
+        <location filename="../window_actions.py" line="42"/>
         <source>Open a second checkpoint as reference and show per-tensor max |Δ| (or Shift+drop it onto the window)</source>
         <translation>打开另一个 checkpoint 作为参考，显示每个张量的最大 |Δ|（也可按住 Shift 拖放到窗口上）</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="48" />
+        <location filename="../window_actions.py" line="48"/>
         <source>Clear Reference</source>
         <translation>清除参考</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="49" />
+        <location filename="../window_actions.py" line="49"/>
         <source>&amp;Filter Tensors</source>
         <translation>筛选张量(&amp;F)</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="52" />
+        <location filename="../window_actions.py" line="52"/>
         <source>Only &amp;Differing Tensors</source>
         <translation>仅显示 dtype 不一致的张量(&amp;D)</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="57" />
+        <location filename="../window_actions.py" line="57"/>
         <source>&amp;Modules</source>
         <translation>模块(&amp;M)</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="62" />
+        <location filename="../window_actions.py" line="62"/>
         <source>Group tensors by module prefix (Ctrl+T)</source>
         <translation>按模块前缀分组显示张量 (Ctrl+T)</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="63" />
+        <location filename="../window_actions.py" line="63"/>
         <source>&amp;Quit</source>
         <translation>退出(&amp;Q)</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="65" />
+        <location filename="../window_actions.py" line="65"/>
         <source>&amp;Keyboard Shortcuts</source>
         <translation>快捷键(&amp;K)</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="67" />
+        <location filename="../window_actions.py" line="67"/>
         <source>&amp;About Checkpoint Inspector</source>
         <translation>关于 Checkpoint Inspector(&amp;A)</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="69" />
+        <location filename="../window_actions.py" line="69"/>
         <source>Open &amp;Recent</source>
         <translation>最近打开(&amp;R)</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="73" />
+        <location filename="../window_actions.py" line="73"/>
         <source>&amp;File</source>
         <translation>文件(&amp;F)</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="83" />
+        <location filename="../window_actions.py" line="83"/>
         <source>&amp;View</source>
         <translation>视图(&amp;V)</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="87" />
+        <location filename="../window_actions.py" line="87"/>
         <source>&amp;Help</source>
         <translation>帮助(&amp;H)</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="93" />
+        <location filename="../window_actions.py" line="93"/>
         <source>Main toolbar</source>
         <translation>主工具栏</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="100" />
+        <location filename="../window_actions.py" line="100"/>
         <source> Model dtype: </source>
         <translation> 模型 dtype：</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="104" />
+        <location filename="../window_actions.py" line="104"/>
         <source>The dtype the model uses; tensors in another float dtype are flagged</source>
         <translation>模型使用的 dtype；浮点 dtype 与之不同的张量会被标出</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="133" />
+        <location filename="../window_actions.py" line="133"/>
         <source>(none)</source>
         <translation>（无）</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="140" />
+        <location filename="../window_actions.py" line="140"/>
         <source>Clear List</source>
         <translation>清空列表</translation>
     </message>
@@ -127,87 +127,87 @@
 <context>
     <name>CastDialog</name>
     <message>
-        <location filename="../cast_dialog.py" line="63" />
+        <location filename="../cast_dialog.py" line="66"/>
         <source>Cast &amp; save</source>
         <translation>转换并保存</translation>
     </message>
     <message>
-        <location filename="../cast_dialog.py" line="73" />
+        <location filename="../cast_dialog.py" line="76"/>
         <source>Browse…</source>
         <translation>浏览…</translation>
     </message>
     <message>
-        <location filename="../cast_dialog.py" line="80" />
+        <location filename="../cast_dialog.py" line="83"/>
         <source>e.g. *.LayerNorm.* *inv_freq  (glob patterns, kept as is)</source>
         <translation>例如 *.LayerNorm.* *inv_freq（glob 通配符，匹配的张量保持原 dtype）</translation>
     </message>
     <message>
-        <location filename="../cast_dialog.py" line="82" />
+        <location filename="../cast_dialog.py" line="85"/>
         <source>Target dtype:</source>
         <translation>目标 dtype：</translation>
     </message>
     <message>
-        <location filename="../cast_dialog.py" line="84" />
+        <location filename="../cast_dialog.py" line="87"/>
         <source>Save as:</source>
         <translation>另存为：</translation>
     </message>
     <message>
-        <location filename="../cast_dialog.py" line="86" />
+        <location filename="../cast_dialog.py" line="89"/>
         <source>Save into folder:</source>
         <translation>保存到文件夹：</translation>
     </message>
     <message>
-        <location filename="../cast_dialog.py" line="89" />
+        <location filename="../cast_dialog.py" line="92"/>
         <source>Keep dtype of:</source>
         <translation>保持原 dtype：</translation>
     </message>
     <message>
-        <location filename="../cast_dialog.py" line="98" />
+        <location filename="../cast_dialog.py" line="101"/>
         <source>Cast &amp;&amp; Save</source>
         <translation>转换并保存</translation>
     </message>
     <message>
-        <location filename="../cast_dialog.py" line="124" />
+        <location filename="../cast_dialog.py" line="127"/>
         <source>Choose where to save.</source>
         <translation>请选择保存位置。</translation>
     </message>
     <message>
-        <location filename="../cast_dialog.py" line="130" />
+        <location filename="../cast_dialog.py" line="133"/>
         <source>The output would overwrite the checkpoint being read; choose another name.</source>
         <translation>输出会覆盖正在读取的 checkpoint，请换一个文件名。</translation>
     </message>
     <message>
-        <location filename="../cast_dialog.py" line="136" />
+        <location filename="../cast_dialog.py" line="139"/>
         <source>Folder {folder} does not exist.</source>
         <translation>文件夹 {folder} 不存在。</translation>
     </message>
     <message>
-        <location filename="../cast_dialog.py" line="149" />
+        <location filename="../cast_dialog.py" line="152"/>
         <source>{n} of {total} tensors will be cast to {target}</source>
         <translation>{total} 个张量中有 {n} 个将转换为 {target}</translation>
     </message>
     <message>
-        <location filename="../cast_dialog.py" line="154" />
+        <location filename="../cast_dialog.py" line="157"/>
         <source>{n} kept by pattern</source>
         <translation>{n} 个按规则保持原 dtype</translation>
     </message>
     <message>
-        <location filename="../cast_dialog.py" line="156" />
+        <location filename="../cast_dialog.py" line="159"/>
         <source>{n} kept (not a float)</source>
         <translation>{n} 个保持不变（非浮点）</translation>
     </message>
     <message>
-        <location filename="../cast_dialog.py" line="162" />
+        <location filename="../cast_dialog.py" line="165"/>
         <source>The existing output will be replaced.</source>
         <translation>已有的输出文件将被替换。</translation>
     </message>
     <message>
-        <location filename="../cast_dialog.py" line="169" />
+        <location filename="../cast_dialog.py" line="172"/>
         <source>Save shards into folder</source>
         <translation>把分片保存到文件夹</translation>
     </message>
     <message>
-        <location filename="../cast_dialog.py" line="174" />
+        <location filename="../cast_dialog.py" line="177"/>
         <source>Save cast checkpoint</source>
         <translation>保存转换后的 checkpoint</translation>
     </message>
@@ -215,113 +215,113 @@
 <context>
     <name>Controller</name>
     <message>
-        <location filename="../controller.py" line="66" />
+        <location filename="../controller.py" line="63"/>
         <source>Opening {name}…</source>
         <translation>正在打开 {name}…</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="93" />
+        <location filename="../controller.py" line="90"/>
         <source>The reference {name} was cleared: it was chosen for the previous checkpoint.</source>
         <translation>参考文件 {name} 已清除：它是为上一个 checkpoint 选择的。</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="98" />
+        <location filename="../controller.py" line="95"/>
         <source>Compare with {name} again</source>
         <translation>再次与 {name} 对比</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="106" />
+        <location filename="../controller.py" line="103"/>
         <source>Could not open {what}</source>
         <translation>无法打开 {what}</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="108" />
+        <location filename="../controller.py" line="105"/>
         <source> — still showing the previous checkpoint.</source>
         <translation> — 仍显示之前的 checkpoint。</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="117" />
+        <location filename="../controller.py" line="114"/>
         <source>Open which checkpoint?</source>
         <translation>打开哪个 checkpoint？</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="118" />
+        <location filename="../controller.py" line="115"/>
         <source>This folder holds several checkpoints. Open:</source>
         <translation>此文件夹包含多个 checkpoint。打开：</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="165" />
+        <location filename="../controller.py" line="162"/>
         <source>Opening reference {name}…</source>
         <translation>正在打开参考文件 {name}…</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="187" />
+        <location filename="../controller.py" line="184"/>
         <source>Comparing with {name}</source>
         <translation>正在与 {name} 对比</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="192" />
+        <location filename="../controller.py" line="189"/>
         <source>Comparison cancelled.</source>
         <translation>对比已取消。</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="200" />
+        <location filename="../controller.py" line="197"/>
         <source>Could not open the reference {what}</source>
         <translation>无法打开参考文件 {what}</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="210" />
+        <location filename="../controller.py" line="207"/>
         <source>Comparison failed: {why}</source>
         <translation>对比失败：{why}</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="229" />
+        <location filename="../controller.py" line="226"/>
         <source>Compared with {ref}: {n} tensors differ (worst max |Δ| {worst}), {equal} are equal</source>
         <translation>已与 {ref} 对比：{n} 个张量有差异（最大 |Δ| 为 {worst}），{equal} 个完全相同</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="234" />
+        <location filename="../controller.py" line="231"/>
         <source>; {n} only in one file or shaped differently</source>
         <translation>；{n} 个只存在于其中一个文件或形状不同</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="249" />
+        <location filename="../cast_controller.py" line="45"/>
         <source>Casting to {target}</source>
         <translation>正在转换为 {target}</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="261" />
+        <location filename="../cast_controller.py" line="57"/>
         <source>Saved {name} (cast of a checkpoint no longer shown).</source>
         <translation>已保存 {name}（转换的 checkpoint 已不在当前窗口中）。</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="265" />
-        <location filename="../controller.py" line="285" />
+        <location filename="../cast_controller.py" line="61"/>
+        <location filename="../cast_controller.py" line="81"/>
         <source>Open the saved file</source>
         <translation>打开保存的文件</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="273" />
+        <location filename="../cast_controller.py" line="69"/>
         <source>Saved {name} in {secs} s: {n} tensors cast to {target}, {lossless} of them lossless.</source>
         <translation>已保存 {name}，用时 {secs} 秒：{n} 个张量转换为 {target}，其中 {lossless} 个无损。</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="294" />
+        <location filename="../cast_controller.py" line="90"/>
         <source>Cast failed</source>
         <translation>转换失败</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="295" />
+        <location filename="../cast_controller.py" line="91"/>
         <source>Could not save {what}</source>
         <translation>无法保存 {what}</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="298" />
+        <location filename="../cast_controller.py" line="94"/>
         <source>Nothing was written.</source>
         <translation>没有写入任何文件。</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="306" />
+        <location filename="../cast_controller.py" line="102"/>
         <source>Cast cancelled: nothing was written.</source>
         <translation>转换已取消：没有写入任何文件。</translation>
     </message>
@@ -329,27 +329,27 @@
 <context>
     <name>DetailsController</name>
     <message>
-        <location filename="../details_controller.py" line="126" />
+        <location filename="../details_controller.py" line="125"/>
         <source>not a float</source>
         <translation>非浮点</translation>
     </message>
     <message>
-        <location filename="../details_controller.py" line="128" />
+        <location filename="../details_controller.py" line="127"/>
         <source>already {dtype}</source>
         <translation>已是 {dtype}</translation>
     </message>
     <message>
-        <location filename="../details_controller.py" line="130" />
+        <location filename="../details_controller.py" line="129"/>
         <source>kept by a pattern, or a format torch cannot cast exactly</source>
         <translation>被规则保留，或是 torch 无法精确转换的格式</translation>
     </message>
     <message>
-        <location filename="../details_controller.py" line="134" />
+        <location filename="../details_controller.py" line="133"/>
         <source>written unchanged as {dtype} ({why})</source>
         <translation>按原样写为 {dtype}（{why}）</translation>
     </message>
     <message>
-        <location filename="../details_controller.py" line="168" />
+        <location filename="../details_controller.py" line="167"/>
         <source>Could not read the saved file: {why}</source>
         <translation>无法读取保存的文件：{why}</translation>
     </message>
@@ -357,203 +357,208 @@
 <context>
     <name>DetailsPane</name>
     <message>
-        <location filename="../details_pane.py" line="34" />
+        <location filename="../details_pane.py" line="34"/>
         <source>Name</source>
         <translation>名称</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="35" />
+        <location filename="../details_pane.py" line="35"/>
         <source>DType</source>
         <translation>dtype</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="36" />
+        <location filename="../details_pane.py" line="36"/>
         <source>Shape</source>
         <translation>形状</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="37" />
+        <location filename="../details_pane.py" line="37"/>
         <source>File</source>
         <translation>文件</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="38" />
+        <location filename="../details_pane.py" line="38"/>
         <source>Bytes</source>
         <translation>字节</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="39" />
+        <location filename="../details_pane.py" line="39"/>
         <source>Range</source>
         <translation>范围</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="40" />
+        <location filename="../details_pane.py" line="40"/>
         <source>Mean ± std</source>
         <translation>均值 ± 标准差</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="41" />
+        <location filename="../details_pane.py" line="41"/>
         <source>NaN / inf</source>
         <translation>NaN / inf</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="42" />
+        <location filename="../details_pane.py" line="42"/>
         <source>Cast</source>
         <translation>转换</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="43" />
+        <location filename="../details_pane.py" line="43"/>
         <source>Reference</source>
         <translation>参考</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="50" />
-        <location filename="../details_pane.py" line="89" />
+        <location filename="../details_pane.py" line="50"/>
+        <location filename="../details_pane.py" line="89"/>
         <source>No tensor selected</source>
         <translation>未选择张量</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="103" />
+        <location filename="../details_pane.py" line="103"/>
         <source>{shape} · {n} values</source>
         <translation>{shape} · {n} 个值</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="113" />
+        <location filename="../details_pane.py" line="114"/>
+        <source>from {start:,}, a strided view (strides {s}), {size}</source>
+        <translation>自 {start:,} 起，跨步视图（strides {s}），{size}</translation>
+    </message>
+    <message>
+        <location filename="../details_pane.py" line="119"/>
         <source>computing…</source>
         <translation>计算中…</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="114" />
+        <location filename="../details_pane.py" line="120"/>
         <source>not cast yet (Ctrl+S)</source>
         <translation>尚未转换 (Ctrl+S)</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="116" />
+        <location filename="../details_pane.py" line="122"/>
         <source>Values (computing…)</source>
         <translation>数值（计算中…）</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="140" />
+        <location filename="../details_pane.py" line="146"/>
         <source>Values ({dtype})</source>
         <translation>数值（{dtype}）</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="146" />
+        <location filename="../details_pane.py" line="152"/>
         <source>unavailable: {reason}</source>
         <translation>不可用：{reason}</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="148" />
+        <location filename="../details_pane.py" line="154"/>
         <source>Values: unavailable</source>
         <translation>数值：不可用</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="161" />
+        <location filename="../details_pane.py" line="167"/>
         <source>written unchanged as {dtype} ({why})</source>
         <translation>按原样写为 {dtype}（{why}）</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="167" />
+        <location filename="../details_pane.py" line="173"/>
         <source>lossless (every value exact)</source>
         <translation>无损（所有值完全一致）</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="169" />
+        <location filename="../details_pane.py" line="175"/>
         <source>every value overflowed ({n})</source>
         <translation>所有值均溢出（{n} 个）</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="173" />
+        <location filename="../details_pane.py" line="179"/>
         <source>max rel. err {rel} · max abs. err {abs}</source>
         <translation>最大相对误差 {rel} · 最大绝对误差 {abs}</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="176" />
+        <location filename="../details_pane.py" line="182"/>
         <source>overflow {o} · underflow {u} · NaN {n}</source>
         <translation>上溢 {o} · 下溢 {u} · NaN {n}</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="188" />
+        <location filename="../details_pane.py" line="194"/>
         <source>(reference stores {dtype})</source>
         <translation>（参考文件存为 {dtype}）</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="190" />
+        <location filename="../details_pane.py" line="196"/>
         <source>not in the reference</source>
         <translation>参考文件中没有</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="192" />
+        <location filename="../details_pane.py" line="198"/>
         <source>only in the reference</source>
         <translation>只在参考文件中</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="194" />
+        <location filename="../details_pane.py" line="200"/>
         <source>shape differs: {a} here, {b} in reference</source>
         <translation>形状不同：此处为 {a}，参考文件为 {b}</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="198" />
+        <location filename="../details_pane.py" line="204"/>
         <source>equal values</source>
         <translation>数值相同</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="200" />
+        <location filename="../details_pane.py" line="206"/>
         <source>within tolerance: max |Δ| {d}</source>
         <translation>在容差内：最大 |Δ| {d}</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="205" />
+        <location filename="../details_pane.py" line="211"/>
         <source>max |Δ| {abs} · max rel. {rel}</source>
         <translation>最大 |Δ| {abs} · 最大相对差 {rel}</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="212" />
+        <location filename="../details_pane.py" line="218"/>
         <source>original</source>
         <translation>原始</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="213" />
+        <location filename="../details_pane.py" line="219"/>
         <source>saved</source>
         <translation>保存后</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="215" />
+        <location filename="../details_pane.py" line="221"/>
         <source>Values before / after the cast</source>
         <translation>转换前 / 后的数值</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="217" />
+        <location filename="../details_pane.py" line="223"/>
         <source>, every {n}th value</source>
         <translation>，每 {n} 个取一个</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="224" />
+        <location filename="../details_pane.py" line="230"/>
         <source>No finite values to draw</source>
         <translation>没有可绘制的有限值</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="230" />
+        <location filename="../details_pane.py" line="236"/>
         <source> · not drawn: {what}</source>
         <translation> · 未绘制：{what}</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="237" />
+        <location filename="../details_pane.py" line="243"/>
         <source>Relative error of saved values — {pct}% exact</source>
         <translation>保存值的相对误差 — {pct}% 完全一致</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="242" />
+        <location filename="../details_pane.py" line="248"/>
         <source>Every changed value overflowed ({n}): no finite error</source>
         <translation>所有改变的值都溢出了（{n} 个）：没有有限误差</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="246" />
+        <location filename="../details_pane.py" line="252"/>
         <source>{n} values overflowed; the others are exact</source>
         <translation>{n} 个值溢出；其余完全一致</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="250" />
+        <location filename="../details_pane.py" line="256"/>
         <source>100% exact: every saved value equals the original</source>
         <translation>100% 一致：所有保存值都等于原始值</translation>
     </message>
@@ -561,32 +566,32 @@
 <context>
     <name>Drops</name>
     <message>
-        <location filename="../drops.py" line="41" />
-        <source>{n} items were dropped; drop one checkpoint at a time (a .safetensors file, an index.json, or a model folder).</source>
-        <translation>拖入了 {n} 项；请一次只拖入一个 checkpoint（一个 .safetensors 文件、一个 index.json 或一个模型文件夹）。</translation>
+        <location filename="../drops.py" line="41"/>
+        <source>{n} items were dropped; drop one checkpoint at a time (a .safetensors file, a PyTorch .pt/.bin, an index.json, or a model folder).</source>
+        <translation>拖入了 {n} 项；请一次只拖入一个 checkpoint（一个 .safetensors 文件、一个 PyTorch .pt/.bin、一个 index.json 或一个模型文件夹）。</translation>
     </message>
 </context>
 <context>
     <name>EmptyPage</name>
     <message>
-        <location filename="../empty_page.py" line="12" />
+        <location filename="../empty_page.py" line="12"/>
         <source>Drop a .safetensors file, index.json or model folder</source>
         <translation>拖入 .safetensors 文件、index.json 或模型文件夹</translation>
     </message>
     <message>
-        <location filename="../empty_page.py" line="30" />
+        <location filename="../empty_page.py" line="30"/>
         <source>or use File ▸ Open (Ctrl+O). Tensors whose dtype differs from the model dtype are highlighted; Cast &amp; Save (Ctrl+S) fixes them and plots the precision lost.
 Shift+drop a second checkpoint to compare against it.</source>
         <translation>或使用 文件 ▸ 打开 (Ctrl+O)。dtype 与模型 dtype 不一致的张量会被高亮；转换并保存 (Ctrl+S) 可修正它们并绘制精度损失。
 按住 Shift 拖入另一个 checkpoint 可与之对比。</translation>
     </message>
     <message>
-        <location filename="../empty_page.py" line="39" />
+        <location filename="../empty_page.py" line="39"/>
         <source>Open…</source>
         <translation>打开…</translation>
     </message>
     <message>
-        <location filename="../empty_page.py" line="61" />
+        <location filename="../empty_page.py" line="61"/>
         <source>Recent</source>
         <translation>最近打开</translation>
     </message>
@@ -594,52 +599,52 @@ Shift+drop a second checkpoint to compare against it.</source>
 <context>
     <name>Help</name>
     <message>
-        <location filename="../help_dialogs.py" line="17" />
+        <location filename="../help_dialogs.py" line="17"/>
         <source>Shift+drop</source>
         <translation>Shift+拖放</translation>
     </message>
     <message>
-        <location filename="../help_dialogs.py" line="18" />
+        <location filename="../help_dialogs.py" line="18"/>
         <source>Compare with the dropped checkpoint as reference</source>
         <translation>以拖入的 checkpoint 作为参考进行对比</translation>
     </message>
     <message>
-        <location filename="../help_dialogs.py" line="21" />
+        <location filename="../help_dialogs.py" line="21"/>
         <source>Esc (in the filter)</source>
         <translation>Esc（在筛选框中）</translation>
     </message>
     <message>
-        <location filename="../help_dialogs.py" line="22" />
+        <location filename="../help_dialogs.py" line="22"/>
         <source>Clear the filter</source>
         <translation>清空筛选</translation>
     </message>
     <message>
-        <location filename="../help_dialogs.py" line="25" />
+        <location filename="../help_dialogs.py" line="25"/>
         <source>Ctrl+C (in the table)</source>
         <translation>Ctrl+C（在表格中）</translation>
     </message>
     <message>
-        <location filename="../help_dialogs.py" line="26" />
-        <source>Copy the selected tensor's name</source>
+        <location filename="../help_dialogs.py" line="26"/>
+        <source>Copy the selected tensor&apos;s name</source>
         <translation>复制所选张量的名称</translation>
     </message>
     <message>
-        <location filename="../help_dialogs.py" line="46" />
+        <location filename="../help_dialogs.py" line="46"/>
         <source>Keyboard Shortcuts</source>
         <translation>快捷键</translation>
     </message>
     <message>
-        <location filename="../help_dialogs.py" line="54" />
+        <location filename="../help_dialogs.py" line="54"/>
         <source>About Checkpoint Inspector</source>
         <translation>关于 Checkpoint Inspector</translation>
     </message>
     <message>
-        <location filename="../help_dialogs.py" line="58" />
-        <source>See every tensor's dtype and shape, cast checkpoints bit-identically to PyTorch, and plot the precision lost.</source>
+        <location filename="../help_dialogs.py" line="58"/>
+        <source>See every tensor&apos;s dtype and shape, cast checkpoints bit-identically to PyTorch, and plot the precision lost.</source>
         <translation>查看每个张量的 dtype 和形状，按与 PyTorch 逐位一致的方式转换 checkpoint，并绘制精度损失。</translation>
     </message>
     <message>
-        <location filename="../help_dialogs.py" line="65" />
+        <location filename="../help_dialogs.py" line="65"/>
         <source>MIT License. Documentation: README.md and docs/ of the source distribution;&lt;br&gt;&lt;tt&gt;checkpoint-inspector --help&lt;/tt&gt; for the command line.</source>
         <translation>MIT 许可证。文档：源码包中的 README.md 和 docs/；&lt;br&gt;命令行用法见 &lt;tt&gt;checkpoint-inspector --help&lt;/tt&gt;。</translation>
     </message>
@@ -647,43 +652,43 @@ Shift+drop a second checkpoint to compare against it.</source>
 <context>
     <name>HintPanel</name>
     <message>
-        <location filename="../hint_panel.py" line="46" />
+        <location filename="../hint_panel.py" line="46"/>
         <source>burn-store fix</source>
         <translation>burn-store 修复方法</translation>
     </message>
     <message>
-        <location filename="../hint_panel.py" line="51" />
-        <location filename="../hint_panel.py" line="93" />
+        <location filename="../hint_panel.py" line="51"/>
+        <location filename="../hint_panel.py" line="93"/>
         <source>Copy</source>
         <translation>复制</translation>
     </message>
     <message>
-        <location filename="../hint_panel.py" line="52" />
+        <location filename="../hint_panel.py" line="52"/>
         <source>Copy the line to the clipboard</source>
         <translation>把这一行复制到剪贴板</translation>
     </message>
     <message>
-        <location filename="../hint_panel.py" line="68" />
+        <location filename="../hint_panel.py" line="68"/>
         <source>{n} tensor ({kinds}) differs from the model dtype {target}.</source>
         <translation>{n} 个张量（{kinds}）与模型 dtype {target} 不一致。</translation>
     </message>
     <message>
-        <location filename="../hint_panel.py" line="70" />
+        <location filename="../hint_panel.py" line="70"/>
         <source>{n} tensors ({kinds}) differ from the model dtype {target}.</source>
         <translation>{n} 个张量（{kinds}）与模型 dtype {target} 不一致。</translation>
     </message>
     <message>
-        <location filename="../hint_panel.py" line="78" />
-        <source>&lt;b&gt;PyTorch&lt;/b&gt; &lt;code&gt;load_state_dict&lt;/code&gt; copies each tensor into the parameter's dtype: they become {target} silently.</source>
+        <location filename="../hint_panel.py" line="78"/>
+        <source>&lt;b&gt;PyTorch&lt;/b&gt; &lt;code&gt;load_state_dict&lt;/code&gt; copies each tensor into the parameter&apos;s dtype: they become {target} silently.</source>
         <translation>&lt;b&gt;PyTorch&lt;/b&gt; 的 &lt;code&gt;load_state_dict&lt;/code&gt; 会把每个张量复制到参数的 dtype 中：它们会被静默地转为 {target}。</translation>
     </message>
     <message>
-        <location filename="../hint_panel.py" line="85" />
+        <location filename="../hint_panel.py" line="85"/>
         <source>&lt;b&gt;burn-store&lt;/b&gt; keeps the stored dtype, so the model fails with &lt;code&gt;matmul: dtype mismatch&lt;/code&gt;. Fix it there (or cast this file, Ctrl+S):</source>
         <translation>&lt;b&gt;burn-store&lt;/b&gt; 保留文件中的 dtype，模型会报错 &lt;code&gt;matmul: dtype mismatch&lt;/code&gt;。可以在 burn 中这样修复（或转换此文件，Ctrl+S）：</translation>
     </message>
     <message>
-        <location filename="../hint_panel.py" line="97" />
+        <location filename="../hint_panel.py" line="97"/>
         <source>Copied</source>
         <translation>已复制</translation>
     </message>
@@ -691,17 +696,17 @@ Shift+drop a second checkpoint to compare against it.</source>
 <context>
     <name>JobBar</name>
     <message>
-        <location filename="../job_bar.py" line="28" />
+        <location filename="../job_bar.py" line="28"/>
         <source>Cancel</source>
         <translation>取消</translation>
     </message>
     <message>
-        <location filename="../job_bar.py" line="29" />
+        <location filename="../job_bar.py" line="29"/>
         <source>Stop; nothing partial is left on disk</source>
         <translation>停止；磁盘上不会留下不完整的文件</translation>
     </message>
     <message>
-        <location filename="../job_bar.py" line="58" />
+        <location filename="../job_bar.py" line="58"/>
         <source>Cancelling…</source>
         <translation>正在取消…</translation>
     </message>
@@ -709,37 +714,37 @@ Shift+drop a second checkpoint to compare against it.</source>
 <context>
     <name>MainWindow</name>
     <message>
-        <location filename="../main_window.py" line="70" />
+        <location filename="../main_window.py" line="74"/>
         <source>Checkpoint Inspector</source>
         <translation>Checkpoint Inspector</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="255" />
+        <location filename="../main_window.py" line="247"/>
         <source>Open checkpoint</source>
         <translation>打开 checkpoint</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="262" />
+        <location filename="../main_window.py" line="254"/>
         <source>Open model folder</source>
         <translation>打开模型文件夹</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="270" />
+        <location filename="../main_window.py" line="262"/>
         <source>Open a checkpoint first, then compare it with a reference.</source>
         <translation>请先打开一个 checkpoint，再与参考文件对比。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="277" />
+        <location filename="../main_window.py" line="269"/>
         <source>Open reference checkpoint</source>
         <translation>打开参考 checkpoint</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="308" />
+        <location filename="../main_window.py" line="300"/>
         <source>Drop to open · hold Shift to compare with it as reference</source>
         <translation>松开即可打开 · 按住 Shift 则作为参考进行对比</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="323" />
+        <location filename="../main_window.py" line="315"/>
         <source>Only local files and folders can be opened (that was a remote URL).</source>
         <translation>只能打开本地文件和文件夹（拖入的是远程 URL）。</translation>
     </message>
@@ -747,7 +752,7 @@ Shift+drop a second checkpoint to compare against it.</source>
 <context>
     <name>MessageBar</name>
     <message>
-        <location filename="../message_bar.py" line="63" />
+        <location filename="../message_bar.py" line="63"/>
         <source>Dismiss</source>
         <translation>关闭</translation>
     </message>
@@ -755,105 +760,158 @@ Shift+drop a second checkpoint to compare against it.</source>
 <context>
     <name>ModuleTree</name>
     <message>
-        <location filename="../module_tree.py" line="61" />
+        <location filename="../module_tree.py" line="61"/>
         <source>Module</source>
         <translation>模块</translation>
     </message>
     <message>
-        <location filename="../module_tree.py" line="62" />
+        <location filename="../module_tree.py" line="62"/>
         <source>Tensors under this module</source>
         <translation>此模块下的张量数</translation>
     </message>
     <message>
-        <location filename="../module_tree.py" line="64" />
+        <location filename="../module_tree.py" line="64"/>
         <source>Tensors whose dtype differs from the model dtype</source>
         <translation>dtype 与模型 dtype 不一致的张量数</translation>
     </message>
     <message>
-        <location filename="../module_tree.py" line="74" />
+        <location filename="../module_tree.py" line="74"/>
         <source>Modules</source>
         <translation>模块</translation>
     </message>
     <message>
-        <location filename="../module_tree.py" line="91" />
+        <location filename="../module_tree.py" line="91"/>
         <source>(all tensors)</source>
         <translation>（全部张量）</translation>
     </message>
 </context>
 <context>
+    <name>PicklePanel</name>
+    <message>
+        <location filename="../pickle_panel.py" line="18"/>
+        <source>torch tensor machinery</source>
+        <translation>torch 张量重建</translation>
+    </message>
+    <message>
+        <location filename="../pickle_panel.py" line="19"/>
+        <source>plain container</source>
+        <translation>普通容器</translation>
+    </message>
+    <message>
+        <location filename="../pickle_panel.py" line="20"/>
+        <source>tensor kind not readable here</source>
+        <translation>本工具无法读取的张量类型</translation>
+    </message>
+    <message>
+        <location filename="../pickle_panel.py" line="21"/>
+        <source>refused</source>
+        <translation>已拒绝</translation>
+    </message>
+    <message>
+        <location filename="../pickle_panel.py" line="35"/>
+        <source>name</source>
+        <translation>名称</translation>
+    </message>
+    <message>
+        <location filename="../pickle_panel.py" line="35"/>
+        <source>what it is</source>
+        <translation>含义</translation>
+    </message>
+    <message>
+        <location filename="../pickle_panel.py" line="49"/>
+        <source>&lt;b&gt;PyTorch pickle ({format})&lt;/b&gt;, read opcode by opcode: nothing in it was executed. It imports only torch&apos;s tensor machinery and plain containers.</source>
+        <translation>&lt;b&gt;PyTorch pickle（{format}）&lt;/b&gt;，逐条操作码解读：其中的任何内容都未被执行。它只导入 torch 的张量机制和普通容器。</translation>
+    </message>
+    <message>
+        <location filename="../pickle_panel.py" line="56"/>
+        <source>Pickle imports ({n})</source>
+        <translation>Pickle 导入（{n}）</translation>
+    </message>
+    <message>
+        <location filename="../pickle_panel.py" line="67"/>
+        <source>Values that are not tensors ({n}), not written by cast</source>
+        <translation>非张量的值（{n}），转换时不写出</translation>
+    </message>
+</context>
+<context>
     <name>PlotTabs</name>
     <message>
-        <location filename="../plot_tabs.py" line="32" />
+        <location filename="../plot_tabs.py" line="34"/>
         <source>Max relative error per tensor</source>
         <translation>每个张量的最大相对误差</translation>
     </message>
     <message>
-        <location filename="../plot_tabs.py" line="33" />
+        <location filename="../plot_tabs.py" line="35"/>
         <source>max rel. error</source>
         <translation>最大相对误差</translation>
     </message>
     <message>
-        <location filename="../plot_tabs.py" line="34" />
+        <location filename="../plot_tabs.py" line="36"/>
         <source>changed</source>
         <translation>有变化</translation>
     </message>
     <message>
-        <location filename="../plot_tabs.py" line="34" />
+        <location filename="../plot_tabs.py" line="36"/>
         <source>lossless</source>
         <translation>无损</translation>
     </message>
     <message>
-        <location filename="../plot_tabs.py" line="37" />
+        <location filename="../plot_tabs.py" line="39"/>
         <source>Max |Δ| per tensor vs reference</source>
         <translation>每个张量与参考的最大 |Δ|</translation>
     </message>
     <message>
-        <location filename="../plot_tabs.py" line="39" />
+        <location filename="../plot_tabs.py" line="41"/>
         <source>differs</source>
         <translation>有差异</translation>
     </message>
     <message>
-        <location filename="../plot_tabs.py" line="39" />
+        <location filename="../plot_tabs.py" line="41"/>
         <source>equal</source>
         <translation>相同</translation>
     </message>
     <message>
-        <location filename="../plot_tabs.py" line="45" />
+        <location filename="../plot_tabs.py" line="47"/>
         <source>Why it matters</source>
         <translation>为什么重要</translation>
     </message>
     <message>
-        <location filename="../plot_tabs.py" line="46" />
+        <location filename="../plot_tabs.py" line="48"/>
         <source>Precision lost (cast)</source>
         <translation>精度损失（转换）</translation>
     </message>
     <message>
-        <location filename="../plot_tabs.py" line="47" />
+        <location filename="../plot_tabs.py" line="49"/>
         <source>Difference to reference</source>
         <translation>与参考的差异</translation>
     </message>
     <message>
-        <location filename="../plot_tabs.py" line="69" />
+        <location filename="../plot_tabs.py" line="51"/>
+        <source>Pickle</source>
+        <translation>Pickle</translation>
+    </message>
+    <message>
+        <location filename="../plot_tabs.py" line="73"/>
         <source>Max relative error per tensor, cast to {target}</source>
         <translation>每个张量的最大相对误差，转换为 {target}</translation>
     </message>
     <message>
-        <location filename="../plot_tabs.py" line="75" />
+        <location filename="../plot_tabs.py" line="79"/>
         <source>&lt;b&gt;{n} tensors cast to {target}&lt;/b&gt; ({out}): {lossless} lossless · overflow {o} · underflow {u} · NaN {nan}</source>
         <translation>&lt;b&gt;{n} 个张量转换为 {target}&lt;/b&gt;（{out}）：{lossless} 个无损 · 上溢 {o} · 下溢 {u} · NaN {nan}</translation>
     </message>
     <message>
-        <location filename="../plot_tabs.py" line="100" />
+        <location filename="../plot_tabs.py" line="104"/>
         <source>Max |Δ| per tensor vs {ref}</source>
         <translation>每个张量与 {ref} 的最大 |Δ|</translation>
     </message>
     <message>
-        <location filename="../plot_tabs.py" line="102" />
+        <location filename="../plot_tabs.py" line="106"/>
         <source>&lt;b&gt;{n} tensors differ from {ref}&lt;/b&gt; (worst max |Δ| {worst}), {equal} equal</source>
         <translation>&lt;b&gt;{n} 个张量与 {ref} 有差异&lt;/b&gt;（最大 |Δ| 为 {worst}），{equal} 个相同</translation>
     </message>
     <message>
-        <location filename="../plot_tabs.py" line="112" />
+        <location filename="../plot_tabs.py" line="116"/>
         <source>, {n} within tolerance</source>
         <translation>，{n} 个在容差内</translation>
     </message>
@@ -861,48 +919,48 @@ Shift+drop a second checkpoint to compare against it.</source>
 <context>
     <name>Plots</name>
     <message>
-        <location filename="../plots.py" line="107" />
+        <location filename="../plots.py" line="107"/>
         <source>Values</source>
         <translation>数值</translation>
     </message>
     <message>
-        <location filename="../plots.py" line="124" />
-        <location filename="../plots.py" line="187" />
+        <location filename="../plots.py" line="124"/>
+        <location filename="../plots.py" line="187"/>
         <source>count</source>
         <translation>个数</translation>
     </message>
     <message>
-        <location filename="../plots.py" line="173" />
+        <location filename="../plots.py" line="173"/>
         <source>Relative error</source>
         <translation>相对误差</translation>
     </message>
     <message>
-        <location filename="../plots.py" line="184" />
+        <location filename="../plots.py" line="184"/>
         <source>log10 |saved − original| / |original|</source>
         <translation>log10 |保存值 − 原始值| / |原始值|</translation>
     </message>
     <message>
-        <location filename="../plots.py" line="221" />
+        <location filename="../plots.py" line="221"/>
         <source>tensor # (file order; click a point to select it)</source>
         <translation>张量序号（文件顺序；点击数据点可选中）</translation>
     </message>
     <message>
-        <location filename="../plots.py" line="275" />
+        <location filename="../plots.py" line="275"/>
         <source>overflow, inf or NaN (top band)</source>
         <translation>上溢、inf 或 NaN（顶部区域）</translation>
     </message>
     <message>
-        <location filename="../plots.py" line="278" />
+        <location filename="../plots.py" line="278"/>
         <source>(exactly 0: bottom band)</source>
         <translation>（误差恰为 0：底部区域）</translation>
     </message>
     <message>
-        <location filename="../plots.py" line="327" />
+        <location filename="../plots.py" line="327"/>
         <source>overflow</source>
         <translation>溢出</translation>
     </message>
     <message>
-        <location filename="../plots.py" line="329" />
+        <location filename="../plots.py" line="329"/>
         <source>exact 0</source>
         <translation>误差为 0</translation>
     </message>
@@ -910,42 +968,42 @@ Shift+drop a second checkpoint to compare against it.</source>
 <context>
     <name>TableText</name>
     <message>
-        <location filename="../table_text.py" line="18" />
+        <location filename="../table_text.py" line="18"/>
         <source>[] (scalar)</source>
         <translation>[]（标量）</translation>
     </message>
     <message>
-        <location filename="../table_text.py" line="26" />
+        <location filename="../table_text.py" line="26"/>
         <source>0 (lossless)</source>
         <translation>0（无损）</translation>
     </message>
     <message>
-        <location filename="../table_text.py" line="49" />
+        <location filename="../table_text.py" line="49"/>
         <source>not a float</source>
         <translation>非浮点</translation>
     </message>
     <message>
-        <location filename="../table_text.py" line="55" />
+        <location filename="../table_text.py" line="55"/>
         <source>differs: {dtype} → {target}</source>
         <translation>不一致：{dtype} → {target}</translation>
     </message>
     <message>
-        <location filename="../table_text.py" line="59" />
+        <location filename="../table_text.py" line="59"/>
         <source>kept (not a float)</source>
         <translation>保持不变（非浮点）</translation>
     </message>
     <message>
-        <location filename="../table_text.py" line="60" />
+        <location filename="../table_text.py" line="60"/>
         <source>matches {target}</source>
         <translation>与 {target} 一致</translation>
     </message>
     <message>
-        <location filename="../table_text.py" line="66" />
+        <location filename="../table_text.py" line="66"/>
         <source>{n} of {total} tensors differ from {target}</source>
         <translation>{total} 个张量中有 {n} 个与 {target} 不一致</translation>
     </message>
     <message>
-        <location filename="../table_text.py" line="69" />
+        <location filename="../table_text.py" line="69"/>
         <source>{n} params</source>
         <translation>{n} 参数</translation>
     </message>
@@ -953,47 +1011,47 @@ Shift+drop a second checkpoint to compare against it.</source>
 <context>
     <name>TensorPage</name>
     <message>
-        <location filename="../tensor_page.py" line="78" />
+        <location filename="../tensor_page.py" line="67"/>
         <source>Summary</source>
         <translation>摘要</translation>
     </message>
     <message>
-        <location filename="../tensor_page.py" line="117" />
+        <location filename="../tensor_page.py" line="108"/>
         <source>Filter (Ctrl+F): any of these words or globs, e.g. embed lm_head *.bias · Esc clears</source>
         <translation>筛选 (Ctrl+F)：匹配任一关键词或通配符，例如 embed lm_head *.bias · Esc 清空</translation>
     </message>
     <message>
-        <location filename="../tensor_page.py" line="123" />
+        <location filename="../tensor_page.py" line="114"/>
         <source>Filter tensor names</source>
         <translation>按名称筛选张量</translation>
     </message>
     <message>
-        <location filename="../tensor_page.py" line="130" />
+        <location filename="../tensor_page.py" line="121"/>
         <source>Only differing</source>
         <translation>仅不一致</translation>
     </message>
     <message>
-        <location filename="../tensor_page.py" line="132" />
+        <location filename="../tensor_page.py" line="123"/>
         <source>Show only float tensors whose dtype differs from the model dtype</source>
         <translation>只显示 dtype 与模型 dtype 不一致的浮点张量</translation>
     </message>
     <message>
-        <location filename="../tensor_page.py" line="175" />
+        <location filename="../tensor_page.py" line="156"/>
         <source>Copy Tensor Name</source>
         <translation>复制张量名称</translation>
     </message>
     <message>
-        <location filename="../tensor_page.py" line="195" />
+        <location filename="../tensor_page.py" line="176"/>
         <source>no tensor matches</source>
         <translation>没有匹配的张量</translation>
     </message>
     <message>
-        <location filename="../tensor_page.py" line="197" />
+        <location filename="../tensor_page.py" line="178"/>
         <source>{shown} of {total}</source>
         <translation>{total} 个中的 {shown} 个</translation>
     </message>
     <message>
-        <location filename="../tensor_page.py" line="201" />
+        <location filename="../tensor_page.py" line="182"/>
         <source>{total} tensors</source>
         <translation>{total} 个张量</translation>
     </message>
@@ -1001,107 +1059,107 @@ Shift+drop a second checkpoint to compare against it.</source>
 <context>
     <name>TensorTable</name>
     <message>
-        <location filename="../tensor_table.py" line="54" />
+        <location filename="../tensor_table.py" line="54"/>
         <source>Name</source>
         <translation>名称</translation>
     </message>
     <message>
-        <location filename="../tensor_table.py" line="55" />
+        <location filename="../tensor_table.py" line="55"/>
         <source>DType</source>
         <translation>dtype</translation>
     </message>
     <message>
-        <location filename="../tensor_table.py" line="56" />
+        <location filename="../tensor_table.py" line="56"/>
         <source>Shape</source>
         <translation>形状</translation>
     </message>
     <message>
-        <location filename="../tensor_table.py" line="57" />
+        <location filename="../tensor_table.py" line="57"/>
         <source>Params</source>
         <translation>参数量</translation>
     </message>
     <message>
-        <location filename="../tensor_table.py" line="58" />
+        <location filename="../tensor_table.py" line="58"/>
         <source>Size</source>
         <translation>大小</translation>
     </message>
     <message>
-        <location filename="../tensor_table.py" line="59" />
+        <location filename="../tensor_table.py" line="59"/>
         <source>Status</source>
         <translation>状态</translation>
     </message>
     <message>
-        <location filename="../tensor_table.py" line="60" />
+        <location filename="../tensor_table.py" line="60"/>
         <source>Rel. error</source>
         <translation>相对误差</translation>
     </message>
     <message>
-        <location filename="../tensor_table.py" line="61" />
+        <location filename="../tensor_table.py" line="61"/>
         <source>|Δ| vs ref</source>
         <translation>与参考的 |Δ|</translation>
     </message>
     <message>
-        <location filename="../tensor_table.py" line="64" />
-        <source>Whether the tensor's dtype matches the target dtype. Integer and bool tensors are kept as they are (FloatCastAdapter only casts floats).</source>
+        <location filename="../tensor_table.py" line="64"/>
+        <source>Whether the tensor&apos;s dtype matches the target dtype. Integer and bool tensors are kept as they are (FloatCastAdapter only casts floats).</source>
         <translation>张量的 dtype 是否与目标 dtype 一致。整数和布尔张量保持不变（FloatCastAdapter 只转换浮点张量）。</translation>
     </message>
     <message>
-        <location filename="../tensor_table.py" line="69" />
+        <location filename="../tensor_table.py" line="69"/>
         <source>Largest relative error between the original and the saved value (float64); — means the tensor was written unchanged</source>
         <translation>原始值与保存值之间的最大相对误差（float64）；— 表示该张量按原样写入</translation>
     </message>
     <message>
-        <location filename="../tensor_table.py" line="74" />
+        <location filename="../tensor_table.py" line="74"/>
         <source>Largest absolute difference to the reference checkpoint (float64)</source>
         <translation>与参考 checkpoint 的最大绝对差（float64）</translation>
     </message>
     <message>
-        <location filename="../tensor_table.py" line="88" />
+        <location filename="../tensor_table.py" line="88"/>
         <source>shape mismatch</source>
         <translation>形状不一致</translation>
     </message>
     <message>
-        <location filename="../tensor_table.py" line="89" />
+        <location filename="../tensor_table.py" line="89"/>
         <source>not in reference</source>
         <translation>参考中没有</translation>
     </message>
     <message>
-        <location filename="../tensor_table.py" line="90" />
+        <location filename="../tensor_table.py" line="90"/>
         <source>only in reference</source>
         <translation>只在参考中</translation>
     </message>
     <message>
-        <location filename="../tensor_table.py" line="327" />
+        <location filename="../tensor_table.py" line="327"/>
         <source>0 (lossless)</source>
         <translation>0（无损）</translation>
     </message>
     <message>
-        <location filename="../tensor_table.py" line="329" />
+        <location filename="../tensor_table.py" line="329"/>
         <source>{n} NaN</source>
         <translation>{n} 个 NaN</translation>
     </message>
     <message>
-        <location filename="../tensor_table.py" line="331" />
+        <location filename="../tensor_table.py" line="331"/>
         <source>{n} overflow</source>
         <translation>{n} 个溢出</translation>
     </message>
     <message>
-        <location filename="../tensor_table.py" line="340" />
+        <location filename="../tensor_table.py" line="340"/>
         <source>0 (equal)</source>
         <translation>0（相同）</translation>
     </message>
     <message>
-        <location filename="../tensor_table.py" line="347" />
-        <source>Stored as {dtype}, the model uses {target}. PyTorch's load_state_dict casts it silently; burn-store keeps {dtype} and fails with a dtype mismatch.</source>
+        <location filename="../tensor_table.py" line="347"/>
+        <source>Stored as {dtype}, the model uses {target}. PyTorch&apos;s load_state_dict casts it silently; burn-store keeps {dtype} and fails with a dtype mismatch.</source>
         <translation>文件中存为 {dtype}，模型使用 {target}。PyTorch 的 load_state_dict 会静默转换；burn-store 会保留 {dtype}，并因 dtype 不匹配而报错。</translation>
     </message>
     <message>
-        <location filename="../tensor_table.py" line="353" />
+        <location filename="../tensor_table.py" line="353"/>
         <source>{dtype} is not a float type: casting leaves it unchanged.</source>
         <translation>{dtype} 不是浮点类型：转换时保持不变。</translation>
     </message>
     <message>
-        <location filename="../tensor_table.py" line="356" />
+        <location filename="../tensor_table.py" line="356"/>
         <source>Already {target}.</source>
         <translation>已经是 {target}。</translation>
     </message>
