@@ -58,6 +58,7 @@ lint: $(VENV)/.installed-test
 bench: $(VENV)/.installed-test
 	$(BIN)/python bench/cast_vs_torch.py
 	$(BIN)/python bench/list_vs_safe_open.py
+	$(BIN)/python bench/pickle_vs_torch.py
 	QT_QPA_PLATFORM=offscreen $(BIN)/python bench/gui_open_200k.py
 
 fuzz: $(VENV)/.installed-test

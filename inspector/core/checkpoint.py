@@ -143,6 +143,7 @@ class Checkpoint:
         dtype = tensor.dtype
         if isinstance(tensor, StridedTensorInfo):  # gathered from the map, a chunk at a time
             yield from strided_chunks(self.view(tensor), max(1, chunk_bytes * 8 // dtype.bits))
+            self._release(tensor)
             return
         # whole elements per chunk; packed dtypes need a multiple of 3 bytes (F6) or 1 (F4)
         unit = 3 if dtype.bits == 6 else max(1, dtype.bits // 8)
@@ -156,6 +157,17 @@ class Checkpoint:
         with f:
             for raw in read_byte_chunks(f, tensor.file, start, end, chunk, buf):
                 yield unpack(raw, dtype) if dtype.is_packed else raw.view(dtype.numpy)
+
+    def _release(self, t: StridedTensorInfo) -> None:
+        """Drop the mapped pages a strided tensor touched from this process (the page cache keeps
+        them): resident memory stays at one tensor's span, not the whole file's."""
+        mm = self._maps.get(t.file)
+        if mm is None or not hasattr(mmap, "MADV_DONTNEED"):
+            return
+        start = t.start // mmap.PAGESIZE * mmap.PAGESIZE
+        end = t.start + t.span_elems * (t.dtype.bits // 8)
+        with contextlib.suppress(OSError, ValueError):
+            mm.madvise(mmap.MADV_DONTNEED, start, min(end, len(mm)) - start)
 
     def close(self) -> None:
         for mm in self._maps.values():
