@@ -18,7 +18,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from cast_vs_torch import measure  # noqa: E402 - the one-child RSS wrapper
+from cast_vs_torch import measure  # the one-child RSS wrapper
 
 TORCH_LIST = """
 import sys, torch
