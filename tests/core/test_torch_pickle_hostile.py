@@ -308,3 +308,24 @@ def test_deeply_nested_key_is_refused_not_a_crash(tmp_path, use):
     )
     assert proc.returncode == 2, (proc.returncode, proc.stderr[-500:])
     assert "nested more than 16 levels deep" in proc.stderr
+
+
+def test_storage_member_past_the_end_is_refused(tmp_path):
+    """A zip whose storage member claims more bytes than the file has (a forged size)."""
+    good = _torch_zip(tmp_path, 1)
+    src = zipfile.ZipFile(io.BytesIO(good))
+    key = next(n for n in src.namelist() if "/data/" in n)
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as dst:
+        for info in src.infolist():
+            dst.writestr(info.filename, src.read(info))
+    data = bytearray(out.getvalue())
+    # the storage member's sizes in the central directory (its entry starts 46 bytes before
+    # its name): claim 1 GiB
+    at = data.find(key.encode(), data.find(b"PK\x01\x02")) - 46
+    assert data[at : at + 4] == b"PK\x01\x02"
+    struct.pack_into("<II", data, at + 20, 1 << 30, 1 << 30)
+    path = tmp_path / "forged.pt"
+    path.write_bytes(bytes(data))
+    with pytest.raises(CheckpointError, match=r"past the end|damaged"):
+        open_checkpoint(path)

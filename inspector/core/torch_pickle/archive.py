@@ -22,7 +22,7 @@ from ..errors import CheckpointError
 
 LEGACY_MAGIC = 0x1950A86A20F9469CFC6C
 LEGACY_PROTOCOL = 1001
-MAX_PICKLE_BYTES = 1 << 30  # data.pkl holds names and shapes, never tensor data
+MAX_PICKLE_BYTES = 256 << 20  # data.pkl holds names and shapes (200k tensors: ~20 MB), no data
 
 
 class PickleFormat(enum.Enum):
@@ -54,6 +54,7 @@ def read_zip(path: str, fh: Any) -> ZipLayout:
     except (zipfile.BadZipFile, OSError, ValueError, EOFError, NotImplementedError) as e:
         raise CheckpointError(path, f"is a damaged zip archive ({_why(e)})") from None
     names = [i.filename for i in infos]
+    size = fh.seek(0, 2)
     if any(n.endswith("/constants.pkl") or "/code/" in n for n in names):
         raise CheckpointError(
             path,
@@ -78,7 +79,12 @@ def read_zip(path: str, fh: Any) -> ZipLayout:
     for info in infos:
         if info.filename.startswith(data_dir) and "/" not in info.filename[len(data_dir) :]:
             key = info.filename[len(data_dir) :]
-            storages[key] = StorageSpan(_data_offset(path, fh, info), info.file_size)
+            offset = _data_offset(path, fh, info)
+            if offset + info.file_size > size:
+                raise CheckpointError(
+                    path, f"zip member {info.filename} runs past the end of the file (truncated?)"
+                )
+            storages[key] = StorageSpan(offset, info.file_size)
             if info.compress_type != zipfile.ZIP_STORED and info.file_size:
                 storages[key] = StorageSpan(-1, info.file_size)  # refused when a tensor uses it
     pickle = _read_member(path, zf, pkls[0], MAX_PICKLE_BYTES)
