@@ -12,13 +12,14 @@ import os
 import sys
 from collections.abc import Sequence
 
+from .cli_model import cmd_lint, config_line, intended_globs, resolve_target
 from .cli_output import clip, make_streams_safe, out, printable, symbol
 from .cli_parser import PROG, UsageError, _build_gui_parser, _build_sub_parser
 from .cli_scan import cmd_scan
 from .cli_signals import Terminated, install_signal_handlers
 from .core.errors import CheckpointError
 
-SUBCOMMANDS = ("list", "check", "cast", "diff", "scan")
+SUBCOMMANDS = ("list", "check", "cast", "diff", "scan", "lint")
 EXIT_OK, EXIT_DIFFERENT, EXIT_BAD_INPUT = 0, 1, 2
 
 
@@ -50,7 +51,7 @@ def _cmd_list(args: argparse.Namespace) -> int:
     from .core.summary import format_bytes, matches_target, summarize, tensor_status
 
     ckpt = open_checkpoint(args.path)
-    target = args.target
+    target = resolve_target(args)
     tensors = natural_order(ckpt.tensors, target) if args.order == "natural" else ckpt.tensors
     stats = run_job(compute_stats(ckpt), _progress_printer("stats")) if args.stats else {}
     if args.json:
@@ -76,6 +77,7 @@ def _cmd_list(args: argparse.Namespace) -> int:
         return EXIT_OK
 
     status_text = _status_words(target, short=args.stats)
+    on_purpose = _on_purpose(ckpt.tensors, target, intended_globs(args.path))
     names = {t.name: printable(t.name) for t in tensors}
     lines = []
     if args.stats:  # 120 columns: a long name gets a line of its own above its numbers
@@ -93,7 +95,8 @@ def _cmd_list(args: argparse.Namespace) -> int:
             numbers = " ".join(f"{_num(v):>9}" for v in (s.min, s.max, s.mean, s.std))
             lines.append(
                 f"{name:<{name_w}}  {t.dtype.name:<8} {_shape(t.shape):<15} "
-                f"{status_text[tensor_status(t, target)]:<7} {numbers} {s.nan:>5} {s.inf:>5}"
+                f"{on_purpose.get(t.name) or status_text[tensor_status(t, target)]:<7} {numbers} "
+                f"{s.nan:>5} {s.inf:>5}"
             )
     else:
         name_w = min(max([4, *(len(n) for n in names.values())]), 60)
@@ -101,13 +104,23 @@ def _cmd_list(args: argparse.Namespace) -> int:
         for t in tensors:
             line = (
                 f"{names[t.name]:<{name_w}}  {t.dtype.name:<8} {_shape(t.shape):<20} "
-                f"{format_bytes(t.nbytes):>10}  {status_text[tensor_status(t, target)]}"
+                f"{format_bytes(t.nbytes):>10}  "
+                f"{on_purpose.get(t.name) or status_text[tensor_status(t, target)]}"
             )
             lines.append(line.rstrip())
     lines.append(summarize(ckpt.tensors, target).line())
     lines.extend(_value_lines(ckpt))
     sys.stdout.write("\n".join(line.rstrip() for line in lines) + "\n")
     return EXIT_OK
+
+
+def _on_purpose(tensors, target, globs) -> dict[str, str]:
+    """Differing F32 tensors a model keeps in F32 on purpose (norms, inv_freq, routers)."""
+    from .core.model_folder.intended import is_intended
+
+    if target.name == "F32":
+        return {}
+    return {t.name: "F32 on purpose?" for t in tensors if is_intended(t, globs)}
 
 
 def _pickle_values(ckpt) -> list:
@@ -155,16 +168,25 @@ def _cmd_check(args: argparse.Namespace) -> int:
     from .core.summary import summarize, tensor_status
 
     ckpt = open_checkpoint(args.path)
-    differing = [t for t in ckpt.tensors if tensor_status(t, args.target) is TensorStatus.DIFFERS]
-    summary = summarize(ckpt.tensors, args.target)
+    target = resolve_target(args)
+    differing = [t for t in ckpt.tensors if tensor_status(t, target) is TensorStatus.DIFFERS]
+    summary = summarize(ckpt.tensors, target)
+    note = config_line(args.path, ckpt.tensors, target)
     if not differing:
         n_float = sum(1 for t in ckpt.tensors if t.dtype.is_float)
-        out(f"ok: all {n_float} float tensors are {args.target.name} ({summary.line()})")
+        out(f"ok: all {n_float} float tensors are {target.name} ({summary.line()})")
         return EXIT_OK
+    on_purpose = _on_purpose(differing, target, intended_globs(args.path))
     for t in differing:
-        out(f"{printable(t.name)}: {t.dtype.name} (expected {args.target.name})")
+        why = (
+            " — kept in F32 on purpose? (norm, inv_freq or router)" if t.name in on_purpose else ""
+        )
+        out(f"{printable(t.name)}: {t.dtype.name} (expected {target.name}){why}")
     out(summary.line())
-    out(f"fix: {PROG} cast {printable(args.path)} --target {args.target.name} -o OUT")
+    if note:
+        out(note)
+    keep = " --keep-preset fp32-norms" if on_purpose else ""
+    out(f"fix: {PROG} cast {printable(args.path)} --target {target.name}{keep} -o OUT")
     return EXIT_DIFFERENT
 
 
@@ -174,8 +196,9 @@ def _cmd_cast(args: argparse.Namespace) -> int:
     from .core.progress import run_job
 
     ckpt = open_checkpoint(args.path)
+    keep = list(args.keep) + (list(intended_globs(args.path)) if args.keep_preset else [])
     job = cast_checkpoint(
-        ckpt, args.target, args.output, keep=args.keep, report=True, report_path=args.report
+        ckpt, args.target, args.output, keep=keep, report=True, report_path=args.report
     )
     report = run_job(job, _progress_printer("cast"))
     totals = report.totals()  # report.tensors: the tensors whose dtype the cast changed
@@ -279,6 +302,7 @@ COMMANDS = {
     "cast": _cmd_cast,
     "diff": _cmd_diff,
     "scan": cmd_scan,
+    "lint": cmd_lint,
 }
 
 

@@ -29,6 +29,11 @@ def _dtype_arg(text: str):
         raise argparse.ArgumentTypeError(str(e)) from None
 
 
+def _model_dtype_arg(text: str):
+    """A dtype, or ``config``: the dtype the folder's config.json names (resolved after open)."""
+    return "config" if text.strip().lower() == "config" else _dtype_arg(text)
+
+
 def _cast_target_arg(text: str):
     from .core.dtypes import parse_cast_target
 
@@ -55,14 +60,15 @@ def _build_sub_parser() -> argparse.ArgumentParser:
     )
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
     target_help = (
-        "model dtype to compare against / cast to (F32, F16, BF16, float32, half, ...; default F32)"
+        "model dtype to compare against / cast to (F32, F16, BF16, float32, half, ...; default "
+        "F32); for list and check also 'config': the dtype of the folder's config.json"
     )
 
     p_list = sub.add_parser("list", help="list tensors with dtype, shape and size")
     p_list.add_argument(
         "path", help=".safetensors, a PyTorch pickle (.pt .bin .ckpt), an index.json, or a folder"
     )
-    p_list.add_argument("--target", type=_dtype_arg, default="F32", help=target_help)
+    p_list.add_argument("--target", type=_model_dtype_arg, default="F32", help=target_help)
     p_list.add_argument("--json", action="store_true", help="machine-readable output")
     p_list.add_argument(
         "--stats", action="store_true", help="add min/max/mean/std/nan/inf (reads all data)"
@@ -79,7 +85,7 @@ def _build_sub_parser() -> argparse.ArgumentParser:
         "check", help="exit 0 if every float tensor is the target dtype, else 1"
     )
     p_check.add_argument("path")
-    p_check.add_argument("--target", type=_dtype_arg, default="F32", help=target_help)
+    p_check.add_argument("--target", type=_model_dtype_arg, default="F32", help=target_help)
 
     p_cast = sub.add_parser("cast", help="write a copy with float tensors cast to the target dtype")
     p_cast.add_argument("path")
@@ -95,6 +101,14 @@ def _build_sub_parser() -> argparse.ArgumentParser:
         help="leave tensors whose name matches GLOB in their own dtype (repeatable)",
     )
     p_cast.add_argument(
+        "--keep-preset",
+        choices=("fp32-norms",),
+        action="append",
+        default=[],
+        help="fp32-norms: keep norms, rotary inv_freq and MoE routers (and the config's "
+        "modules_to_not_convert) in their own dtype",
+    )
+    p_cast.add_argument(
         "--report", metavar="REPORT.json", help="write per-tensor precision loss as JSON"
     )
 
@@ -108,6 +122,15 @@ def _build_sub_parser() -> argparse.ArgumentParser:
         default=0.0,
         help="absolute tolerance for 'equal' (default 0: bit-for-bit values)",
     )
+    p_lint = sub.add_parser(
+        "lint", help="check a model folder's consistency (0: clean; 1: findings; 2: unreadable)"
+    )
+    p_lint.add_argument("path", help="a model folder (or a file or index inside one)")
+    p_lint.add_argument("--json", action="store_true", help="machine-readable output")
+    p_lint.add_argument(
+        "--stats", action="store_true", help="also look for NaN/inf (reads all data)"
+    )
+
     p_scan = sub.add_parser(
         "scan",
         help="list what each pickle imports (0: only tensors; 1: other imports; 2: unreadable)",

@@ -35,6 +35,7 @@ class Checkpoint:
     index_path: str | None = None
     index_metadata: dict[str, Any] | None = None
     index: dict[str, Any] | None = field(default=None, repr=False)  # the index as read at open
+    folder: str | None = None  # set when opened as a model folder: a cast then writes a folder
     _by_name: dict[str, TensorInfo] = field(default_factory=dict, repr=False)
     _by_file: dict[str, Header] = field(default_factory=dict, repr=False)
     _maps: dict[str, mmap.mmap] = field(default_factory=dict, repr=False)

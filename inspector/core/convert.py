@@ -22,6 +22,8 @@ from .dtypes import DType
 from .errors import CheckpointError
 from .header import Header, TensorInfo
 from .json_output import json_text, rows_document, with_depth_room
+from .model_folder.companions import copy_companions
+from .model_folder.config import model_folder
 from .output_names import PICKLE_METADATA, PICKLE_SUFFIXES, safetensors_index_name, safetensors_name
 from .precision import ErrorAccumulator
 from .progress import Job, Progress
@@ -123,7 +125,7 @@ def _output_paths(ckpt: Checkpoint, out: str, writer: AtomicWriter) -> dict[str,
     (sub-folders included), so the output folder opens like the input one.
     """
     pickled = ckpt.files[0].pickle is not None
-    if not ckpt.is_sharded:
+    if not ckpt.is_sharded and ckpt.folder is None:
         src = ckpt.files[0].path
         if os.path.isdir(out):
             name = os.path.basename(src)
@@ -136,13 +138,14 @@ def _output_paths(ckpt: Checkpoint, out: str, writer: AtomicWriter) -> dict[str,
     if os.path.exists(out) and not os.path.isdir(out):
         raise CheckpointError(out, "is a file; a sharded checkpoint is written to a folder")
     if out.endswith(".safetensors") and not os.path.exists(out):
+        what = f"has {len(ckpt.files)} shards" if ckpt.is_sharded else "is a model folder"
         raise CheckpointError(
             out,
-            f"the input has {len(ckpt.files)} shards, so the output is a folder (shards plus an "
-            "index); give a folder name, not a .safetensors file name",
+            f"the input {what}, so the output is a folder (weights, index and model files); "
+            "give a folder name, not a .safetensors file name",
         )
     writer.make_folder(out)
-    folder = os.path.dirname(os.path.abspath(ckpt.index_path or ""))
+    folder = os.path.dirname(os.path.abspath(ckpt.index_path or ckpt.files[0].path))
     paths = {}
     for h in ckpt.files:
         rel = os.path.relpath(h.path, folder)
@@ -215,6 +218,9 @@ def cast_checkpoint(
             report_path = os.fspath(report_path)
             writer.reserve(report_path, what="report")
             report = True
+        if ckpt.is_sharded or ckpt.folder is not None:  # a loadable model folder comes out
+            casts = any(d != t.dtype for t, d in plan)
+            copy_companions(writer, model_folder(ckpt.path), out, target if casts else None)
         bg = BackgroundWriter()
         try:
             out_bytes = 0

@@ -64,7 +64,9 @@ def open_checkpoint(path: str | os.PathLike[str]) -> Checkpoint:
     except OSError as e:
         raise CheckpointError(path, path_problem(path, e)) from None
     if stat.S_ISDIR(st.st_mode):
-        return _open_folder(path)
+        ckpt = _open_folder(path)
+        ckpt.folder = path
+        return ckpt
     if path.endswith(".json"):
         return open_index(path)
     header = read_checkpoint_file(path)

@@ -20,15 +20,16 @@ from PySide6.QtWidgets import (
 
 from inspector.core.checkpoint import Checkpoint
 from inspector.core.dtypes import CAST_TARGETS, DTYPES, DType
+from inspector.core.model_folder.intended import FP32_NORMS
 from inspector.core.output_names import PICKLE_SUFFIXES
 from inspector.gui.i18n import translate
 
 
 def proposed_output(ckpt: Checkpoint, target: DType) -> str:
     """``<stem>.<target>.safetensors`` next to a file; ``<folder>.<target>`` for a sharded one."""
-    if ckpt.is_sharded:
-        folder = os.path.dirname(os.path.abspath(ckpt.index_path or ckpt.path))
-        return f"{folder.rstrip(os.sep)}.{target.name}"
+    if ckpt.is_sharded or ckpt.folder is not None:  # a model folder gives a model folder
+        folder = ckpt.folder or os.path.dirname(os.path.abspath(ckpt.index_path or ckpt.path))
+        return f"{os.path.abspath(folder).rstrip(os.sep)}.{target.name}"
     path = os.path.abspath(ckpt.files[0].path)
     stem = os.path.basename(path)
     for suffix in (".safetensors", *PICKLE_SUFFIXES):  # a pickle is converted to safetensors
@@ -85,11 +86,23 @@ class CastDialog(QDialog):
         form.addRow(translate("CastDialog", "Target dtype:"), self.target_box)
         form.addRow(
             translate("CastDialog", "Save as:")
-            if not ckpt.is_sharded
+            if not (ckpt.is_sharded or ckpt.folder is not None)
             else translate("CastDialog", "Save into folder:"),
             row,
         )
-        form.addRow(translate("CastDialog", "Keep dtype of:"), self.keep_edit)
+        keep_row = QHBoxLayout()
+        keep_row.addWidget(self.keep_edit, 1)
+        self.norms_button = QPushButton(translate("CastDialog", "+ F32 norms"))
+        self.norms_button.setToolTip(
+            translate(
+                "CastDialog",
+                "Add the fp32-norms globs: norms, rotary inv_freq and MoE routers, which models "
+                "keep in F32 on purpose",
+            )
+        )
+        self.norms_button.clicked.connect(self._add_norm_globs)
+        keep_row.addWidget(self.norms_button)
+        form.addRow(translate("CastDialog", "Keep dtype of:"), keep_row)
         lay.addLayout(form)
         self.plan_label = QLabel()
         self.plan_label.setWordWrap(True)
@@ -166,8 +179,13 @@ class CastDialog(QDialog):
         self.plan_label.setText(text)
         self.buttons.button(QDialogButtonBox.StandardButton.Ok).setEnabled(problem is None)
 
+    def _add_norm_globs(self) -> None:
+        have = parse_keep(self.keep_edit.text())
+        more = [g for g in FP32_NORMS if g not in have]
+        self.keep_edit.setText(" ".join((*have, *more)))
+
     def _browse(self) -> None:
-        if self.ckpt.is_sharded:
+        if self.ckpt.is_sharded or self.ckpt.folder is not None:
             path = QFileDialog.getExistingDirectory(
                 self, translate("CastDialog", "Save shards into folder"), self.output
             )

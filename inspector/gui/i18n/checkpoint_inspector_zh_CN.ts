@@ -127,87 +127,97 @@
 <context>
     <name>CastDialog</name>
     <message>
-        <location filename="../cast_dialog.py" line="66"/>
+        <location filename="../cast_dialog.py" line="67"/>
         <source>Cast &amp; save</source>
         <translation>转换并保存</translation>
     </message>
     <message>
-        <location filename="../cast_dialog.py" line="76"/>
+        <location filename="../cast_dialog.py" line="77"/>
         <source>Browse…</source>
         <translation>浏览…</translation>
     </message>
     <message>
-        <location filename="../cast_dialog.py" line="83"/>
+        <location filename="../cast_dialog.py" line="84"/>
         <source>e.g. *.LayerNorm.* *inv_freq  (glob patterns, kept as is)</source>
         <translation>例如 *.LayerNorm.* *inv_freq（glob 通配符，匹配的张量保持原 dtype）</translation>
     </message>
     <message>
-        <location filename="../cast_dialog.py" line="85"/>
+        <location filename="../cast_dialog.py" line="86"/>
         <source>Target dtype:</source>
         <translation>目标 dtype：</translation>
     </message>
     <message>
-        <location filename="../cast_dialog.py" line="87"/>
+        <location filename="../cast_dialog.py" line="88"/>
         <source>Save as:</source>
         <translation>另存为：</translation>
     </message>
     <message>
-        <location filename="../cast_dialog.py" line="89"/>
+        <location filename="../cast_dialog.py" line="90"/>
         <source>Save into folder:</source>
         <translation>保存到文件夹：</translation>
     </message>
     <message>
-        <location filename="../cast_dialog.py" line="92"/>
+        <location filename="../cast_dialog.py" line="95"/>
+        <source>+ F32 norms</source>
+        <translation>+ F32 归一化层</translation>
+    </message>
+    <message>
+        <location filename="../cast_dialog.py" line="97"/>
+        <source>Add the fp32-norms globs: norms, rotary inv_freq and MoE routers, which models keep in F32 on purpose</source>
+        <translation>加入 fp32-norms 模式：归一化层、旋转位置编码 inv_freq 和 MoE 路由，模型有意将它们保持为 F32</translation>
+    </message>
+    <message>
+        <location filename="../cast_dialog.py" line="105"/>
         <source>Keep dtype of:</source>
         <translation>保持原 dtype：</translation>
     </message>
     <message>
-        <location filename="../cast_dialog.py" line="101"/>
+        <location filename="../cast_dialog.py" line="114"/>
         <source>Cast &amp;&amp; Save</source>
         <translation>转换并保存</translation>
     </message>
     <message>
-        <location filename="../cast_dialog.py" line="127"/>
+        <location filename="../cast_dialog.py" line="140"/>
         <source>Choose where to save.</source>
         <translation>请选择保存位置。</translation>
     </message>
     <message>
-        <location filename="../cast_dialog.py" line="133"/>
+        <location filename="../cast_dialog.py" line="146"/>
         <source>The output would overwrite the checkpoint being read; choose another name.</source>
         <translation>输出会覆盖正在读取的 checkpoint，请换一个文件名。</translation>
     </message>
     <message>
-        <location filename="../cast_dialog.py" line="139"/>
+        <location filename="../cast_dialog.py" line="152"/>
         <source>Folder {folder} does not exist.</source>
         <translation>文件夹 {folder} 不存在。</translation>
     </message>
     <message>
-        <location filename="../cast_dialog.py" line="152"/>
+        <location filename="../cast_dialog.py" line="165"/>
         <source>{n} of {total} tensors will be cast to {target}</source>
         <translation>{total} 个张量中有 {n} 个将转换为 {target}</translation>
     </message>
     <message>
-        <location filename="../cast_dialog.py" line="157"/>
+        <location filename="../cast_dialog.py" line="170"/>
         <source>{n} kept by pattern</source>
         <translation>{n} 个按规则保持原 dtype</translation>
     </message>
     <message>
-        <location filename="../cast_dialog.py" line="159"/>
+        <location filename="../cast_dialog.py" line="172"/>
         <source>{n} kept (not a float)</source>
         <translation>{n} 个保持不变（非浮点）</translation>
     </message>
     <message>
-        <location filename="../cast_dialog.py" line="165"/>
+        <location filename="../cast_dialog.py" line="178"/>
         <source>The existing output will be replaced.</source>
         <translation>已有的输出文件将被替换。</translation>
     </message>
     <message>
-        <location filename="../cast_dialog.py" line="172"/>
+        <location filename="../cast_dialog.py" line="190"/>
         <source>Save shards into folder</source>
         <translation>把分片保存到文件夹</translation>
     </message>
     <message>
-        <location filename="../cast_dialog.py" line="177"/>
+        <location filename="../cast_dialog.py" line="195"/>
         <source>Save cast checkpoint</source>
         <translation>保存转换后的 checkpoint</translation>
     </message>

@@ -1,0 +1,86 @@
+"""Model-folder parts of the command line: ``--target config``, the "kept in F32 on purpose?"
+annotation, the config-vs-weights line of ``check``, and ``lint PATH [--json] [--stats]``."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from .cli_output import out, printable
+from .core.errors import CheckpointError
+
+CONFIG_TARGET = "config"
+
+
+def resolve_target(args: argparse.Namespace):
+    """``--target config``: the dtype config.json names; a clear error when it names none."""
+    from .core.model_folder.config import read_model_config
+
+    if args.target != CONFIG_TARGET:
+        return args.target
+    config = read_model_config(args.path)
+    if config is None:
+        raise CheckpointError(args.path, "--target config: there is no config.json beside it")
+    if config.dtype is None:
+        raise CheckpointError(
+            config.path, '--target config: it names no dtype (torch_dtype / dtype, or "auto")'
+        )
+    return config.dtype
+
+
+def intended_globs(path: str) -> tuple[str, ...]:
+    """fp32-norms, plus the config's modules_to_not_convert when there is a config."""
+    from .core.model_folder.config import read_model_config
+    from .core.model_folder.intended import preset_globs
+
+    try:
+        config = read_model_config(path)
+    except CheckpointError:
+        config = None
+    return preset_globs("fp32-norms", config.modules_to_not_convert if config else ())
+
+
+def config_line(path: str, tensors, target) -> str | None:
+    """When config.json's dtype and the weights disagree, say so (check prints it)."""
+    from .core.model_folder.config import read_model_config
+
+    try:
+        config = read_model_config(path)
+    except CheckpointError as e:
+        return f"note: {e}"
+    if config is None or config.dtype is None:
+        return None
+    floats = [t for t in tensors if t.dtype.is_float]
+    off = [t for t in floats if t.dtype.name != config.dtype.name]
+    if not off:
+        return f"{config.describe()}: the weights agree"
+    kinds = "/".join(sorted({t.dtype.name for t in off}))
+    return (
+        f"note: {config.describe()}, but {len(off)} of {len(floats)} float tensors are {kinds}"
+        + ("" if config.dtype.name == target.name else f" (checked against {target.name})")
+    )
+
+
+def cmd_lint(args: argparse.Namespace) -> int:
+    from .core.json_output import json_text
+    from .core.model_folder.lint import lint_path
+
+    findings = lint_path(args.path, stats=args.stats)
+    if args.json:
+        sys.stdout.write(json_text({"findings": [f.to_json() for f in findings]}) + "\n")
+        return 1 if findings else 0
+    folder = os.path.basename(os.path.abspath(args.path).rstrip(os.sep))
+    if not findings:
+        out(f"{printable(folder)}: no findings")
+        return 0
+    for f in findings:
+        out(f"{f.severity.value:<7} {f.code}: {printable(f.message)}")
+        shown = f.tensors[:5]
+        if shown:
+            more = f" and {len(f.tensors) - 5} more" if len(f.tensors) > 5 else ""
+            out(f"        tensors: {printable(', '.join(shown))}{more}")
+        if f.files:
+            out(f"        files: {printable(', '.join(f.files))}")
+    out(f"{len(findings)} finding(s) in {printable(folder)}")
+    return 1

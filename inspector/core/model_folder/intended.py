@@ -1,0 +1,34 @@
+"""Tensors a model keeps in F32 on purpose, in an otherwise half-precision model.
+
+transformers keeps some modules in F32 (``_keep_in_fp32_modules``: norms in T5-style models, MoE
+router gates, rotary ``inv_freq``), and quantization configs list ``modules_to_not_convert``. Such
+an F32 tensor in a BF16 model is probably deliberate: it is shown as "kept in F32 on purpose?",
+and ``--keep-preset fp32-norms`` keeps these in a cast.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Sequence
+
+from ..header import TensorInfo
+
+# What the fp32-norms preset matches, and why (README lists these too):
+FP32_NORMS = (
+    "*norm*",  # LayerNorm / RMSNorm weights and biases: input_layernorm, ln_f, norm, layer_norm
+    "*inv_freq*",  # rotary embedding frequencies (a buffer computed in F32)
+    "*router*",  # MoE routers (Mixtral/Switch keep the gate in F32)
+    "*.mlp.gate.weight",  # the MoE gate as Qwen/Mixtral name it (not gate_proj)
+    "*.block_sparse_moe.gate.weight",
+)
+PRESETS = {"fp32-norms": FP32_NORMS}
+
+
+def preset_globs(name: str, modules_to_not_convert: Sequence[str] = ()) -> tuple[str, ...]:
+    """The keep globs of a preset, plus the config's ``modules_to_not_convert`` as ``*module*``."""
+    return PRESETS[name] + tuple(f"*{m}*" for m in modules_to_not_convert)
+
+
+def is_intended(t: TensorInfo, globs: Sequence[str]) -> bool:
+    """An F32 tensor whose name matches a preset glob (only F32: an F64 norm is not deliberate)."""
+    return t.dtype.name == "F32" and any(fnmatch.fnmatchcase(t.name, g) for g in globs)

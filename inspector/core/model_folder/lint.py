@@ -1,0 +1,332 @@
+"""``lint``: is a model folder consistent? Each finding has a severity, one line, and the tensors
+and files it concerns. Problems people shipped: an index that forgot tensors, a stray
+``model.safetensors`` beside shards, a ``.bin`` twin doubling a download, tied weights saved twice,
+keys doubled by a buggy save (``*_blocks_blocks``), F32 weights under a bfloat16 config."""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+import json
+import os
+import re
+import statistics
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..checkpoint import open_checkpoint
+from ..errors import CheckpointError
+from ..header import TensorInfo
+from ..opening import _SHARD_NAME, is_index_name, read_checkpoint_file
+from .companions import WEIGHT_SUFFIXES
+from .config import ModelConfig, model_folder, read_model_config
+from .intended import FP32_NORMS, is_intended
+
+_DOUBLED = re.compile(r"(_[A-Za-z][A-Za-z0-9]{2,})\1(?![A-Za-z0-9])")
+_PROBE = 64 << 10  # bytes hashed from each end before a full comparison
+
+
+class Severity(str, enum.Enum):
+    ERROR = "error"  # the folder does not load as it claims
+    WARNING = "warning"  # it loads, but not as intended (wrong dtype, bytes wasted)
+    INFO = "info"  # worth a look
+
+
+@dataclass
+class Finding:
+    severity: Severity
+    code: str
+    message: str
+    tensors: list[str] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "severity": self.severity.value,
+            "code": self.code,
+            "message": self.message,
+            "tensors": self.tensors,
+            "files": self.files,
+        }
+
+
+def lint_path(path: str, stats: bool = False) -> list[Finding]:
+    """Every finding for the folder holding ``path`` (or ``path`` itself when a folder)."""
+    folder = model_folder(path)
+    findings: list[Finding] = []
+    try:
+        config = read_model_config(path)
+    except CheckpointError as e:
+        findings.append(Finding(Severity.ERROR, "config_invalid", e.reason, files=["config.json"]))
+        config = None
+    names = sorted(n for n in os.listdir(folder) if not n.startswith("."))
+    indexes = [n for n in names if is_index_name(n)]
+    used: set[str] = set()
+    for index in indexes:
+        used |= _lint_index(folder, index, findings)
+    _lint_strays(folder, names, indexes, used, findings)
+    try:
+        ckpt = open_checkpoint(path)  # what a loader would read
+    except CheckpointError as e:
+        if not findings:
+            raise  # nothing to say but that it is unreadable: exit 2
+        findings.append(Finding(Severity.ERROR, "does_not_open", e.reason))
+        return findings
+    with ckpt:
+        tensors = ckpt.tensors
+        _lint_names(tensors, findings)
+        _lint_duplicates(ckpt, findings)
+        if config is not None:
+            _lint_config_dtype(config, tensors, findings)
+        if stats:
+            _lint_values(ckpt, findings)
+    _lint_shard_sizes(folder, sorted(used), findings)
+    return findings
+
+
+def _rel(folder: str, path: str) -> str:
+    return os.path.relpath(path, folder)
+
+
+def _lint_index(folder: str, index: str, findings: list[Finding]) -> set[str]:
+    """Index against its shards: tensors missing either way, total_size. Returns the shards used."""
+    try:
+        with open(os.path.join(folder, index), "rb") as f:
+            obj = json.loads(f.read(100_000_001))
+        weight_map = obj["weight_map"]
+        assert isinstance(weight_map, dict)
+    except (OSError, ValueError, KeyError, TypeError, AssertionError, RecursionError):
+        findings.append(
+            Finding(
+                Severity.ERROR, "index_invalid", f"{index} is not a readable index", files=[index]
+            )
+        )
+        return set()
+    by_shard: dict[str, set[str]] = defaultdict(set)
+    for name, shard in weight_map.items():
+        if isinstance(shard, str):
+            by_shard[shard].add(name)
+    total = 0
+    for shard, listed in sorted(by_shard.items()):
+        path = os.path.join(folder, shard)
+        if not os.path.isfile(path):
+            findings.append(
+                Finding(
+                    Severity.ERROR,
+                    "shard_missing",
+                    f"{index} names {shard}, which is not in the folder",
+                    sorted(listed)[:20],
+                    [index, shard],
+                )
+            )
+            continue
+        try:
+            header = read_checkpoint_file(path)
+        except CheckpointError as e:
+            findings.append(
+                Finding(Severity.ERROR, "shard_unreadable", f"{shard}: {e.reason}", files=[shard])
+            )
+            continue
+        stored = {t.name for t in header.tensors}
+        total += sum(t.nbytes for t in header.tensors)
+        extra, missing = sorted(stored - listed), sorted(listed - stored)
+        if extra:
+            where = {n: weight_map.get(n) for n in extra}
+            elsewhere = [n for n in extra if where[n] is not None]
+            findings.append(
+                Finding(
+                    Severity.ERROR,
+                    "tensor_not_in_index",
+                    f"{len(extra)} tensor(s) in {shard} are not mapped to it by {index}"
+                    + (f" ({len(elsewhere)} mapped to another shard)" if elsewhere else "")
+                    + ": loaders never read them",
+                    extra[:20],
+                    [index, shard],
+                )
+            )
+        if missing:
+            findings.append(
+                Finding(
+                    Severity.ERROR,
+                    "index_names_missing_tensor",
+                    f"{index} maps {len(missing)} tensor(s) to {shard}, which does not hold them",
+                    missing[:20],
+                    [index, shard],
+                )
+            )
+    meta = obj.get("metadata")
+    claimed = meta.get("total_size") if isinstance(meta, dict) else None
+    if isinstance(claimed, int) and claimed != total and total:
+        findings.append(
+            Finding(
+                Severity.WARNING,
+                "total_size",
+                f"{index} says total_size {claimed:,} bytes; its shards hold {total:,}",
+                files=[index],
+            )
+        )
+    return set(by_shard)
+
+
+def _lint_strays(
+    folder: str, names: list[str], indexes: list[str], used: set[str], findings: list[Finding]
+) -> None:
+    weights = [
+        n
+        for n in names
+        if n.lower().endswith(WEIGHT_SUFFIXES) and os.path.isfile(os.path.join(folder, n))
+    ]
+    st_weights = [n for n in weights if n.endswith(".safetensors")]
+    if indexes:
+        for n in weights:
+            if n in used:
+                continue
+            twin = n.endswith((".bin", ".pt", ".pth")) and st_weights
+            findings.append(
+                Finding(
+                    Severity.WARNING,
+                    "pickle_twin" if twin else "stray_weights",
+                    f"{n} is not used by any index"
+                    + (
+                        " (a pickle copy beside safetensors: a loader downloads both)"
+                        if twin
+                        else " (a loader may pick it up instead of the shards)"
+                    ),
+                    files=[n],
+                )
+            )
+    elif len(st_weights) == 1:
+        for n in weights:
+            if n.endswith((".bin", ".pt", ".pth")):
+                findings.append(
+                    Finding(
+                        Severity.WARNING,
+                        "pickle_twin",
+                        f"{n} beside {st_weights[0]}: a pickle copy of the weights (bytes downloaded twice)",
+                        files=[n, st_weights[0]],
+                    )
+                )
+
+
+def _lint_names(tensors: list[TensorInfo], findings: list[Finding]) -> None:
+    doubled = [t.name for t in tensors if _DOUBLED.search(t.name)]
+    if doubled:
+        m = _DOUBLED.search(doubled[0])
+        findings.append(
+            Finding(
+                Severity.WARNING,
+                "doubled_key",
+                f"{len(doubled)} name(s) repeat a part ({m.group(0) if m else ''}): a save that "
+                "added a prefix twice? The model will not find them",
+                doubled[:20],
+            )
+        )
+
+
+def _digest(ckpt, t: TensorInfo, full: bool) -> bytes:
+    """blake2b of the tensor's bytes (its first 64 KiB only, as a cheap probe, unless ``full``)."""
+    h = hashlib.blake2b(digest_size=16)
+    for chunk in ckpt.iter_chunks(t, _PROBE if not full else 8 << 20):
+        h.update(np.ascontiguousarray(chunk).view(np.uint8))
+        if not full:
+            break
+    return h.digest()
+
+
+def _lint_duplicates(ckpt, findings: list[Finding]) -> None:
+    """Identical bytes under two names: tied weights saved twice (cheap probe, then full hash)."""
+    groups: dict[tuple, list[TensorInfo]] = defaultdict(list)
+    for t in ckpt.tensors:
+        if t.nbytes >= 1024:  # small constants (zeros, ones) repeat legitimately
+            groups[(t.dtype_name, tuple(t.shape))].append(t)
+    for same in groups.values():
+        if len(same) < 2:
+            continue
+        probe: dict[bytes, list[TensorInfo]] = defaultdict(list)
+        for t in same:
+            probe[_digest(ckpt, t, full=False)].append(t)
+        for candidates in probe.values():
+            if len(candidates) < 2:
+                continue
+            full: dict[bytes, list[TensorInfo]] = defaultdict(list)
+            for t in candidates:
+                full[_digest(ckpt, t, full=True)].append(t)
+            for dup in full.values():
+                if len(dup) > 1:
+                    wasted = sum(t.nbytes for t in dup[1:])
+                    findings.append(
+                        Finding(
+                            Severity.INFO,
+                            "duplicate_tensor",
+                            f"{len(dup)} tensors hold identical bytes ({wasted:,} bytes stored "
+                            "again): tied weights saved twice?",
+                            [t.name for t in dup],
+                        )
+                    )
+
+
+def _lint_config_dtype(
+    config: ModelConfig, tensors: list[TensorInfo], findings: list[Finding]
+) -> None:
+    if config.dtype is None:
+        return
+    globs = FP32_NORMS + tuple(f"*{m}*" for m in config.modules_to_not_convert)
+    floats = [t for t in tensors if t.dtype.is_float]
+    off = [t for t in floats if t.dtype.name != config.dtype.name and not is_intended(t, globs)]
+    if off:
+        kinds = sorted({t.dtype.name for t in off})
+        findings.append(
+            Finding(
+                Severity.WARNING,
+                "config_dtype",
+                f"{config.describe()}, but {len(off)} of {len(floats)} float tensors are "
+                f"{'/'.join(kinds)}: from_pretrained(torch_dtype='auto') and burn load them as "
+                "stored",
+                [t.name for t in off][:20],
+                ["config.json"],
+            )
+        )
+
+
+def _lint_values(ckpt, findings: list[Finding]) -> None:
+    from ..progress import run_job
+    from ..stats import compute_stats
+
+    stats = run_job(compute_stats(ckpt))
+    bad = [n for n, s in stats.items() if s.nan or s.inf]
+    if bad:
+        findings.append(
+            Finding(
+                Severity.WARNING,
+                "nan_inf",
+                f"{len(bad)} tensor(s) hold NaN or ±inf values",
+                bad[:20],
+            )
+        )
+
+
+def _lint_shard_sizes(folder: str, shards: list[str], findings: list[Finding]) -> None:
+    series = [s for s in shards if _SHARD_NAME.fullmatch(os.path.basename(s))]
+    if len(series) < 3:
+        return
+    sizes = {
+        s: os.path.getsize(os.path.join(folder, s))
+        for s in series
+        if os.path.isfile(os.path.join(folder, s))
+    }
+    body = [sizes[s] for s in series[:-1] if s in sizes]  # the last shard is the remainder
+    if len(body) < 2:
+        return
+    mid = statistics.median(body)
+    odd = [s for s in series[:-1] if s in sizes and (sizes[s] > 2 * mid or sizes[s] < mid / 4)]
+    if odd:
+        findings.append(
+            Finding(
+                Severity.INFO,
+                "odd_shard_size",
+                f"{len(odd)} shard(s) far from the series' typical {mid / (1 << 20):.1f} MiB",
+                files=odd,
+            )
+        )
