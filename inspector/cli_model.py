@@ -43,7 +43,7 @@ def intended_globs(path: str) -> tuple[str, ...]:
 
 def config_line(path: str, tensors, target) -> str | None:
     """When config.json's dtype and the weights disagree, say so (check prints it)."""
-    from .core.model_folder.config import read_model_config
+    from .core.model_folder.config import read_model_config, weights_disagree
 
     try:
         config = read_model_config(path)
@@ -51,14 +51,11 @@ def config_line(path: str, tensors, target) -> str | None:
         return f"note: {e}"
     if config is None or config.dtype is None:
         return None
-    floats = [t for t in tensors if t.dtype.is_float]
-    off = [t for t in floats if t.dtype.name != config.dtype.name]
-    if not off:
+    said = weights_disagree(config, tensors)
+    if said is None:
         return f"{config.describe()}: the weights agree"
-    kinds = "/".join(sorted({t.dtype.name for t in off}))
-    return (
-        f"note: {config.describe()}, but {len(off)} of {len(floats)} float tensors are {kinds}"
-        + ("" if config.dtype.name == target.name else f" (checked against {target.name})")
+    return f"note: {said}" + (
+        "" if config.dtype.name == target.name else f" (checked against {target.name})"
     )
 
 

@@ -13,7 +13,9 @@ from PySide6.QtWidgets import QInputDialog
 
 from inspector.core.checkpoint import Checkpoint, open_checkpoint
 from inspector.core.dtypes import DTYPES, DType
-from inspector.core.errors import AmbiguousCheckpointError
+from inspector.core.errors import AmbiguousCheckpointError, CheckpointError
+from inspector.core.model_folder.config import ModelConfig, read_model_config, weights_disagree
+from inspector.core.model_folder.intended import IntendedMatcher, preset_globs
 from inspector.core.summary import DTypeGroups
 from inspector.session import identities_of
 
@@ -30,10 +32,16 @@ if TYPE_CHECKING:
 APP_TITLE = "Checkpoint Inspector"
 
 
-def open_and_index(path: str) -> tuple[Checkpoint, DTypeGroups, dict[str, FileIdentity]]:
-    """Worker side of opening: the header, the dtype groups, the files' identities."""
+def open_and_index(
+    path: str,
+) -> tuple[Checkpoint, DTypeGroups, dict[str, FileIdentity], ModelConfig | None]:
+    """Worker side of opening: the header, the dtype groups, the files' identities, the config."""
     ckpt = open_checkpoint(path)
-    return ckpt, DTypeGroups(ckpt.tensors), identities_of(ckpt)
+    try:
+        config = read_model_config(path)
+    except CheckpointError:
+        config = None  # a broken config.json does not stop the weights from showing (lint says)
+    return ckpt, DTypeGroups(ckpt.tensors), identities_of(ckpt), config
 
 
 class WindowController(QObject):
@@ -71,8 +79,8 @@ class WindowController(QObject):
 
     def _on_opened(self, path: str, res: tuple) -> None:
         self.win.job_bar.set_busy(None)
-        ckpt, groups, identities = res
-        self.show_checkpoint(ckpt, path, groups, identities)
+        ckpt, groups, identities, config = res
+        self.show_checkpoint(ckpt, path, groups, identities, config)
 
     def show_checkpoint(
         self,
@@ -80,10 +88,11 @@ class WindowController(QObject):
         path: str | None = None,
         groups: DTypeGroups | None = None,
         identities: dict[str, FileIdentity] | None = None,
+        config: ModelConfig | None = None,
     ) -> None:
         self.runner.invalidate("stats", "before_after")
         self.runner.drop("diff")  # a comparison of the previous checkpoint
-        dropped = self.session.open(ckpt, path, groups, identities)
+        dropped = self.session.open(ckpt, path, groups, identities, config)
         if dropped is not None:
             name = os.path.basename(dropped.path.rstrip(os.sep))
             self.win.message_bar.show_message(
@@ -122,11 +131,19 @@ class WindowController(QObject):
 
     def _on_session_checkpoint(self, ckpt: Checkpoint, path: str) -> None:
         win, page = self.win, self.page
+        config = self.session.model_config
+        config_dtype = config.dtype.name if config is not None and config.dtype else None
+        win.window_actions.set_config_dtype(win.target_box, config_dtype)
+        if config_dtype is not None:  # the model's own dtype: chosen for this checkpoint
+            win.target_box.setCurrentIndex(0)
         page.model.set_rows(ckpt.tensors, self.session.target, self.session.groups.dtype_names)
+        skip = config.modules_to_not_convert if config is not None else ()
+        page.model.set_intended(IntendedMatcher(preset_globs("fp32-norms", skip)))
         page.refresh_tree()
         for col in (Col.CAST_ERR, Col.REF_DIFF):
             page.set_column_visible(col, False)
         page.set_summary(self.session.summary)
+        page.set_config_note(weights_disagree(config, ckpt.tensors) if config else None)
         win.stack.setCurrentIndex(1)
         win.message_bar.hide()
         win.setWindowTitle(f"{os.path.basename(path.rstrip(os.sep))} — {APP_TITLE}")
@@ -139,11 +156,13 @@ class WindowController(QObject):
 
     # ---- target -----------------------------------------------------------------------------
     def set_target(self, name: str) -> None:
-        dt = DTYPES[name.upper()]
-        if self.win.target_box.currentText() != dt.name:
+        dt = DTYPES[name.split()[0].upper()]  # "BF16 — from config.json" is BF16
+        current = self.win.target_box.currentText()
+        if current.split()[0] != dt.name:
             self.win.target_box.setCurrentText(dt.name)  # re-enters through the signal
             return
-        self.win.settings.setValue("target", dt.name)
+        if current == dt.name:  # a choice of the person's, not one config.json made
+            self.win.settings.setValue("target", dt.name)
         self.session.set_target(dt)
 
     def _on_session_target(self, dt: DType) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import html
+
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication, QPalette
 from PySide6.QtWidgets import (
@@ -56,6 +58,11 @@ class HintPanel(QFrame):
         grid.addWidget(self.burn, 2, 0, 1, 2)
         grid.addWidget(self.fix, 3, 0)
         grid.addWidget(self.copy_button, 3, 1)
+        self.config_note = QLabel()
+        self.config_note.setWordWrap(True)
+        self.config_note.setTextFormat(Qt.TextFormat.RichText)
+        self.config_note.hide()
+        grid.addWidget(self.config_note, 4, 0, 1, 2)
         self.active = False
 
     def update_summary(self, s: Summary | None) -> None:
@@ -91,6 +98,20 @@ class HintPanel(QFrame):
         self.fix.setText(burn_fix_line(s.target))
         self.fix.setCursorPosition(0)
         self.copy_button.setText(translate("HintPanel", "Copy"))
+
+    def set_config_note(self, text: str | None) -> None:
+        """config.json's dtype against the weights, when they disagree (None hides the line)."""
+        if not text:
+            self.config_note.hide()
+            return
+        self.config_note.setText(
+            translate(
+                "HintPanel",
+                '<b>config.json</b>: {said}. <code>from_pretrained(dtype="auto")</code> and '
+                "burn load the weights as stored, not as the config says.",
+            ).format(said=html.escape(text.removeprefix("config.json ")))
+        )
+        self.config_note.show()
 
     def copy_fix(self) -> None:
         QGuiApplication.clipboard().setText(self.fix.text())

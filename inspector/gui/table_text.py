@@ -60,6 +60,29 @@ def status_text(status: str, t: TensorInfo, target: DType) -> str:
     return translate("TableText", "matches {target}").format(target=target.name)
 
 
+def status_tooltip(t: TensorInfo, status: str, target: str) -> str:
+    if status is TensorStatus.DIFFERS:
+        return translate(
+            "TensorTable",
+            "Stored as {dtype}, the model uses {target}. PyTorch's load_state_dict casts it "
+            "silently; burn-store keeps {dtype} and fails with a dtype mismatch.",
+        ).format(dtype=t.dtype.name, target=target)
+    if status is TensorStatus.KEPT:
+        return translate(
+            "TensorTable", "{dtype} is not a float type: casting leaves it unchanged."
+        ).format(dtype=t.dtype.name)
+    return translate("TensorTable", "Already {target}.").format(target=target)
+
+
+def intended_tooltip(target: str) -> str:
+    return translate(
+        "TensorTable",
+        "F32 in a {target} model: norms, rotary inv_freq and MoE routers are often kept in F32 on "
+        "purpose. Casting them loses precision the model wants; keep them with the fp32-norms "
+        "globs (cast dialog, or --keep-preset).",
+    ).format(target=target)
+
+
 def summary_text(s: Summary) -> str:
     """The summary line in the window's language (the CLI prints core's English one)."""
     parts = [

@@ -253,6 +253,10 @@ class TensorPage(QWidget):
         self._select_proxy_row(row)
         return True
 
+    def set_config_note(self, text: str | None) -> None:
+        """config.json's dtype against the weights (None: no config, or they agree)."""
+        self.plots_tabs.hint.set_config_note(text)
+
     def set_pickle(self, facts: PickleFacts | None) -> None:
         """A pickle's imports and plain values, in their own tab (None: not a pickle)."""
         self.plots_tabs.set_pickle(facts)

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import QApplication, QStyle
 
 from inspector.core.dtypes import DType
 from inspector.core.header import TensorInfo
+from inspector.core.model_folder.intended import IntendedMatcher
 from inspector.core.status import DiffStatus, TensorStatus
 from inspector.core.summary import format_bytes, tensor_status
 
@@ -32,8 +33,10 @@ from .table_sort import sort_keys
 from .table_text import (
     format_float,
     format_shape,
+    intended_tooltip,
     status_cell,
     status_text,
+    status_tooltip,
 )
 
 Index = QModelIndex | QPersistentModelIndex
@@ -117,6 +120,8 @@ class TensorTableModel(QAbstractTableModel):
         self._first_of_dtype: dict[str, int] | None = None
         self._target: DType | None = None
         self._status: list[str] = []
+        self._intended: IntendedMatcher | None = None  # F32 tensors kept on purpose (norms…)
+        self._intended_rows: dict[int, bool] = {}
         self._cast: dict[str, Any] = {}  # name -> TensorCastReport
         self._cast_active = False  # a report is shown (tensors missing from it were not cast)
         self._diff: dict[str, Any] = {}  # name -> TensorDiff
@@ -154,6 +159,20 @@ class TensorTableModel(QAbstractTableModel):
         if self._sort_column >= 0:
             self._order = self._sorted_order(self._sort_column, self._sort_order)
         self.endResetModel()
+
+    def set_intended(self, matcher: IntendedMatcher | None) -> None:
+        """Which F32 tensors a model keeps in F32 on purpose; asked per shown row, cached."""
+        self._intended, self._intended_rows = matcher, {}
+        self._changed_column(Col.STATUS)
+
+    def is_intended(self, i: int) -> bool:
+        """Tensor ``i`` differs from the target but is an F32 norm, inv_freq or router."""
+        if self._intended is None or self._status[i] is not TensorStatus.DIFFERS:
+            return False
+        found = self._intended_rows.get(i)
+        if found is None:
+            found = self._intended_rows[i] = self._intended(self._tensors[i])
+        return found
 
     def set_target(self, target: DType) -> None:
         if self._target is not None and target.name == self._target.name:
@@ -238,6 +257,7 @@ class TensorTableModel(QAbstractTableModel):
                 TensorStatus.DIFFERS: QStyle.StandardPixmap.SP_MessageBoxWarning,
                 TensorStatus.MATCH: QStyle.StandardPixmap.SP_DialogApplyButton,
                 TensorStatus.KEPT: QStyle.StandardPixmap.SP_MessageBoxInformation,
+                "intended": QStyle.StandardPixmap.SP_MessageBoxQuestion,
             }[status]
             if style is None:  # no QApplication yet
                 return QIcon()
@@ -282,15 +302,21 @@ class TensorTableModel(QAbstractTableModel):
         t = self._tensors[i]
         status = self._status[i]
         R = Qt.ItemDataRole
+        intended = status is TensorStatus.DIFFERS and self.is_intended(i)
         if role == R.DisplayRole:
+            if intended and col == Col.STATUS:
+                return translate("TensorTable", "F32 on purpose?")
             return self._display(t, status, col)
         if role == R.BackgroundRole:
-            return self._bg_brush if status is TensorStatus.DIFFERS else None
+            return self._bg_brush if status is TensorStatus.DIFFERS and not intended else None
         if role == R.DecorationRole:
-            return self._icon(status) if col == Col.STATUS else None
+            if col != Col.STATUS:
+                return None
+            return self._icon("intended" if intended else status)
         if role == R.ToolTipRole:
             if col == Col.STATUS:
-                return self._status_tooltip(t, status)
+                tgt = self._target.name if self._target else "?"
+                return intended_tooltip(tgt) if intended else status_tooltip(t, status, tgt)
             if col == Col.NAME:
                 return t.name
             return None
@@ -340,20 +366,6 @@ class TensorTableModel(QAbstractTableModel):
                 return translate("TensorTable", "0 (equal)")
             return format_float(d.max_abs_diff)
         return ""
-
-    def _status_tooltip(self, t: TensorInfo, status: str) -> str:
-        tgt = self._target.name if self._target else "?"
-        if status is TensorStatus.DIFFERS:
-            return translate(
-                "TensorTable",
-                "Stored as {dtype}, the model uses {target}. PyTorch's load_state_dict casts it "
-                "silently; burn-store keeps {dtype} and fails with a dtype mismatch.",
-            ).format(dtype=t.dtype.name, target=tgt)
-        if status is TensorStatus.KEPT:
-            return translate(
-                "TensorTable", "{dtype} is not a float type: casting leaves it unchanged."
-            ).format(dtype=t.dtype.name)
-        return translate("TensorTable", "Already {target}.").format(target=tgt)
 
     # -- sorting ----------------------------------------------------------------------------
     def _keys(self, col: int) -> list:

@@ -88,6 +88,21 @@ class WindowActions:
         help_menu.addAction(self.shortcuts)
         help_menu.addAction(self.about)
 
+    def set_config_dtype(self, box: QComboBox, name: str | None) -> None:
+        """Offer the config's dtype first ("BF16 — from config.json"), or remove that entry."""
+        if box.count() and box.itemData(0) == "config":
+            was = box.currentIndex() == 0
+            box.blockSignals(True)
+            box.removeItem(0)
+            if was:
+                box.setCurrentText(box.itemText(0) if name is None else name)
+            box.blockSignals(False)
+        if name is not None:
+            box.blockSignals(True)
+            box.insertItem(0, translate("Actions", "{dtype} — from config.json").format(dtype=name))
+            box.setItemData(0, "config")
+            box.blockSignals(False)
+
     def build_toolbar(self, win: QMainWindow, target_name: str) -> QComboBox:
         """The main toolbar; returns its model-dtype chooser."""
         tb = QToolBar(translate("Actions", "Main toolbar"), win)
@@ -106,6 +121,7 @@ class WindowActions:
             )
         )
         box.addItems(list(CAST_TARGETS))
+        box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         box.setCurrentText(target_name)
         tb.addWidget(box)
         tb.addSeparator()

@@ -20,6 +20,7 @@ from inspector.core.convert import CastReport, TensorCastReport
 from inspector.core.diff import DiffSummary, TensorDiff
 from inspector.core.dtypes import DType
 from inspector.core.header import TensorInfo
+from inspector.core.model_folder.config import ModelConfig
 from inspector.core.status import TensorStatus
 from inspector.core.summary import DTypeGroups, Summary, tensor_status
 
@@ -78,6 +79,7 @@ class Session:
         self.cast: CastResult | None = None
         self.current: TensorInfo | None = None
         self.identities: dict[str, FileIdentity] = {}
+        self.model_config: ModelConfig | None = None  # config.json beside the checkpoint
         self.stats_cache = ResultCache(512)
         self.before_after_cache = ResultCache(256)
 
@@ -88,6 +90,7 @@ class Session:
         path: str | None = None,
         groups: DTypeGroups | None = None,
         identities: dict[str, FileIdentity] | None = None,
+        model_config: ModelConfig | None = None,
     ) -> Checkpoint | None:
         """Show ``ckpt``; return the reference this dropped (it belonged to the previous one)."""
         old = self.checkpoint
@@ -99,6 +102,7 @@ class Session:
         self.groups = groups if groups is not None else DTypeGroups(ckpt.tensors)
         self.identities = identities if identities is not None else identities_of(ckpt)
         self.current = None
+        self.model_config = model_config
         if old is not None and old is not ckpt and old is not dropped:
             old.close()
         self.events.checkpoint_changed.emit(ckpt, self.path)

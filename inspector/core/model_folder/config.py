@@ -113,3 +113,15 @@ def _torch_name(dtype: DType) -> str:
         if dt == dtype.name and name not in ("float", "half", "double"):
             return name
     return dtype.name.lower()
+
+
+def weights_disagree(config: ModelConfig, tensors: list) -> str | None:
+    """``config.json dtype = bfloat16, but 417 of 419 float tensors are F32`` (None: they agree)."""
+    if config.dtype is None:
+        return None
+    floats = [t for t in tensors if t.dtype.is_float]
+    off = [t for t in floats if t.dtype.name != config.dtype.name]
+    if not off:
+        return None
+    kinds = "/".join(sorted({t.dtype.name for t in off}))
+    return f"{config.describe()}, but {len(off)} of {len(floats)} float tensors are {kinds}"

@@ -99,27 +99,32 @@
         <translation>帮助(&amp;H)</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="93"/>
+        <location filename="../window_actions.py" line="102"/>
+        <source>{dtype} — from config.json</source>
+        <translation>{dtype} — 来自 config.json</translation>
+    </message>
+    <message>
+        <location filename="../window_actions.py" line="108"/>
         <source>Main toolbar</source>
         <translation>主工具栏</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="100"/>
+        <location filename="../window_actions.py" line="115"/>
         <source> Model dtype: </source>
         <translation> 模型 dtype：</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="104"/>
+        <location filename="../window_actions.py" line="119"/>
         <source>The dtype the model uses; tensors in another float dtype are flagged</source>
         <translation>模型使用的 dtype；浮点 dtype 与之不同的张量会被标出</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="133"/>
+        <location filename="../window_actions.py" line="149"/>
         <source>(none)</source>
         <translation>（无）</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="140"/>
+        <location filename="../window_actions.py" line="156"/>
         <source>Clear List</source>
         <translation>清空列表</translation>
     </message>
@@ -225,72 +230,72 @@
 <context>
     <name>Controller</name>
     <message>
-        <location filename="../controller.py" line="63"/>
+        <location filename="../controller.py" line="71"/>
         <source>Opening {name}…</source>
         <translation>正在打开 {name}…</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="90"/>
+        <location filename="../controller.py" line="99"/>
         <source>The reference {name} was cleared: it was chosen for the previous checkpoint.</source>
         <translation>参考文件 {name} 已清除：它是为上一个 checkpoint 选择的。</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="95"/>
+        <location filename="../controller.py" line="104"/>
         <source>Compare with {name} again</source>
         <translation>再次与 {name} 对比</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="103"/>
+        <location filename="../controller.py" line="112"/>
         <source>Could not open {what}</source>
         <translation>无法打开 {what}</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="105"/>
+        <location filename="../controller.py" line="114"/>
         <source> — still showing the previous checkpoint.</source>
         <translation> — 仍显示之前的 checkpoint。</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="114"/>
+        <location filename="../controller.py" line="123"/>
         <source>Open which checkpoint?</source>
         <translation>打开哪个 checkpoint？</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="115"/>
+        <location filename="../controller.py" line="124"/>
         <source>This folder holds several checkpoints. Open:</source>
         <translation>此文件夹包含多个 checkpoint。打开：</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="162"/>
+        <location filename="../controller.py" line="181"/>
         <source>Opening reference {name}…</source>
         <translation>正在打开参考文件 {name}…</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="184"/>
+        <location filename="../controller.py" line="203"/>
         <source>Comparing with {name}</source>
         <translation>正在与 {name} 对比</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="189"/>
+        <location filename="../controller.py" line="208"/>
         <source>Comparison cancelled.</source>
         <translation>对比已取消。</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="197"/>
+        <location filename="../controller.py" line="216"/>
         <source>Could not open the reference {what}</source>
         <translation>无法打开参考文件 {what}</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="207"/>
+        <location filename="../controller.py" line="226"/>
         <source>Comparison failed: {why}</source>
         <translation>对比失败：{why}</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="226"/>
+        <location filename="../controller.py" line="245"/>
         <source>Compared with {ref}: {n} tensors differ (worst max |Δ| {worst}), {equal} are equal</source>
         <translation>已与 {ref} 对比：{n} 个张量有差异（最大 |Δ| 为 {worst}），{equal} 个完全相同</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="231"/>
+        <location filename="../controller.py" line="250"/>
         <source>; {n} only in one file or shaped differently</source>
         <translation>；{n} 个只存在于其中一个文件或形状不同</translation>
     </message>
@@ -662,43 +667,48 @@ Shift+drop a second checkpoint to compare against it.</source>
 <context>
     <name>HintPanel</name>
     <message>
-        <location filename="../hint_panel.py" line="46"/>
+        <location filename="../hint_panel.py" line="48"/>
         <source>burn-store fix</source>
         <translation>burn-store 修复方法</translation>
     </message>
     <message>
-        <location filename="../hint_panel.py" line="51"/>
-        <location filename="../hint_panel.py" line="93"/>
+        <location filename="../hint_panel.py" line="53"/>
+        <location filename="../hint_panel.py" line="100"/>
         <source>Copy</source>
         <translation>复制</translation>
     </message>
     <message>
-        <location filename="../hint_panel.py" line="52"/>
+        <location filename="../hint_panel.py" line="54"/>
         <source>Copy the line to the clipboard</source>
         <translation>把这一行复制到剪贴板</translation>
     </message>
     <message>
-        <location filename="../hint_panel.py" line="68"/>
+        <location filename="../hint_panel.py" line="75"/>
         <source>{n} tensor ({kinds}) differs from the model dtype {target}.</source>
         <translation>{n} 个张量（{kinds}）与模型 dtype {target} 不一致。</translation>
     </message>
     <message>
-        <location filename="../hint_panel.py" line="70"/>
+        <location filename="../hint_panel.py" line="77"/>
         <source>{n} tensors ({kinds}) differ from the model dtype {target}.</source>
         <translation>{n} 个张量（{kinds}）与模型 dtype {target} 不一致。</translation>
     </message>
     <message>
-        <location filename="../hint_panel.py" line="78"/>
+        <location filename="../hint_panel.py" line="85"/>
         <source>&lt;b&gt;PyTorch&lt;/b&gt; &lt;code&gt;load_state_dict&lt;/code&gt; copies each tensor into the parameter&apos;s dtype: they become {target} silently.</source>
         <translation>&lt;b&gt;PyTorch&lt;/b&gt; 的 &lt;code&gt;load_state_dict&lt;/code&gt; 会把每个张量复制到参数的 dtype 中：它们会被静默地转为 {target}。</translation>
     </message>
     <message>
-        <location filename="../hint_panel.py" line="85"/>
+        <location filename="../hint_panel.py" line="92"/>
         <source>&lt;b&gt;burn-store&lt;/b&gt; keeps the stored dtype, so the model fails with &lt;code&gt;matmul: dtype mismatch&lt;/code&gt;. Fix it there (or cast this file, Ctrl+S):</source>
         <translation>&lt;b&gt;burn-store&lt;/b&gt; 保留文件中的 dtype，模型会报错 &lt;code&gt;matmul: dtype mismatch&lt;/code&gt;。可以在 burn 中这样修复（或转换此文件，Ctrl+S）：</translation>
     </message>
     <message>
-        <location filename="../hint_panel.py" line="97"/>
+        <location filename="../hint_panel.py" line="108"/>
+        <source>&lt;b&gt;config.json&lt;/b&gt;: {said}. &lt;code&gt;from_pretrained(dtype=&quot;auto&quot;)&lt;/code&gt; and burn load the weights as stored, not as the config says.</source>
+        <translation>&lt;b&gt;config.json&lt;/b&gt;：{said}。&lt;code&gt;from_pretrained(dtype=&quot;auto&quot;)&lt;/code&gt; 和 burn 按存储的 dtype 加载权重，而不是按配置所写。</translation>
+    </message>
+    <message>
+        <location filename="../hint_panel.py" line="118"/>
         <source>Copied</source>
         <translation>已复制</translation>
     </message>
@@ -1008,12 +1018,12 @@ Shift+drop a second checkpoint to compare against it.</source>
         <translation>与 {target} 一致</translation>
     </message>
     <message>
-        <location filename="../table_text.py" line="66"/>
+        <location filename="../table_text.py" line="89"/>
         <source>{n} of {total} tensors differ from {target}</source>
         <translation>{total} 个张量中有 {n} 个与 {target} 不一致</translation>
     </message>
     <message>
-        <location filename="../table_text.py" line="69"/>
+        <location filename="../table_text.py" line="92"/>
         <source>{n} params</source>
         <translation>{n} 参数</translation>
     </message>
@@ -1069,109 +1079,119 @@ Shift+drop a second checkpoint to compare against it.</source>
 <context>
     <name>TensorTable</name>
     <message>
-        <location filename="../tensor_table.py" line="54"/>
+        <location filename="../tensor_table.py" line="57"/>
         <source>Name</source>
         <translation>名称</translation>
     </message>
     <message>
-        <location filename="../tensor_table.py" line="55"/>
+        <location filename="../tensor_table.py" line="58"/>
         <source>DType</source>
         <translation>dtype</translation>
     </message>
     <message>
-        <location filename="../tensor_table.py" line="56"/>
+        <location filename="../tensor_table.py" line="59"/>
         <source>Shape</source>
         <translation>形状</translation>
     </message>
     <message>
-        <location filename="../tensor_table.py" line="57"/>
+        <location filename="../tensor_table.py" line="60"/>
         <source>Params</source>
         <translation>参数量</translation>
     </message>
     <message>
-        <location filename="../tensor_table.py" line="58"/>
+        <location filename="../tensor_table.py" line="61"/>
         <source>Size</source>
         <translation>大小</translation>
     </message>
     <message>
-        <location filename="../tensor_table.py" line="59"/>
+        <location filename="../tensor_table.py" line="62"/>
         <source>Status</source>
         <translation>状态</translation>
     </message>
     <message>
-        <location filename="../tensor_table.py" line="60"/>
+        <location filename="../tensor_table.py" line="63"/>
         <source>Rel. error</source>
         <translation>相对误差</translation>
     </message>
     <message>
-        <location filename="../tensor_table.py" line="61"/>
+        <location filename="../tensor_table.py" line="64"/>
         <source>|Δ| vs ref</source>
         <translation>与参考的 |Δ|</translation>
     </message>
     <message>
-        <location filename="../tensor_table.py" line="64"/>
+        <location filename="../tensor_table.py" line="67"/>
         <source>Whether the tensor&apos;s dtype matches the target dtype. Integer and bool tensors are kept as they are (FloatCastAdapter only casts floats).</source>
         <translation>张量的 dtype 是否与目标 dtype 一致。整数和布尔张量保持不变（FloatCastAdapter 只转换浮点张量）。</translation>
     </message>
     <message>
-        <location filename="../tensor_table.py" line="69"/>
+        <location filename="../tensor_table.py" line="72"/>
         <source>Largest relative error between the original and the saved value (float64); — means the tensor was written unchanged</source>
         <translation>原始值与保存值之间的最大相对误差（float64）；— 表示该张量按原样写入</translation>
     </message>
     <message>
-        <location filename="../tensor_table.py" line="74"/>
+        <location filename="../tensor_table.py" line="77"/>
         <source>Largest absolute difference to the reference checkpoint (float64)</source>
         <translation>与参考 checkpoint 的最大绝对差（float64）</translation>
     </message>
     <message>
-        <location filename="../tensor_table.py" line="88"/>
+        <location filename="../tensor_table.py" line="91"/>
         <source>shape mismatch</source>
         <translation>形状不一致</translation>
     </message>
     <message>
-        <location filename="../tensor_table.py" line="89"/>
+        <location filename="../tensor_table.py" line="92"/>
         <source>not in reference</source>
         <translation>参考中没有</translation>
     </message>
     <message>
-        <location filename="../tensor_table.py" line="90"/>
+        <location filename="../tensor_table.py" line="93"/>
         <source>only in reference</source>
         <translation>只在参考中</translation>
     </message>
     <message>
-        <location filename="../tensor_table.py" line="327"/>
+        <location filename="../tensor_table.py" line="308"/>
+        <source>F32 on purpose?</source>
+        <translation>有意保持 F32？</translation>
+    </message>
+    <message>
+        <location filename="../tensor_table.py" line="353"/>
         <source>0 (lossless)</source>
         <translation>0（无损）</translation>
     </message>
     <message>
-        <location filename="../tensor_table.py" line="329"/>
+        <location filename="../tensor_table.py" line="355"/>
         <source>{n} NaN</source>
         <translation>{n} 个 NaN</translation>
     </message>
     <message>
-        <location filename="../tensor_table.py" line="331"/>
+        <location filename="../tensor_table.py" line="357"/>
         <source>{n} overflow</source>
         <translation>{n} 个溢出</translation>
     </message>
     <message>
-        <location filename="../tensor_table.py" line="340"/>
+        <location filename="../tensor_table.py" line="366"/>
         <source>0 (equal)</source>
         <translation>0（相同）</translation>
     </message>
     <message>
-        <location filename="../tensor_table.py" line="347"/>
+        <location filename="../table_text.py" line="65"/>
         <source>Stored as {dtype}, the model uses {target}. PyTorch&apos;s load_state_dict casts it silently; burn-store keeps {dtype} and fails with a dtype mismatch.</source>
         <translation>文件中存为 {dtype}，模型使用 {target}。PyTorch 的 load_state_dict 会静默转换；burn-store 会保留 {dtype}，并因 dtype 不匹配而报错。</translation>
     </message>
     <message>
-        <location filename="../tensor_table.py" line="353"/>
+        <location filename="../table_text.py" line="71"/>
         <source>{dtype} is not a float type: casting leaves it unchanged.</source>
         <translation>{dtype} 不是浮点类型：转换时保持不变。</translation>
     </message>
     <message>
-        <location filename="../tensor_table.py" line="356"/>
+        <location filename="../table_text.py" line="74"/>
         <source>Already {target}.</source>
         <translation>已经是 {target}。</translation>
+    </message>
+    <message>
+        <location filename="../table_text.py" line="78"/>
+        <source>F32 in a {target} model: norms, rotary inv_freq and MoE routers are often kept in F32 on purpose. Casting them loses precision the model wants; keep them with the fp32-norms globs (cast dialog, or --keep-preset).</source>
+        <translation>{target} 模型中的 F32：归一化层、旋转位置编码 inv_freq 和 MoE 路由常被有意保持为 F32。转换它们会损失模型所需的精度；可用 fp32-norms 模式保留（转换对话框，或 --keep-preset）。</translation>
     </message>
 </context>
 </TS>

@@ -1,0 +1,68 @@
+"""A model folder in the window: the config's dtype offered first in the chooser and chosen, the
+config-vs-weights line in the hint, norms marked "F32 on purpose?" instead of plain "differs"."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from inspector.gui.tensor_table import Col
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+
+
+@pytest.fixture
+def folder(tmp_path):
+    cfg = transformers.LlamaConfig(
+        vocab_size=64,
+        hidden_size=16,
+        intermediate_size=32,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        max_position_embeddings=32,
+    )
+    out = tmp_path / "m"
+    transformers.LlamaForCausalLM(cfg).save_pretrained(out)  # F32 weights
+    config = json.loads((out / "config.json").read_text())
+    config["dtype"] = "bfloat16"  # ...under a bfloat16 config
+    (out / "config.json").write_text(json.dumps(config))
+    return out
+
+
+def test_config_dtype_is_offered_chosen_and_explained(qtbot, window, folder):
+    with qtbot.waitSignal(window.loaded, timeout=20_000):
+        window.open_path(str(folder))
+    box = window.target_box
+    assert box.itemText(0) == "BF16 — from config.json" and box.currentIndex() == 0
+    assert window.session.target.name == "BF16"
+    assert window.settings.value("target") != "BF16"  # the config's choice is not remembered
+    hint = window.tensor_page.plots_tabs.hint
+    assert hint.config_note.isVisibleTo(hint)
+    assert "dtype = bfloat16, but 12 of 12 float tensors are F32" in hint.config_note.text()
+    model = window.model
+    status = {
+        model.tensor_at(r).name: model.data(model.index(r, Col.STATUS))
+        for r in range(model.rowCount())
+    }
+    assert status["model.norm.weight"] == "F32 on purpose?"
+    assert status["model.layers.0.mlp.up_proj.weight"] == "F32 → BF16"
+    box.setCurrentText("F16")  # a plain choice: the config entry stays, the target follows
+    assert window.session.target.name == "F16" and box.itemText(0).endswith("config.json")
+
+
+def test_config_entry_leaves_with_its_checkpoint(qtbot, window, folder, tmp_path):
+    import numpy as np
+    from safetensors.numpy import save_file
+
+    plain = tmp_path / "plain.safetensors"
+    save_file({"w": np.zeros(3, np.float32)}, str(plain))
+    with qtbot.waitSignal(window.loaded, timeout=20_000):
+        window.open_path(str(folder))
+    with qtbot.waitSignal(window.loaded, timeout=20_000):
+        window.open_path(str(plain))
+    box = window.target_box
+    assert not any(box.itemText(i).endswith("config.json") for i in range(box.count()))
+    assert box.currentText() == "BF16" == window.session.target.name
