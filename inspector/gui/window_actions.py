@@ -92,10 +92,11 @@ class WindowActions:
         """Offer the config's dtype first ("BF16 — from config.json"), or remove that entry."""
         if box.count() and box.itemData(0) == "config":
             was = box.currentIndex() == 0
+            dtype = box.itemText(0).split()[0]
             box.blockSignals(True)
             box.removeItem(0)
-            if was:
-                box.setCurrentText(box.itemText(0) if name is None else name)
+            if was:  # the same dtype stays chosen, as a plain entry
+                box.setCurrentText(dtype)
             box.blockSignals(False)
         if name is not None:
             box.blockSignals(True)
