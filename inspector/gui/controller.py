@@ -16,6 +16,7 @@ from inspector.core.dtypes import DTYPES, DType
 from inspector.core.errors import AmbiguousCheckpointError, CheckpointError
 from inspector.core.model_folder.config import ModelConfig, read_model_config, weights_disagree
 from inspector.core.model_folder.intended import IntendedMatcher, preset_globs
+from inspector.core.model_folder.lint import lint_path
 from inspector.core.summary import DTypeGroups
 from inspector.session import identities_of
 
@@ -151,6 +152,7 @@ class WindowController(QObject):
         win.empty_page.set_recent(win.recent.paths()[:5])
         self._update_actions()
         self.update_plots()
+        self._request_lint(ckpt, path)
         if not page.select_first_interesting():
             self.session.select(None)
 
@@ -278,9 +280,28 @@ class WindowController(QObject):
         summary = s.summary
         facts = s.checkpoint.files[0].pickle if s.checkpoint is not None else None
         self.page.set_pickle(facts)
+        self.page.set_lint(s.lint, os.path.basename((s.path or "").rstrip(os.sep)))
         self.page.set_plots(
             hint=summary is not None and summary.n_differ > 0,
             cast=s.cast is not None,
             diff=s.diffs is not None,
             pickle=facts is not None,
+            lint=bool(s.lint),
         )
+
+    def _request_lint(self, ckpt: Checkpoint, path: str) -> None:
+        """A model folder (opened as a folder, or sharded) is linted in the background."""
+        self.runner.invalidate("lint")
+        if ckpt.folder is None and not ckpt.is_sharded:
+            return
+        self.runner.request(
+            "lint",
+            lint_path,
+            path,
+            on_result=lambda findings, p=path: self._on_lint(findings, p),
+            on_error=lambda _e: None,  # the folder opened; a lint that fails has nothing to show
+        )
+
+    def _on_lint(self, findings: list, path: str) -> None:
+        if self.session.accept_lint(findings, path):
+            self.update_plots()

@@ -63,6 +63,7 @@ class HintPanel(QFrame):
         self.config_note.setTextFormat(Qt.TextFormat.RichText)
         self.config_note.hide()
         grid.addWidget(self.config_note, 4, 0, 1, 2)
+        grid.setRowStretch(5, 1)  # in a tall tab area the lines stay together at the top
         self.active = False
 
     def update_summary(self, s: Summary | None) -> None:

@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QTabWidget, QWidget
 
 from .hint_panel import HintPanel
 from .i18n import translate
+from .lint_panel import LintPanel
 from .pickle_panel import PicklePanel
 from .plots import OverviewPanel, OverviewPlot
 from .table_text import cast_error_value
@@ -18,6 +19,7 @@ from .table_text import cast_error_value
 if TYPE_CHECKING:
     from inspector.core.checkpoint import Checkpoint
     from inspector.core.diff import DiffSummary, TensorDiff
+    from inspector.core.model_folder.lint import Finding
     from inspector.core.summary import Summary
     from inspector.core.torch_pickle.reader import PickleFacts
     from inspector.session import CastResult
@@ -49,6 +51,8 @@ class PlotTabs(QTabWidget):
         self.addTab(self.diff_panel, translate("PlotTabs", "Difference to reference"))
         self.pickle_panel = PicklePanel()
         self.addTab(self.pickle_panel, translate("PlotTabs", "Pickle"))
+        self.lint_panel = LintPanel()
+        self.addTab(self.lint_panel, translate("PlotTabs", "Lint"))
         self.hide()
 
     # ---- public API -----------------------------------------------------------------------
@@ -129,15 +133,27 @@ class PlotTabs(QTabWidget):
     def set_pickle(self, facts: PickleFacts | None) -> None:
         self.pickle_panel.set_facts(facts)
 
-    def set_available(self, hint: bool, cast: bool, diff: bool, pickle: bool = False) -> bool:
+    def set_lint(self, findings: list[Finding] | None, folder: str = "") -> None:
+        self.lint_panel.set_findings(findings, folder)
+        self.setTabText(
+            4,
+            translate("PlotTabs", "Lint ({n})").format(n=len(findings))
+            if findings
+            else translate("PlotTabs", "Lint"),
+        )
+
+    def set_available(
+        self, hint: bool, cast: bool, diff: bool, pickle: bool = False, lint: bool = False
+    ) -> bool:
         """Show the tabs that have content; returns whether any does."""
         self.setTabVisible(0, hint)
         self.setTabVisible(1, cast)
         self.setTabVisible(2, diff)
         self.setTabVisible(3, pickle)
-        self.setVisible(hint or cast or diff or pickle)
+        self.setTabVisible(4, lint)
+        self.setVisible(hint or cast or diff or pickle or lint)
         if hint and not cast and not diff:
             self.setCurrentWidget(self.hint)
         elif pickle and not cast and not diff:
             self.setCurrentWidget(self.pickle_panel)
-        return hint or cast or diff or pickle
+        return hint or cast or diff or pickle or lint

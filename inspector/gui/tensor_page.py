@@ -35,6 +35,7 @@ from .tensor_table import Col, TensorTableModel
 
 if TYPE_CHECKING:
     from inspector.core.header import TensorInfo
+    from inspector.core.model_folder.lint import Finding
     from inspector.core.summary import Summary
     from inspector.core.torch_pickle.reader import PickleFacts
 
@@ -99,7 +100,7 @@ class TensorPage(QWidget):
         self.columns = TableColumns(self.table, self.fontMetrics())
         self.columns.sig_hidden_changed.connect(self.sig_hidden_columns_changed)
         self._hint_only = False
-        self._pickle = False
+        self._extra = (False, False)  # the pickle and lint tabs, kept across a resize
 
     def _build_filter_row(self) -> QHBoxLayout:
         frow = QHBoxLayout()
@@ -261,13 +262,19 @@ class TensorPage(QWidget):
         """A pickle's imports and plain values, in their own tab (None: not a pickle)."""
         self.plots_tabs.set_pickle(facts)
 
-    def set_plots(self, hint: bool, cast: bool, diff: bool, pickle: bool = False) -> None:
+    def set_lint(self, findings: list[Finding] | None, folder: str = "") -> None:
+        """lint's findings for a model folder (None: not a folder, or not linted yet)."""
+        self.plots_tabs.set_lint(findings, folder)
+
+    def set_plots(
+        self, hint: bool, cast: bool, diff: bool, pickle: bool = False, lint: bool = False
+    ) -> None:
         """Show the plot tabs that have content, sized to it (the hint alone: its text height)."""
-        self.plots_tabs.set_available(hint, cast, diff, pickle)
+        self.plots_tabs.set_available(hint, cast, diff, pickle, lint)
         self._hint_only = hint and not cast and not diff
-        self._pickle = pickle
+        self._extra = (pickle, lint)
         total = sum(self.left_split.sizes()) or self.left_split.height()
-        if cast or diff or pickle:  # the table keeps at least half the height
+        if cast or diff or pickle or lint:  # the table keeps at least half the height
             bottom = max(min(260, total // 2), int(total * 0.40))
             self.plots_tabs.setMaximumHeight(16_777_215)
         else:
@@ -304,5 +311,5 @@ class TensorPage(QWidget):
         if obj is self.table and ev.type() == ev.Type.Resize:
             QTimer.singleShot(0, self.columns.fit_name_column)
         elif obj is self.left_split and ev.type() == ev.Type.Resize and self._hint_only:
-            QTimer.singleShot(0, lambda: self.set_plots(True, False, False, self._pickle))
+            QTimer.singleShot(0, lambda: self.set_plots(True, False, False, *self._extra))
         return super().eventFilter(obj, ev)

@@ -21,6 +21,7 @@ from inspector.core.diff import DiffSummary, TensorDiff
 from inspector.core.dtypes import DType
 from inspector.core.header import TensorInfo
 from inspector.core.model_folder.config import ModelConfig
+from inspector.core.model_folder.lint import Finding
 from inspector.core.status import TensorStatus
 from inspector.core.summary import DTypeGroups, Summary, tensor_status
 
@@ -80,6 +81,7 @@ class Session:
         self.current: TensorInfo | None = None
         self.identities: dict[str, FileIdentity] = {}
         self.model_config: ModelConfig | None = None  # config.json beside the checkpoint
+        self.lint: list[Finding] | None = None  # lint of its model folder, when linted
         self.stats_cache = ResultCache(512)
         self.before_after_cache = ResultCache(256)
 
@@ -103,6 +105,7 @@ class Session:
         self.identities = identities if identities is not None else identities_of(ckpt)
         self.current = None
         self.model_config = model_config
+        self.lint = None
         if old is not None and old is not ckpt and old is not dropped:
             old.close()
         self.events.checkpoint_changed.emit(ckpt, self.path)
@@ -110,6 +113,13 @@ class Session:
             self.events.reference_changed.emit(None)
             self.events.diffs_changed.emit(None)
         return dropped
+
+    def accept_lint(self, findings: list[Finding], path: str) -> bool:
+        """Keep lint's findings if they are for the checkpoint still shown."""
+        if path != self.path:
+            return False
+        self.lint = findings
+        return True
 
     @property
     def summary(self) -> Summary | None:

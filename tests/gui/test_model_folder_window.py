@@ -66,3 +66,15 @@ def test_config_entry_leaves_with_its_checkpoint(qtbot, window, folder, tmp_path
     box = window.target_box
     assert not any(box.itemText(i).endswith("config.json") for i in range(box.count()))
     assert box.currentText() == "BF16" == window.session.target.name
+
+
+def test_lint_tab_shows_the_findings(qtbot, window, folder):
+    torch.save({"w": torch.zeros(2)}, folder / "pytorch_model.bin")  # a pickle twin
+    with qtbot.waitSignal(window.loaded, timeout=20_000):
+        window.open_path(str(folder))
+    tabs = window.tensor_page.plots_tabs
+    qtbot.waitUntil(lambda: tabs.isTabVisible(tabs.indexOf(tabs.lint_panel)), timeout=20_000)
+    tree = tabs.lint_panel.tree
+    codes = [tree.topLevelItem(i).text(1).split(":")[0] for i in range(tree.topLevelItemCount())]
+    assert codes == ["pickle_twin", "config_dtype"]
+    assert tabs.tabText(tabs.indexOf(tabs.lint_panel)) == "Lint (2)"

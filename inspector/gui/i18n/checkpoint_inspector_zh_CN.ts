@@ -99,32 +99,32 @@
         <translation>帮助(&amp;H)</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="102"/>
+        <location filename="../window_actions.py" line="103"/>
         <source>{dtype} — from config.json</source>
         <translation>{dtype} — 来自 config.json</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="108"/>
+        <location filename="../window_actions.py" line="109"/>
         <source>Main toolbar</source>
         <translation>主工具栏</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="115"/>
+        <location filename="../window_actions.py" line="116"/>
         <source> Model dtype: </source>
         <translation> 模型 dtype：</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="119"/>
+        <location filename="../window_actions.py" line="120"/>
         <source>The dtype the model uses; tensors in another float dtype are flagged</source>
         <translation>模型使用的 dtype；浮点 dtype 与之不同的张量会被标出</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="149"/>
+        <location filename="../window_actions.py" line="150"/>
         <source>(none)</source>
         <translation>（无）</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="156"/>
+        <location filename="../window_actions.py" line="157"/>
         <source>Clear List</source>
         <translation>清空列表</translation>
     </message>
@@ -230,72 +230,72 @@
 <context>
     <name>Controller</name>
     <message>
-        <location filename="../controller.py" line="71"/>
+        <location filename="../controller.py" line="72"/>
         <source>Opening {name}…</source>
         <translation>正在打开 {name}…</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="99"/>
+        <location filename="../controller.py" line="100"/>
         <source>The reference {name} was cleared: it was chosen for the previous checkpoint.</source>
         <translation>参考文件 {name} 已清除：它是为上一个 checkpoint 选择的。</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="104"/>
+        <location filename="../controller.py" line="105"/>
         <source>Compare with {name} again</source>
         <translation>再次与 {name} 对比</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="112"/>
+        <location filename="../controller.py" line="113"/>
         <source>Could not open {what}</source>
         <translation>无法打开 {what}</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="114"/>
+        <location filename="../controller.py" line="115"/>
         <source> — still showing the previous checkpoint.</source>
         <translation> — 仍显示之前的 checkpoint。</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="123"/>
+        <location filename="../controller.py" line="124"/>
         <source>Open which checkpoint?</source>
         <translation>打开哪个 checkpoint？</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="124"/>
+        <location filename="../controller.py" line="125"/>
         <source>This folder holds several checkpoints. Open:</source>
         <translation>此文件夹包含多个 checkpoint。打开：</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="181"/>
+        <location filename="../controller.py" line="183"/>
         <source>Opening reference {name}…</source>
         <translation>正在打开参考文件 {name}…</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="203"/>
+        <location filename="../controller.py" line="205"/>
         <source>Comparing with {name}</source>
         <translation>正在与 {name} 对比</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="208"/>
+        <location filename="../controller.py" line="210"/>
         <source>Comparison cancelled.</source>
         <translation>对比已取消。</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="216"/>
+        <location filename="../controller.py" line="218"/>
         <source>Could not open the reference {what}</source>
         <translation>无法打开参考文件 {what}</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="226"/>
+        <location filename="../controller.py" line="228"/>
         <source>Comparison failed: {why}</source>
         <translation>对比失败：{why}</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="245"/>
+        <location filename="../controller.py" line="247"/>
         <source>Compared with {ref}: {n} tensors differ (worst max |Δ| {worst}), {equal} are equal</source>
         <translation>已与 {ref} 对比：{n} 个张量有差异（最大 |Δ| 为 {worst}），{equal} 个完全相同</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="250"/>
+        <location filename="../controller.py" line="252"/>
         <source>; {n} only in one file or shaped differently</source>
         <translation>；{n} 个只存在于其中一个文件或形状不同</translation>
     </message>
@@ -673,7 +673,7 @@ Shift+drop a second checkpoint to compare against it.</source>
     </message>
     <message>
         <location filename="../hint_panel.py" line="53"/>
-        <location filename="../hint_panel.py" line="100"/>
+        <location filename="../hint_panel.py" line="101"/>
         <source>Copy</source>
         <translation>复制</translation>
     </message>
@@ -683,32 +683,32 @@ Shift+drop a second checkpoint to compare against it.</source>
         <translation>把这一行复制到剪贴板</translation>
     </message>
     <message>
-        <location filename="../hint_panel.py" line="75"/>
+        <location filename="../hint_panel.py" line="76"/>
         <source>{n} tensor ({kinds}) differs from the model dtype {target}.</source>
         <translation>{n} 个张量（{kinds}）与模型 dtype {target} 不一致。</translation>
     </message>
     <message>
-        <location filename="../hint_panel.py" line="77"/>
+        <location filename="../hint_panel.py" line="78"/>
         <source>{n} tensors ({kinds}) differ from the model dtype {target}.</source>
         <translation>{n} 个张量（{kinds}）与模型 dtype {target} 不一致。</translation>
     </message>
     <message>
-        <location filename="../hint_panel.py" line="85"/>
+        <location filename="../hint_panel.py" line="86"/>
         <source>&lt;b&gt;PyTorch&lt;/b&gt; &lt;code&gt;load_state_dict&lt;/code&gt; copies each tensor into the parameter&apos;s dtype: they become {target} silently.</source>
         <translation>&lt;b&gt;PyTorch&lt;/b&gt; 的 &lt;code&gt;load_state_dict&lt;/code&gt; 会把每个张量复制到参数的 dtype 中：它们会被静默地转为 {target}。</translation>
     </message>
     <message>
-        <location filename="../hint_panel.py" line="92"/>
+        <location filename="../hint_panel.py" line="93"/>
         <source>&lt;b&gt;burn-store&lt;/b&gt; keeps the stored dtype, so the model fails with &lt;code&gt;matmul: dtype mismatch&lt;/code&gt;. Fix it there (or cast this file, Ctrl+S):</source>
         <translation>&lt;b&gt;burn-store&lt;/b&gt; 保留文件中的 dtype，模型会报错 &lt;code&gt;matmul: dtype mismatch&lt;/code&gt;。可以在 burn 中这样修复（或转换此文件，Ctrl+S）：</translation>
     </message>
     <message>
-        <location filename="../hint_panel.py" line="108"/>
+        <location filename="../hint_panel.py" line="109"/>
         <source>&lt;b&gt;config.json&lt;/b&gt;: {said}. &lt;code&gt;from_pretrained(dtype=&quot;auto&quot;)&lt;/code&gt; and burn load the weights as stored, not as the config says.</source>
         <translation>&lt;b&gt;config.json&lt;/b&gt;：{said}。&lt;code&gt;from_pretrained(dtype=&quot;auto&quot;)&lt;/code&gt; 和 burn 按存储的 dtype 加载权重，而不是按配置所写。</translation>
     </message>
     <message>
-        <location filename="../hint_panel.py" line="118"/>
+        <location filename="../hint_panel.py" line="119"/>
         <source>Copied</source>
         <translation>已复制</translation>
     </message>
@@ -729,6 +729,39 @@ Shift+drop a second checkpoint to compare against it.</source>
         <location filename="../job_bar.py" line="58"/>
         <source>Cancelling…</source>
         <translation>正在取消…</translation>
+    </message>
+</context>
+<context>
+    <name>LintPanel</name>
+    <message>
+        <location filename="../lint_panel.py" line="26"/>
+        <source>severity</source>
+        <translation>严重程度</translation>
+    </message>
+    <message>
+        <location filename="../lint_panel.py" line="26"/>
+        <source>finding</source>
+        <translation>发现</translation>
+    </message>
+    <message>
+        <location filename="../lint_panel.py" line="39"/>
+        <source>&lt;b&gt;{folder}&lt;/b&gt;: no findings (index, shards, names, config).</source>
+        <translation>&lt;b&gt;{folder}&lt;/b&gt;：没有发现问题（索引、分片、名称、配置）。</translation>
+    </message>
+    <message>
+        <location filename="../lint_panel.py" line="45"/>
+        <source>&lt;b&gt;{n} finding(s) in {folder}&lt;/b&gt; (as checkpoint-inspector lint)</source>
+        <translation>&lt;b&gt;{folder} 中有 {n} 项发现&lt;/b&gt;（同 checkpoint-inspector lint）</translation>
+    </message>
+    <message>
+        <location filename="../lint_panel.py" line="54"/>
+        <source>tensor {name}</source>
+        <translation>张量 {name}</translation>
+    </message>
+    <message>
+        <location filename="../lint_panel.py" line="58"/>
+        <source>file {name}</source>
+        <translation>文件 {name}</translation>
     </message>
 </context>
 <context>
@@ -856,84 +889,95 @@ Shift+drop a second checkpoint to compare against it.</source>
 <context>
     <name>PlotTabs</name>
     <message>
-        <location filename="../plot_tabs.py" line="34"/>
+        <location filename="../plot_tabs.py" line="36"/>
         <source>Max relative error per tensor</source>
         <translation>每个张量的最大相对误差</translation>
     </message>
     <message>
-        <location filename="../plot_tabs.py" line="35"/>
+        <location filename="../plot_tabs.py" line="37"/>
         <source>max rel. error</source>
         <translation>最大相对误差</translation>
     </message>
     <message>
-        <location filename="../plot_tabs.py" line="36"/>
+        <location filename="../plot_tabs.py" line="38"/>
         <source>changed</source>
         <translation>有变化</translation>
     </message>
     <message>
-        <location filename="../plot_tabs.py" line="36"/>
+        <location filename="../plot_tabs.py" line="38"/>
         <source>lossless</source>
         <translation>无损</translation>
     </message>
     <message>
-        <location filename="../plot_tabs.py" line="39"/>
+        <location filename="../plot_tabs.py" line="41"/>
         <source>Max |Δ| per tensor vs reference</source>
         <translation>每个张量与参考的最大 |Δ|</translation>
     </message>
     <message>
-        <location filename="../plot_tabs.py" line="41"/>
+        <location filename="../plot_tabs.py" line="43"/>
         <source>differs</source>
         <translation>有差异</translation>
     </message>
     <message>
-        <location filename="../plot_tabs.py" line="41"/>
+        <location filename="../plot_tabs.py" line="43"/>
         <source>equal</source>
         <translation>相同</translation>
     </message>
     <message>
-        <location filename="../plot_tabs.py" line="47"/>
+        <location filename="../plot_tabs.py" line="49"/>
         <source>Why it matters</source>
         <translation>为什么重要</translation>
     </message>
     <message>
-        <location filename="../plot_tabs.py" line="48"/>
+        <location filename="../plot_tabs.py" line="50"/>
         <source>Precision lost (cast)</source>
         <translation>精度损失（转换）</translation>
     </message>
     <message>
-        <location filename="../plot_tabs.py" line="49"/>
+        <location filename="../plot_tabs.py" line="51"/>
         <source>Difference to reference</source>
         <translation>与参考的差异</translation>
     </message>
     <message>
-        <location filename="../plot_tabs.py" line="51"/>
+        <location filename="../plot_tabs.py" line="53"/>
         <source>Pickle</source>
         <translation>Pickle</translation>
     </message>
     <message>
-        <location filename="../plot_tabs.py" line="73"/>
+        <location filename="../plot_tabs.py" line="55"/>
+        <location filename="../plot_tabs.py" line="142"/>
+        <source>Lint</source>
+        <translation>检查</translation>
+    </message>
+    <message>
+        <location filename="../plot_tabs.py" line="77"/>
         <source>Max relative error per tensor, cast to {target}</source>
         <translation>每个张量的最大相对误差，转换为 {target}</translation>
     </message>
     <message>
-        <location filename="../plot_tabs.py" line="79"/>
+        <location filename="../plot_tabs.py" line="83"/>
         <source>&lt;b&gt;{n} tensors cast to {target}&lt;/b&gt; ({out}): {lossless} lossless · overflow {o} · underflow {u} · NaN {nan}</source>
         <translation>&lt;b&gt;{n} 个张量转换为 {target}&lt;/b&gt;（{out}）：{lossless} 个无损 · 上溢 {o} · 下溢 {u} · NaN {nan}</translation>
     </message>
     <message>
-        <location filename="../plot_tabs.py" line="104"/>
+        <location filename="../plot_tabs.py" line="108"/>
         <source>Max |Δ| per tensor vs {ref}</source>
         <translation>每个张量与 {ref} 的最大 |Δ|</translation>
     </message>
     <message>
-        <location filename="../plot_tabs.py" line="106"/>
+        <location filename="../plot_tabs.py" line="110"/>
         <source>&lt;b&gt;{n} tensors differ from {ref}&lt;/b&gt; (worst max |Δ| {worst}), {equal} equal</source>
         <translation>&lt;b&gt;{n} 个张量与 {ref} 有差异&lt;/b&gt;（最大 |Δ| 为 {worst}），{equal} 个相同</translation>
     </message>
     <message>
-        <location filename="../plot_tabs.py" line="116"/>
+        <location filename="../plot_tabs.py" line="120"/>
         <source>, {n} within tolerance</source>
         <translation>，{n} 个在容差内</translation>
+    </message>
+    <message>
+        <location filename="../plot_tabs.py" line="140"/>
+        <source>Lint ({n})</source>
+        <translation>检查（{n}）</translation>
     </message>
 </context>
 <context>
@@ -1031,47 +1075,47 @@ Shift+drop a second checkpoint to compare against it.</source>
 <context>
     <name>TensorPage</name>
     <message>
-        <location filename="../tensor_page.py" line="67"/>
+        <location filename="../tensor_page.py" line="68"/>
         <source>Summary</source>
         <translation>摘要</translation>
     </message>
     <message>
-        <location filename="../tensor_page.py" line="108"/>
+        <location filename="../tensor_page.py" line="109"/>
         <source>Filter (Ctrl+F): any of these words or globs, e.g. embed lm_head *.bias · Esc clears</source>
         <translation>筛选 (Ctrl+F)：匹配任一关键词或通配符，例如 embed lm_head *.bias · Esc 清空</translation>
     </message>
     <message>
-        <location filename="../tensor_page.py" line="114"/>
+        <location filename="../tensor_page.py" line="115"/>
         <source>Filter tensor names</source>
         <translation>按名称筛选张量</translation>
     </message>
     <message>
-        <location filename="../tensor_page.py" line="121"/>
+        <location filename="../tensor_page.py" line="122"/>
         <source>Only differing</source>
         <translation>仅不一致</translation>
     </message>
     <message>
-        <location filename="../tensor_page.py" line="123"/>
+        <location filename="../tensor_page.py" line="124"/>
         <source>Show only float tensors whose dtype differs from the model dtype</source>
         <translation>只显示 dtype 与模型 dtype 不一致的浮点张量</translation>
     </message>
     <message>
-        <location filename="../tensor_page.py" line="156"/>
+        <location filename="../tensor_page.py" line="157"/>
         <source>Copy Tensor Name</source>
         <translation>复制张量名称</translation>
     </message>
     <message>
-        <location filename="../tensor_page.py" line="176"/>
+        <location filename="../tensor_page.py" line="177"/>
         <source>no tensor matches</source>
         <translation>没有匹配的张量</translation>
     </message>
     <message>
-        <location filename="../tensor_page.py" line="178"/>
+        <location filename="../tensor_page.py" line="179"/>
         <source>{shown} of {total}</source>
         <translation>{total} 个中的 {shown} 个</translation>
     </message>
     <message>
-        <location filename="../tensor_page.py" line="182"/>
+        <location filename="../tensor_page.py" line="183"/>
         <source>{total} tensors</source>
         <translation>{total} 个张量</translation>
     </message>

@@ -1,0 +1,61 @@
+"""The "Lint" tab: what ``checkpoint-inspector lint`` finds in a model folder, one row a finding,
+with the tensors and files it concerns underneath."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from PySide6.QtWidgets import QLabel, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
+
+from .i18n import translate
+
+if TYPE_CHECKING:
+    from inspector.core.model_folder.lint import Finding
+
+
+class LintPanel(QWidget):
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 4, 6, 4)
+        self.caption = QLabel()
+        self.caption.setWordWrap(True)
+        self.tree = QTreeWidget()
+        self.tree.setColumnCount(2)
+        self.tree.setHeaderLabels(
+            [translate("LintPanel", "severity"), translate("LintPanel", "finding")]
+        )
+        layout.addWidget(self.caption)
+        layout.addWidget(self.tree, 1)
+
+    def set_findings(self, findings: list[Finding] | None, folder: str = "") -> None:
+        """Show lint's findings for ``folder`` (None clears the tab)."""
+        self.tree.clear()
+        if findings is None:
+            self.caption.setText("")
+            return
+        if not findings:
+            self.caption.setText(
+                translate(
+                    "LintPanel", "<b>{folder}</b>: no findings (index, shards, names, config)."
+                ).format(folder=folder)
+            )
+            return
+        self.caption.setText(
+            translate(
+                "LintPanel", "<b>{n} finding(s) in {folder}</b> (as checkpoint-inspector lint)"
+            ).format(n=len(findings), folder=folder)
+        )
+        for f in findings:
+            item = QTreeWidgetItem([f.severity.value, f"{f.code}: {f.message}"])
+            item.setToolTip(1, f.message)
+            for name in f.tensors[:50]:
+                item.addChild(
+                    QTreeWidgetItem(["", translate("LintPanel", "tensor {name}").format(name=name)])
+                )
+            for name in f.files:
+                item.addChild(
+                    QTreeWidgetItem(["", translate("LintPanel", "file {name}").format(name=name)])
+                )
+            self.tree.addTopLevelItem(item)
+        self.tree.resizeColumnToContents(0)
