@@ -13,6 +13,8 @@ gnome-themes-extra), so the dark palette comes from the platform theme, not from
    fonts-wqy-microhei, on the machine that renders it);
 4. an LLM-style checkpoint (390 tensors) at 800×600, 1280×800 and 1920×1080 with the module tree
    open, after a cast and a compare: names stay readable (screenshot-llm-WxH.png).
+6. a Lightning-style `.ckpt` pickle with its Pickle tab, and a transformers model folder with F32
+   weights under a bfloat16 config, its Lint tab open (need torch and transformers: the test deps).
 """
 
 from __future__ import annotations
@@ -78,6 +80,7 @@ def main() -> None:
             check=True,
         )
         llm_screenshots(tmp)
+        pickle_and_folder_screenshots(tmp)
         subprocess.run(
             [*CLI, "--screenshot", str(DOCS / "screenshot-zh_CN.png"), "--lang", "zh_CN",
              "--target", "F16", "--reference", f32, bf16],
@@ -113,6 +116,61 @@ def llm_screenshots(tmp: str) -> None:
         wait_for([win.diff_done], 60_000)
         take_screenshot(win, str(DOCS / f"screenshot-llm-{size[0]}x{size[1]}.png"), minimum=size)
         win.close()
+
+
+def _shoot(path: str, out: str, tab: str, tmp: str) -> None:
+    from PySide6.QtCore import QSettings
+
+    from inspector.gui.app import take_screenshot, wait_for
+    from inspector.gui.main_window import MainWindow
+
+    settings = QSettings(os.path.join(tmp, f"{tab}.ini"), QSettings.Format.IniFormat)
+    win = MainWindow(settings=settings, target="F32")
+    win.resize(1280, 800)
+    win.show()
+    win.open_path(path)
+    wait_for([win.loaded, win.details_ready], 30_000)
+    tabs = win.tensor_page.plots_tabs
+    panel = getattr(tabs, tab)
+    for _ in range(300):  # the lint answer comes from a worker
+        if tabs.isTabVisible(tabs.indexOf(panel)):
+            break
+        wait_for([], 20)
+    tabs.setCurrentWidget(panel)
+    take_screenshot(win, out, minimum=(1280, 800))
+    win.close()
+
+
+def pickle_and_folder_screenshots(tmp: str) -> None:
+    try:
+        import torch
+        import transformers
+    except ImportError:
+        print("skipped the pickle and model-folder screenshots: torch/transformers missing")
+        return
+    torch.manual_seed(0)
+    sd = {}
+    for i in range(4):
+        sd[f"model.layers.{i}.self_attn.q_proj.weight"] = torch.randn(64, 64, dtype=torch.float64)
+        sd[f"model.layers.{i}.mlp.up_proj.weight"] = torch.randn(128, 64).t()
+        sd[f"model.layers.{i}.input_layernorm.weight"] = torch.ones(64)
+    sd["model.embed_tokens.weight"] = torch.randn(100, 64).bfloat16()
+    ckpt = os.path.join(tmp, "last.ckpt")
+    torch.save(
+        {"state_dict": sd, "epoch": 3, "global_step": 1200, "hyper_parameters": {"lr": 3e-4}}, ckpt
+    )
+    _shoot(ckpt, str(DOCS / "screenshot-pickle.png"), "pickle_panel", tmp)
+    cfg = transformers.LlamaConfig(
+        vocab_size=64, hidden_size=16, intermediate_size=32, num_hidden_layers=2,
+        num_attention_heads=2, num_key_value_heads=1, max_position_embeddings=32,
+    )  # fmt: skip
+    folder = Path(tmp) / "tiny-llama"
+    transformers.LlamaForCausalLM(cfg).save_pretrained(folder, max_shard_size="8KB")
+    text = (folder / "config.json").read_text().replace('"float32"', '"bfloat16"')
+    (folder / "config.json").write_text(text)  # F32 weights under a bfloat16 config
+    first = sorted(folder.glob("model-*.safetensors"))[0]
+    (folder / "model.safetensors").write_bytes(first.read_bytes())  # a stray file
+    _shoot(str(folder), str(DOCS / "screenshot-model-folder.png"), "lint_panel", tmp)
 
 
 if __name__ == "__main__":
