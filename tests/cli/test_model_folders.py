@@ -228,3 +228,32 @@ def test_lint_variant_names_and_unreadable(tmp_path, capsys):
     assert _codes(capsys, folder) == (0, {})
     code, _, err = _run(capsys, "lint", tmp_path / "nothing-here")
     assert code == 2 and err.count("\n") == 1
+
+
+def test_lint_single_file_variants_side_by_side(tmp_path, capsys):
+    from safetensors.torch import save_file
+
+    folder = tmp_path / "m"
+    folder.mkdir()
+    w = torch.randn(32, 16)
+    save_file({"w": w}, str(folder / "model.safetensors"))
+    save_file({"w": w.half()}, str(folder / "model.fp16.safetensors"))
+    assert _codes(capsys, folder) == (0, {})
+    save_file({"w": w, "w_blocks_blocks": w.clone()}, str(folder / "model.fp16.safetensors"))
+    code, found = _codes(capsys, folder)
+    assert code == 1 and set(found) == {"doubled_key", "duplicate_tensor"}
+
+
+def test_tied_f16_variant_folder_is_clean_and_casts(tmp_path, capsys):
+    folder, out = tmp_path / "m", tmp_path / "out"
+    model = _tiny(folder, dtype=torch.float16, tie=True)
+    model.save_pretrained(folder, variant="fp16")  # model.fp16.safetensors beside model.safetensors
+    assert (folder / "model.fp16.safetensors").exists()
+    assert _codes(capsys, folder) == (0, {})
+    code, _, err = _run(capsys, "cast", folder / "model.safetensors", "--target", "F32", "-o", out)
+    assert code == 0, err  # a file in, a file out (the folder's variants are not guessed at)
+    loaded = transformers.AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32)
+    from safetensors.torch import load_file
+
+    for name, t in load_file(out).items():
+        assert torch.equal(t, loaded.state_dict()[name]), name

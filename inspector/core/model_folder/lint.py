@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..checkpoint import open_checkpoint
-from ..errors import CheckpointError
+from ..errors import AmbiguousCheckpointError, CheckpointError
 from ..header import TensorInfo
 from ..opening import _SHARD_NAME, is_index_name, read_checkpoint_file
 from .companions import WEIGHT_SUFFIXES
@@ -68,20 +68,27 @@ def lint_path(path: str, stats: bool = False) -> list[Finding]:
         used |= _lint_index(folder, index, findings)
     _lint_strays(folder, names, indexes, used, findings)
     try:
-        ckpt = open_checkpoint(path)  # what a loader would read
+        paths = [path]
+        ckpts = [open_checkpoint(path)]  # what a loader would read
+    except AmbiguousCheckpointError as e:  # variants side by side: each is linted
+        paths = e.choices
+        ckpts = [open_checkpoint(p) for p in paths]
     except CheckpointError as e:
         if not findings:
             raise  # nothing to say but that it is unreadable: exit 2
         findings.append(Finding(Severity.ERROR, "does_not_open", e.reason))
         return findings
-    with ckpt:
-        tensors = ckpt.tensors
-        _lint_names(tensors, findings)
-        _lint_duplicates(ckpt, findings)
-        if config is not None:
-            _lint_config_dtype(config, tensors, findings)
-        if stats:
-            _lint_values(ckpt, findings)
+    for ckpt in ckpts:
+        with ckpt:
+            tensors = ckpt.tensors
+            _lint_names(tensors, findings)
+            _lint_duplicates(ckpt, findings)
+            if (
+                config is not None and len(ckpts) == 1
+            ):  # a variant differs from the config on purpose
+                _lint_config_dtype(config, tensors, findings)
+            if stats:
+                _lint_values(ckpt, findings)
     _lint_shard_sizes(folder, sorted(used), findings)
     return findings
 
