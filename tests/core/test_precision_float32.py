@@ -1,0 +1,81 @@
+"""The report measured in float32 (for sources of 32 bits or fewer) equals the float64 reference:
+maxima and counts bit for bit, the mean within a few float64 ulps (summation order differs)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from inspector.core.cast import cast_array
+from inspector.core.dtypes import DTYPES
+from inspector.core.precision import ErrorAccumulator
+
+from .precision_reference import Float64ErrorAccumulator
+
+PAIRS = [
+    ("F32", "F16"), ("F32", "BF16"), ("F32", "F8_E4M3"), ("F32", "F8_E5M2"),
+    ("F16", "BF16"), ("F16", "F8_E4M3"), ("F16", "F8_E5M2"), ("BF16", "F16"),
+    ("BF16", "F8_E4M3"), ("F64", "F32"), ("F64", "F16"), ("F64", "BF16"),
+]  # fmt: skip
+
+SPECIAL = np.array(
+    [0.0, -0.0, 1e-45, -1e-45, 1e-40, 6e-8, 3e-8, 2.9e-8, 5.96e-8, 1e-10, 1.0001, 65504.0,
+     65520.0, 65519.99, 1e5, 3.4e38, -3.4e38, 448.0, 463.9, 464.0, 464.1, 470.0, 1e6,
+     57344.0, 61440.0, np.inf, -np.inf, np.nan, 1.5, -2.75, 0.1, 1 / 3],
+)  # fmt: skip
+
+
+def _both(src: str, dst: str, values: np.ndarray, chunk: int = 7) -> tuple:
+    s, d = DTYPES[src], DTYPES[dst]
+    with np.errstate(all="ignore"):
+        x = cast_array(values.astype(np.float64), DTYPES["F64"], s)
+    c = cast_array(x, s, d)
+    fast, ref = ErrorAccumulator(s, d), Float64ErrorAccumulator(s, d)
+    for i in range(0, x.size, chunk):
+        fast.update(x[i : i + chunk], c[i : i + chunk])
+        ref.update(x[i : i + chunk], c[i : i + chunk])
+    return fast.result(), ref.result()
+
+
+def _same(fast, ref) -> None:
+    assert (fast.max_abs_err, fast.max_rel_err) == (ref.max_abs_err, ref.max_rel_err)
+    assert (fast.overflow, fast.underflow, fast.nan, fast.lossless) == (
+        ref.overflow,
+        ref.underflow,
+        ref.nan,
+        ref.lossless,
+    )
+    if ref.mean_abs_err is None:
+        assert fast.mean_abs_err is None
+    else:
+        assert math.isclose(fast.mean_abs_err, ref.mean_abs_err, rel_tol=4e-16, abs_tol=0)
+
+
+@pytest.mark.parametrize("src, dst", PAIRS)
+def test_special_values(src, dst):
+    _same(*_both(src, dst, SPECIAL))
+    _same(*_both(src, dst, SPECIAL[np.isfinite(SPECIAL)]))
+
+
+@pytest.mark.parametrize("src, dst", PAIRS)
+def test_random_blocks_larger_than_the_cache_block(src, dst):
+    rng = np.random.default_rng(7)
+    values = rng.standard_normal(200_000) * 10.0 ** rng.integers(-12, 6, 200_000)
+    _same(*_both(src, dst, values, chunk=70_001))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.sampled_from(PAIRS),
+    st.lists(
+        st.floats(allow_nan=True, allow_infinity=True, width=64) | st.sampled_from(list(SPECIAL)),
+        min_size=1,
+        max_size=40,
+    ),
+)
+def test_any_values(pair, values):
+    _same(*_both(*pair, np.array(values, dtype=np.float64)))
