@@ -57,13 +57,12 @@ def main() -> int:
         QCoreApplication.processEvents()
 
         t0 = time.perf_counter()
-        ckpt, groups, _identities = open_and_index(
-            path
-        )  # what the window runs on its worker thread
+        # what the window runs on its worker thread
+        ckpt, groups, _identities, _config = open_and_index(path)
         t_open = time.perf_counter() - t0
 
         t0 = time.perf_counter()
-        win.set_checkpoint(ckpt, path, groups)
+        win.set_checkpoint(ckpt, path, groups)  # config: None for this file
         win.table.viewport().repaint()  # the first paint of the visible rows
         QCoreApplication.processEvents()
         t_table = time.perf_counter() - t0

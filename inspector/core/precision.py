@@ -103,15 +103,13 @@ class ErrorAccumulator:
         self.changed += int(np.count_nonzero((a != b) & ~nan_a))
         if both.any():
             a, b, ad = a[both], b[both], ad[both]
-            self._accumulate(a, ad, float(ad.max()))
+            self._accumulate(a, ad, float(ad.max()), count_underflow=False)
 
     def _finite(self, a: np.ndarray, b: np.ndarray, ad: np.ndarray, m: float) -> None:
         if m == 0.0:
             self.count += a.size
             return
-        self.changed += int(np.count_nonzero(ad))
-        # a == 0 always casts to 0, so zeros of b beyond those of a are underflows
-        self.underflow += int(np.count_nonzero(b == 0) - np.count_nonzero(a == 0))
+        self.changed += 1  # m > 0: some value changed (only "none changed" matters: lossless)
         if self.sat_limit is not None:
             saturated = np.abs(a) > self.sat_limit
             n_sat = int(np.count_nonzero(saturated))
@@ -124,13 +122,19 @@ class ErrorAccumulator:
                 m = float(ad.max())
         self._accumulate(a, ad, m)
 
-    def _accumulate(self, a: np.ndarray, ad: np.ndarray, m: float) -> None:
+    def _accumulate(
+        self, a: np.ndarray, ad: np.ndarray, m: float, count_underflow: bool = True
+    ) -> None:
         self.count += a.size
         self.sum_abs += float(np.add.reduce(ad, dtype=np.float64))
         self.max_abs = max(self.max_abs, m)
         if m > 0:
             rel = ad / np.abs(a)  # 0/0 (exact zeros) is NaN, which fmax ignores
             r = float(np.fmax.reduce(rel, initial=0.0))
+            # |cast(a) - a| == |a| only where a non-zero value became 0 (rounding never doubles
+            # a value): the underflows, counted only in blocks that have one
+            if count_underflow and r == 1.0:
+                self.underflow += int(np.count_nonzero(rel == 1.0))
             if rel.dtype != np.float64 and r > 0:  # the float64 ratio of the near-largest ones
                 near = rel >= r * _CANDIDATE
                 a64, ad64 = a[near].astype(np.float64), ad[near].astype(np.float64)

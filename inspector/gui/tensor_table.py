@@ -163,7 +163,9 @@ class TensorTableModel(QAbstractTableModel):
     def set_intended(self, matcher: IntendedMatcher | None) -> None:
         """Which F32 tensors a model keeps in F32 on purpose; asked per shown row, cached."""
         self._intended, self._intended_rows = matcher, {}
-        self._changed_column(Col.STATUS)
+        if self._tensors:  # the text of the column changes, not its order (status is the same)
+            last = len(self._tensors) - 1
+            self.dataChanged.emit(self.index(0, Col.STATUS), self.index(last, Col.STATUS))
 
     def is_intended(self, i: int) -> bool:
         """Tensor ``i`` differs from the target but is an F32 norm, inv_freq or router."""

@@ -16,7 +16,9 @@ from ..header import TensorInfo
 
 # What the fp32-norms preset matches, and why (README lists these too):
 FP32_NORMS = (
-    "*norm*",  # LayerNorm / RMSNorm weights and biases: input_layernorm, ln_f, norm, layer_norm
+    "*norm*",  # norm weights and biases: input_layernorm, norm, layer_norm, ln_f's layernorm
+    "*Norm*",  # the same capitalised (BERT's LayerNorm); globs are case-sensitive, like --keep
+    "*ln_[12f].*",  # GPT-2's layer norms: h.0.ln_1, h.0.ln_2, ln_f
     "*inv_freq*",  # rotary embedding frequencies (a buffer computed in F32)
     "*router*",  # MoE routers (Mixtral/Switch keep the gate in F32)
     "*.mlp.gate.weight",  # the MoE gate as Qwen/Mixtral name it (not gate_proj)
