@@ -115,7 +115,7 @@ def format_bytes(n: int) -> str:
     value = float(n)
     for unit in ("KiB", "MiB", "GiB", "TiB", "PiB"):
         value /= 1024
-        if value < 1024 or unit == "PiB":
+        if value < 1023.95 or unit == "PiB":  # what rounds to 1024.0 is the next unit's 1.0
             return f"{value:.1f} {unit}"
     raise AssertionError("unreachable")
 
@@ -123,6 +123,6 @@ def format_bytes(n: int) -> str:
 def format_count(n: int) -> str:
     """Parameter counts as people say them: ``22.7 M``, ``1.3 B``, ``812``."""
     for div, unit in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "k")):
-        if n >= div:
+        if n / div >= 0.99995:  # 999,960 is "1.0 M", not "1000.0 k"
             return f"{n / div:.1f} {unit}"
     return str(n)

@@ -42,6 +42,21 @@ def test_formats():
     assert format_count(999) == "999"
 
 
+def test_format_boundaries():
+    """Each unit starts exactly at its power (mutation testing: the boundaries were unchecked)."""
+    cases = {
+        0: "0 B", 1023: "1023 B", 1024: "1.0 KiB", 1536: "1.5 KiB", 2**20 - 1: "1.0 MiB", 2**20 - 52: "1023.9 KiB",
+        2**20: "1.0 MiB", 2**30: "1.0 GiB", int(1.5 * 2**40): "1.5 TiB", 2**50: "1.0 PiB",
+        2**60: "1024.0 PiB",
+    }  # fmt: skip
+    assert {n: format_bytes(n) for n in cases} == cases
+    counts = {
+        0: "0", 999: "999", 1000: "1.0 k", 999_949: "999.9 k", 999_960: "1.0 M", 10**6: "1.0 M",
+        1_300_000_000: "1.3 B", 2 * 10**12: "2.0 T",
+    }  # fmt: skip
+    assert {n: format_count(n) for n in counts} == counts
+
+
 def test_dtype_aliases():
     assert parse_dtype("float32") is DTYPES["F32"]
     assert parse_dtype("fp16") is DTYPES["F16"]
