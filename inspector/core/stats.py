@@ -42,6 +42,8 @@ class _Moments:
     Values above ~1e150 would overflow their squares (and sums) in float64, so a chunk whose
     largest magnitude is beyond ``_BIG`` is scaled by a power of two first (exact), and the sum
     of squared deviations is kept as ``m2 * 4**exp``: an F64 tensor near 1e200 gets its true std.
+    A chunk whose largest magnitude is below ``_SMALL`` is scaled up the same way, so subnormal
+    values keep a non-zero std.
     """
 
     __slots__ = ("count", "exp", "inf", "m2", "max", "mean", "min", "nan")
@@ -79,7 +81,8 @@ class _Moments:
         self.min = min(self.min, lo)
         self.max = max(self.max, hi)
         big = max(-lo, hi)
-        exp = math.frexp(big)[1] if big > _BIG else 0
+        # huge chunks are scaled down, tiny ones up (squares of 1e-200 vanish): exact either way
+        exp = math.frexp(big)[1] if big > _BIG or 0 < big < _SMALL else 0
         y = np.ldexp(x, -exp) if exp else x  # exact: a power-of-two scale
         mean_s = float(y.mean())
         m2_s = float(np.square(y - mean_s).sum())  # true chunk M2 = m2_s * 4**exp
@@ -104,6 +107,7 @@ class _Moments:
 
 
 _BIG = 2.0**500  # squares of values below this, summed over 2**60 of them, stay finite
+_SMALL = 2.0**-500  # squares of values above this stay normal
 _STATS_BLOCK = 1 << 16  # elements per block: 512 KiB of float64
 
 

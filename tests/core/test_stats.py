@@ -133,3 +133,45 @@ def test_stats_and_histogram_job_matches_the_core_and_is_cancellable(tmp_path):
     job = stats_and_histogram(ckpt, ckpt["w"])
     next(job)
     job.close()  # stopping half way is fine
+
+
+def _exact_moments(values):
+    """Mean and population std from exact rationals (the reference for huge magnitudes)."""
+    from fractions import Fraction
+
+    xs = [Fraction(v) for v in values]
+    mean = sum(xs) / len(xs)
+    var = sum((x - mean) ** 2 for x in xs) / len(xs)
+    return float(mean), math.ldexp(math.sqrt(float(var / 4**1000)), 1000)  # var is ~1e600
+
+
+def test_huge_magnitudes_across_blocks_and_chunks(tmp_path, monkeypatch):
+    """Values near 1e300 (their squares overflow float64) spread over several blocks and
+    chunks, mixed with inf and NaN in more than one chunk: mean and std match exact rationals,
+    inf and NaN are counted across chunks (mutation testing found this path unchecked)."""
+    monkeypatch.setattr(stats_mod, "_STATS_BLOCK", 4)
+    monkeypatch.setattr(stats_mod, "STATS_CHUNK_BYTES", 64)
+    rng = np.random.default_rng(5)
+    finite = [*(rng.uniform(-1, 1, 37) * 1e300).tolist(), 3e299, -7e299]
+    values = np.array([*finite[:20], np.inf, np.nan, *finite[20:], -np.inf, np.nan, np.inf])
+    save_file({"x": torch.from_numpy(values)}, str(tmp_path / "h.safetensors"))
+    with open_checkpoint(tmp_path / "h.safetensors") as ckpt:
+        s = run_job(compute_stats(ckpt))["x"]
+    mean, std = _exact_moments(finite)
+    assert (s.nan, s.inf) == (2, 3)
+    assert (s.min, s.max) == (min(finite), max(finite))
+    assert math.isclose(s.mean, mean, rel_tol=1e-12, abs_tol=1e286)
+    assert math.isclose(s.std, std, rel_tol=1e-12)
+
+
+def test_subnormal_values_keep_their_std(tmp_path):
+    """Tiny chunks are scaled up (exact), not down: their squares vanish in float64 (the std of
+    these was 0) and halving a subnormal loses it (5e-324 / 2 == 0)."""
+    values = [5e-324, 1.5e-323, 1e-322, 0.0]
+    save_file({"x": torch.tensor(values, dtype=torch.float64)}, str(tmp_path / "t.safetensors"))
+    with open_checkpoint(tmp_path / "t.safetensors") as ckpt:
+        s = run_job(compute_stats(ckpt))["x"]
+    mean, std = _exact_moments(values)
+    assert (s.min, s.max) == (0.0, 1e-322)
+    assert abs(s.mean - mean) <= 5e-324 and s.mean != 0.0
+    assert s.std == pytest.approx(std, rel=0.2)  # the std itself is subnormal: few bits
