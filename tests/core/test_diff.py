@@ -134,3 +134,31 @@ def test_blocked_comparison_finds_the_maximum_in_any_block_and_equal_bytes_are_e
     assert diffs["x"].status == "differ" and diffs["x"].max_abs_diff == 2.0
     assert diffs["x"].max_rel_diff == 1.0
     assert diffs["same"].status == "equal" and diffs["same"].max_abs_diff == 0.0
+
+
+@pytest.mark.parametrize(
+    "dtype, a, b, max_abs, max_rel",
+    [
+        # 2**62 against -2**62 differs by 2**63: outside int64, exact in the unsigned difference
+        (torch.int64, [0, -5, 2**62, 7], [0, 5, -(2**62), 7], float(2**63), 2.0),
+        (torch.uint64, [2**64 - 1, 3], [0, 3], float(2**64 - 1), 1.0),
+        (torch.uint8, [250, 4], [5, 4], 245.0, 0.98),
+        (torch.int8, [-128, 1], [127, 1], 255.0, 255 / 128),
+        (torch.bool, [True, False], [False, False], 1.0, 1.0),
+    ],
+)
+def test_integer_differences_are_exact(tmp_path, dtype, a, b, max_abs, max_rel):
+    """The integer path: |a - b| without wrap-around and the relative difference, per dtype
+    (mutation testing: swapped or summed operands went unnoticed)."""
+    ta, tb = (torch.tensor(v, dtype=dtype) for v in (a, b))
+    save_file({"x": ta}, str(tmp_path / "a.safetensors"))
+    save_file({"x": tb}, str(tmp_path / "b.safetensors"))
+    with (
+        open_checkpoint(tmp_path / "a.safetensors") as ca,
+        open_checkpoint(tmp_path / "b.safetensors") as cb,
+    ):
+        (d,) = run_job(diff_checkpoints(ca, cb))
+        (back,) = run_job(diff_checkpoints(cb, ca))  # symmetric
+    assert str(d.status) == "differ"
+    assert (d.max_abs_diff, d.max_rel_diff) == (max_abs, max_rel)
+    assert (back.max_abs_diff, back.max_rel_diff) == (max_abs, max_rel)
