@@ -54,7 +54,7 @@ def config_line(path: str, tensors, target) -> str | None:
     said = weights_disagree(config, tensors)
     if said is None:
         return f"{config.describe()}: the weights agree"
-    return f"note: {said}" + (
+    return f"note: {said.line()}" + (
         "" if config.dtype.name == target.name else f" (checked against {target.name})"
     )
 

@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from inspector.core.model_folder.config import ConfigMismatch
 from inspector.core.summary import Summary
 from inspector.gui.i18n import translate
 
@@ -100,17 +101,25 @@ class HintPanel(QFrame):
         self.fix.setCursorPosition(0)
         self.copy_button.setText(translate("HintPanel", "Copy"))
 
-    def set_config_note(self, text: str | None) -> None:
+    def set_config_note(self, mismatch: ConfigMismatch | None) -> None:
         """config.json's dtype against the weights, when they disagree (None hides the line)."""
-        if not text:
+        if mismatch is None:
             self.config_note.hide()
             return
+        cfg = mismatch.config
         self.config_note.setText(
             translate(
                 "HintPanel",
-                '<b>config.json</b>: {said}. <code>from_pretrained(dtype="auto")</code> and '
-                "burn load the weights as stored, not as the config says.",
-            ).format(said=html.escape(text.removeprefix("config.json ")))
+                "<b>config.json</b>: {key} = {dtype}, but {n} of {total} float tensors are "
+                '{kinds}. <code>from_pretrained(dtype="auto")</code> and burn load the weights '
+                "as stored, not as the config says.",
+            ).format(
+                key=html.escape(cfg.dtype_key or ""),
+                dtype=html.escape(cfg.dtype_text or ""),
+                n=mismatch.n_off,
+                total=mismatch.n_floats,
+                kinds=mismatch.kinds,
+            )
         )
         self.config_note.show()
 

@@ -35,6 +35,7 @@ from .tensor_table import Col, TensorTableModel
 
 if TYPE_CHECKING:
     from inspector.core.header import TensorInfo
+    from inspector.core.model_folder.config import ConfigMismatch
     from inspector.core.model_folder.lint import Finding
     from inspector.core.summary import Summary
     from inspector.core.torch_pickle.reader import PickleFacts
@@ -254,9 +255,9 @@ class TensorPage(QWidget):
         self._select_proxy_row(row)
         return True
 
-    def set_config_note(self, text: str | None) -> None:
+    def set_config_note(self, mismatch: ConfigMismatch | None) -> None:
         """config.json's dtype against the weights (None: no config, or they agree)."""
-        self.plots_tabs.hint.set_config_note(text)
+        self.plots_tabs.hint.set_config_note(mismatch)
 
     def set_pickle(self, facts: PickleFacts | None) -> None:
         """A pickle's imports and plain values, in their own tab (None: not a pickle)."""

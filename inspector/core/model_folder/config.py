@@ -115,13 +115,30 @@ def _torch_name(dtype: DType) -> str:
     return dtype.name.lower()
 
 
-def weights_disagree(config: ModelConfig, tensors: list) -> str | None:
-    """``config.json dtype = bfloat16, but 417 of 419 float tensors are F32`` (None: they agree)."""
+@dataclass
+class ConfigMismatch:
+    """config.json names one dtype, and some float weights are stored in another."""
+
+    config: ModelConfig
+    n_off: int
+    n_floats: int
+    kinds: str  # "F32" or "F16/F32"
+
+    def line(self) -> str:
+        return (
+            f"{self.config.describe()}, but {self.n_off} of {self.n_floats} float tensors are "
+            f"{self.kinds}"
+        )
+
+
+def weights_disagree(config: ModelConfig, tensors: list) -> ConfigMismatch | None:
+    """How far the weights are from the config's dtype (None: they agree, or it names none)."""
     if config.dtype is None:
         return None
     floats = [t for t in tensors if t.dtype.is_float]
     off = [t for t in floats if t.dtype.name != config.dtype.name]
     if not off:
         return None
-    kinds = "/".join(sorted({t.dtype.name for t in off}))
-    return f"{config.describe()}, but {len(off)} of {len(floats)} float tensors are {kinds}"
+    return ConfigMismatch(
+        config, len(off), len(floats), "/".join(sorted({t.dtype.name for t in off}))
+    )

@@ -667,48 +667,48 @@ Shift+drop a second checkpoint to compare against it.</source>
 <context>
     <name>HintPanel</name>
     <message>
-        <location filename="../hint_panel.py" line="48"/>
+        <location filename="../hint_panel.py" line="49"/>
         <source>burn-store fix</source>
         <translation>burn-store 修复方法</translation>
     </message>
     <message>
-        <location filename="../hint_panel.py" line="53"/>
-        <location filename="../hint_panel.py" line="101"/>
+        <location filename="../hint_panel.py" line="54"/>
+        <location filename="../hint_panel.py" line="102"/>
         <source>Copy</source>
         <translation>复制</translation>
     </message>
     <message>
-        <location filename="../hint_panel.py" line="54"/>
+        <location filename="../hint_panel.py" line="55"/>
         <source>Copy the line to the clipboard</source>
         <translation>把这一行复制到剪贴板</translation>
     </message>
     <message>
-        <location filename="../hint_panel.py" line="76"/>
+        <location filename="../hint_panel.py" line="77"/>
         <source>{n} tensor ({kinds}) differs from the model dtype {target}.</source>
         <translation>{n} 个张量（{kinds}）与模型 dtype {target} 不一致。</translation>
     </message>
     <message>
-        <location filename="../hint_panel.py" line="78"/>
+        <location filename="../hint_panel.py" line="79"/>
         <source>{n} tensors ({kinds}) differ from the model dtype {target}.</source>
         <translation>{n} 个张量（{kinds}）与模型 dtype {target} 不一致。</translation>
     </message>
     <message>
-        <location filename="../hint_panel.py" line="86"/>
+        <location filename="../hint_panel.py" line="87"/>
         <source>&lt;b&gt;PyTorch&lt;/b&gt; &lt;code&gt;load_state_dict&lt;/code&gt; copies each tensor into the parameter&apos;s dtype: they become {target} silently.</source>
         <translation>&lt;b&gt;PyTorch&lt;/b&gt; 的 &lt;code&gt;load_state_dict&lt;/code&gt; 会把每个张量复制到参数的 dtype 中：它们会被静默地转为 {target}。</translation>
     </message>
     <message>
-        <location filename="../hint_panel.py" line="93"/>
+        <location filename="../hint_panel.py" line="94"/>
         <source>&lt;b&gt;burn-store&lt;/b&gt; keeps the stored dtype, so the model fails with &lt;code&gt;matmul: dtype mismatch&lt;/code&gt;. Fix it there (or cast this file, Ctrl+S):</source>
         <translation>&lt;b&gt;burn-store&lt;/b&gt; 保留文件中的 dtype，模型会报错 &lt;code&gt;matmul: dtype mismatch&lt;/code&gt;。可以在 burn 中这样修复（或转换此文件，Ctrl+S）：</translation>
     </message>
     <message>
-        <location filename="../hint_panel.py" line="109"/>
-        <source>&lt;b&gt;config.json&lt;/b&gt;: {said}. &lt;code&gt;from_pretrained(dtype=&quot;auto&quot;)&lt;/code&gt; and burn load the weights as stored, not as the config says.</source>
-        <translation>&lt;b&gt;config.json&lt;/b&gt;：{said}。&lt;code&gt;from_pretrained(dtype=&quot;auto&quot;)&lt;/code&gt; 和 burn 按存储的 dtype 加载权重，而不是按配置所写。</translation>
+        <location filename="../hint_panel.py" line="111"/>
+        <source>&lt;b&gt;config.json&lt;/b&gt;: {key} = {dtype}, but {n} of {total} float tensors are {kinds}. &lt;code&gt;from_pretrained(dtype=&quot;auto&quot;)&lt;/code&gt; and burn load the weights as stored, not as the config says.</source>
+        <translation>&lt;b&gt;config.json&lt;/b&gt;：{key} = {dtype}，但 {total} 个浮点张量中有 {n} 个是 {kinds}。&lt;code&gt;from_pretrained(dtype=&quot;auto&quot;)&lt;/code&gt; 和 burn 按存储的 dtype 加载权重，而不是按配置所写。</translation>
     </message>
     <message>
-        <location filename="../hint_panel.py" line="119"/>
+        <location filename="../hint_panel.py" line="128"/>
         <source>Copied</source>
         <translation>已复制</translation>
     </message>
@@ -1075,47 +1075,47 @@ Shift+drop a second checkpoint to compare against it.</source>
 <context>
     <name>TensorPage</name>
     <message>
-        <location filename="../tensor_page.py" line="68"/>
+        <location filename="../tensor_page.py" line="69"/>
         <source>Summary</source>
         <translation>摘要</translation>
     </message>
     <message>
-        <location filename="../tensor_page.py" line="109"/>
+        <location filename="../tensor_page.py" line="110"/>
         <source>Filter (Ctrl+F): any of these words or globs, e.g. embed lm_head *.bias · Esc clears</source>
         <translation>筛选 (Ctrl+F)：匹配任一关键词或通配符，例如 embed lm_head *.bias · Esc 清空</translation>
     </message>
     <message>
-        <location filename="../tensor_page.py" line="115"/>
+        <location filename="../tensor_page.py" line="116"/>
         <source>Filter tensor names</source>
         <translation>按名称筛选张量</translation>
     </message>
     <message>
-        <location filename="../tensor_page.py" line="122"/>
+        <location filename="../tensor_page.py" line="123"/>
         <source>Only differing</source>
         <translation>仅不一致</translation>
     </message>
     <message>
-        <location filename="../tensor_page.py" line="124"/>
+        <location filename="../tensor_page.py" line="125"/>
         <source>Show only float tensors whose dtype differs from the model dtype</source>
         <translation>只显示 dtype 与模型 dtype 不一致的浮点张量</translation>
     </message>
     <message>
-        <location filename="../tensor_page.py" line="157"/>
+        <location filename="../tensor_page.py" line="158"/>
         <source>Copy Tensor Name</source>
         <translation>复制张量名称</translation>
     </message>
     <message>
-        <location filename="../tensor_page.py" line="177"/>
+        <location filename="../tensor_page.py" line="178"/>
         <source>no tensor matches</source>
         <translation>没有匹配的张量</translation>
     </message>
     <message>
-        <location filename="../tensor_page.py" line="179"/>
+        <location filename="../tensor_page.py" line="180"/>
         <source>{shown} of {total}</source>
         <translation>{total} 个中的 {shown} 个</translation>
     </message>
     <message>
-        <location filename="../tensor_page.py" line="183"/>
+        <location filename="../tensor_page.py" line="184"/>
         <source>{total} tensors</source>
         <translation>{total} 个张量</translation>
     </message>
@@ -1193,27 +1193,27 @@ Shift+drop a second checkpoint to compare against it.</source>
         <translation>只在参考中</translation>
     </message>
     <message>
-        <location filename="../tensor_table.py" line="308"/>
+        <location filename="../tensor_table.py" line="310"/>
         <source>F32 on purpose?</source>
         <translation>有意保持 F32？</translation>
     </message>
     <message>
-        <location filename="../tensor_table.py" line="353"/>
+        <location filename="../tensor_table.py" line="355"/>
         <source>0 (lossless)</source>
         <translation>0（无损）</translation>
     </message>
     <message>
-        <location filename="../tensor_table.py" line="355"/>
+        <location filename="../tensor_table.py" line="357"/>
         <source>{n} NaN</source>
         <translation>{n} 个 NaN</translation>
     </message>
     <message>
-        <location filename="../tensor_table.py" line="357"/>
+        <location filename="../tensor_table.py" line="359"/>
         <source>{n} overflow</source>
         <translation>{n} 个溢出</translation>
     </message>
     <message>
-        <location filename="../tensor_table.py" line="366"/>
+        <location filename="../tensor_table.py" line="368"/>
         <source>0 (equal)</source>
         <translation>0（相同）</translation>
     </message>
