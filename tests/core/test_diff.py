@@ -162,3 +162,96 @@ def test_integer_differences_are_exact(tmp_path, dtype, a, b, max_abs, max_rel):
     assert str(d.status) == "differ"
     assert (d.max_abs_diff, d.max_rel_diff) == (max_abs, max_rel)
     assert (back.max_abs_diff, back.max_rel_diff) == (max_abs, max_rel)
+
+
+def _diff_pair(tmp_path, a: dict, b: dict):
+    save_file(a, str(tmp_path / "a.safetensors"))
+    save_file(b, str(tmp_path / "b.safetensors"))
+    with (
+        open_checkpoint(tmp_path / "a.safetensors") as ca,
+        open_checkpoint(tmp_path / "b.safetensors") as cb,
+    ):
+        return run_job(diff_checkpoints(ca, cb))
+
+
+@pytest.mark.parametrize(
+    "a, b, max_abs, max_rel",
+    [
+        ([0.5], [0.25], 0.25, 0.5),  # one element, magnitudes below 1
+        ([0.5, 2.0], [1.5, 2.0], 1.0, 1 / 1.5),  # the largest difference is exactly 1
+        ([math.inf, 1.0], [-math.inf, 1.0], math.inf, math.inf),  # inf against -inf
+        ([7.0], [7.0], 0.0, 0.0),
+    ],
+)
+def test_float_differences_exactly(tmp_path, a, b, max_abs, max_rel):
+    (d,) = _diff_pair(
+        tmp_path,
+        {"x": torch.tensor(a, dtype=torch.float64)},
+        {"x": torch.tensor(b, dtype=torch.float64)},
+    )
+    assert (d.max_abs_diff, d.max_rel_diff) == (max_abs, max_rel)
+
+
+def test_single_element_integers_and_complex(tmp_path):
+    diffs = _diff_pair(
+        tmp_path,
+        {
+            "i": torch.tensor([3], dtype=torch.int32),
+            "c": torch.tensor([1 + 1j], dtype=torch.complex64),
+        },
+        {
+            "i": torch.tensor([5], dtype=torch.int32),
+            "c": torch.tensor([1 + 2j], dtype=torch.complex64),
+        },
+    )
+    by = {d.name: d for d in diffs}
+    assert (by["i"].max_abs_diff, by["i"].max_rel_diff) == (2.0, 0.4)
+    assert by["c"].max_abs_diff == 1.0
+    assert by["c"].max_rel_diff == pytest.approx(1 / math.sqrt(5), rel=1e-7)
+
+
+def test_same_bytes_under_different_dtypes_are_not_equal(tmp_path):
+    """F32 1.0 and I32 1065353216 share their bytes: equal bytes mean equal values only when
+    the dtypes agree (the fast path must not take the bytes for the values)."""
+    (d,) = _diff_pair(
+        tmp_path,
+        {"x": torch.tensor([1.0], dtype=torch.float32)},
+        {"x": torch.tensor([1065353216], dtype=torch.int32)},
+    )
+    assert str(d.status) == "differ" and d.max_abs_diff == 1065353215.0
+
+
+def test_rows_for_tensors_in_one_file_or_shaped_differently(tmp_path):
+    diffs = _diff_pair(
+        tmp_path,
+        {"a": torch.zeros(2), "s": torch.zeros(2, 3)},
+        {"b": torch.zeros(4, dtype=torch.float16), "s": torch.zeros(3, 2)},
+    )
+    rows = {d.name: d.to_json() for d in diffs}
+    assert rows["a"] == {
+        "name": "a", "status": "only_a", "max_abs_diff": None, "max_rel_diff": None,
+        "dtype_a": "F32", "dtype_b": None, "shape_a": [2], "shape_b": None,
+    }  # fmt: skip
+    assert rows["b"] == {
+        "name": "b", "status": "only_b", "max_abs_diff": None, "max_rel_diff": None,
+        "dtype_a": None, "dtype_b": "F16", "shape_a": None, "shape_b": [4],
+    }  # fmt: skip
+    assert rows["s"]["status"] == "shape_mismatch"
+    assert (rows["s"]["shape_a"], rows["s"]["shape_b"]) == ([2, 3], [3, 2])
+    assert (rows["s"]["dtype_a"], rows["s"]["dtype_b"]) == ("F32", "F32")
+
+
+def test_summary_counts_and_worst(tmp_path):
+    from inspector.core.diff import DiffSummary
+    from inspector.core.status import DiffStatus
+
+    diffs = _diff_pair(
+        tmp_path,
+        {"e": torch.ones(2), "d1": torch.ones(2), "d2": torch.ones(2), "a": torch.ones(1)},
+        {"e": torch.ones(2), "d1": torch.full((2,), 3.0), "d2": torch.full((2,), 0.5)},
+    )
+    s = DiffSummary.of(diffs)
+    assert s.worst_abs == 2.0
+    assert s.count(DiffStatus.DIFFER) == 2 and s.count(DiffStatus.ONLY_B) == 0
+    assert s.n_equal == 1 and s.count(DiffStatus.ONLY_A) == 1
+    assert DiffSummary.of([]).worst_abs == 0.0
