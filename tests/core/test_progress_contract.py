@@ -61,6 +61,7 @@ def test_diff_progress(files, monkeypatch):
         seen, result = _drive(diff_checkpoints(a, b))
     shared = sum(v.nbytes for k, v in arrays.items() if k != "only_a")
     _check(seen, shared, {"big", "small", "ids"})
+    assert all(p.name for p in seen[1:-1])  # every step names the tensor it is in
     assert len(seen) > 5 and len(result) == 5
 
 
@@ -72,6 +73,7 @@ def test_stats_progress(files):
         assert set(stats) == set(arrays)
         seen, (s, edges, counts) = _drive(stats_and_histogram(ckpt, ckpt["big"]))
     _check(seen, 2 * arrays["big"].nbytes, {"big"})
+    assert all(p.name == "big" for p in seen)  # the label the window shows
     assert int(counts.sum()) == arrays["big"].size and s.max == float(arrays["big"].max())
 
 

@@ -175,3 +175,38 @@ def test_subnormal_values_keep_their_std(tmp_path):
     assert (s.min, s.max) == (0.0, 1e-322)
     assert abs(s.mean - mean) <= 5e-324 and s.mean != 0.0
     assert s.std == pytest.approx(std, rel=0.2)  # the std itself is subnormal: few bits
+
+
+def test_histograms_over_many_chunks_complex_and_all_nan(tmp_path, monkeypatch):
+    """Counts add up over chunks, complex tensors use |z|, a tensor with no finite value gets
+    the [0, 1] range, and edges are exact (mutation survivors in the histogram paths)."""
+    from inspector.core.stats import bin_edges, stats_and_histogram
+
+    monkeypatch.setattr(stats_mod, "STATS_CHUNK_BYTES", 256)
+    x = torch.arange(-500, 500, dtype=torch.float32) / 10  # 4000 bytes: 16 chunks
+    z = torch.tensor([3 + 4j, -6 + 8j, 0j], dtype=torch.complex64)
+    bad = torch.tensor([math.nan, math.inf, -math.inf])
+    save_file({"x": x, "z": z, "bad": bad}, str(tmp_path / "h.safetensors"))
+    with open_checkpoint(tmp_path / "h.safetensors") as ckpt:
+        edges, counts = value_histogram(ckpt, ckpt["x"])
+        assert len(counts) == 64 and int(counts.sum()) == 1000
+        assert (edges[0], edges[-1]) == (-50.0, float(np.float32(49.9)))
+        s, edges2, counts2 = run_job(stats_and_histogram(ckpt, ckpt["x"]))
+        assert np.array_equal(counts2, counts) and np.array_equal(edges2, edges)
+        s, _, zc = run_job(stats_and_histogram(ckpt, ckpt["z"], bins=2))
+        assert (s.min, s.max, s.mean) == (0.0, 10.0, 5.0) and list(zc) == [1, 2]
+        s, bedges, bcounts = run_job(stats_and_histogram(ckpt, ckpt["bad"], bins=4))
+        assert (s.name, s.min, s.nan, s.inf) == ("bad", None, 1, 2)
+        assert list(bedges) == [0.0, 0.25, 0.5, 0.75, 1.0] and int(bcounts.sum()) == 0
+        e, c = value_histogram(ckpt, ckpt["bad"], bins=4)
+        assert list(e) == [0.0, 0.25, 0.5, 0.75, 1.0] and int(c.sum()) == 0
+    assert list(bin_edges(-2.0, 6.0, 4)) == [-2.0, 0.0, 2.0, 4.0, 6.0]
+    e, c = histogram(np.array([np.nan, np.inf]), bins=2)
+    assert list(e) == [0.0, 0.5, 1.0] and list(c) == [0, 0]
+
+
+def test_stats_of_a_subset(tmp_path):
+    save_file({"a": torch.ones(3), "b": torch.zeros(2)}, str(tmp_path / "s.safetensors"))
+    with open_checkpoint(tmp_path / "s.safetensors") as ckpt:
+        only_b = run_job(compute_stats(ckpt, [ckpt["b"]]))
+    assert list(only_b) == ["b"] and only_b["b"].name == "b" and only_b["b"].max == 0.0
