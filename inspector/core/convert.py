@@ -27,6 +27,7 @@ from .model_folder.config import model_folder
 from .output_names import PICKLE_METADATA, PICKLE_SUFFIXES, safetensors_index_name, safetensors_name
 from .precision import ErrorAccumulator
 from .progress import Job, Progress
+from .report_worker import ReportWorker
 from .torch_pickle.names import StridedTensorInfo
 from .writeback import BackgroundWriter
 from .writer import AtomicWriter, PendingFile, TensorEntry
@@ -222,6 +223,7 @@ def cast_checkpoint(
             casts = any(d != t.dtype for t, d in plan)
             copy_companions(writer, model_folder(ckpt.path), out, target if casts else None)
         bg = BackgroundWriter()
+        reports = ReportWorker()
         try:
             out_bytes = 0
             for header in ckpt.files:
@@ -247,11 +249,12 @@ def cast_checkpoint(
                         for raw in reader.chunks(t, fresh=False):
                             chunk = raw.view(t.dtype.numpy)
                             cast = cast_array(chunk, t.dtype, dst)  # new array: raw is reused
-                            if acc is not None:
-                                acc.update(chunk, cast)
+                            if acc is not None:  # measured on the second core
+                                reports.submit(acc, chunk, cast)
                             batch.add(cast)
                             done += raw.nbytes
                             yield Progress(done, total, t.name)
+                        reports.drain()
                         result.tensors.append(_entry(t, dst, acc))
                 batch.flush()
                 bg.close()  # everything of this file written before it is fsynced
@@ -264,6 +267,7 @@ def cast_checkpoint(
                 writer.write_text(report_path, result.to_json_text(), like=ckpt.files[0].path)
             writer.commit()
         finally:
+            reports.close()
             bg.stop()
     return result
 
