@@ -17,6 +17,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from statistics import median
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from cast_vs_torch import ROOT, measure  # the one-child RSS wrapper
@@ -77,11 +78,6 @@ def make_f32(path: str, gib: float) -> None:
         for _ in entries:
             f.write(rng.standard_normal(rows * cols, dtype=np.float32) * 0.05)
         w.commit()
-
-
-def median(xs: list[float]) -> float:
-    xs = sorted(xs)
-    return xs[len(xs) // 2] if len(xs) % 2 else (xs[len(xs) // 2 - 1] + xs[len(xs) // 2]) / 2
 
 
 def main() -> None:

@@ -16,6 +16,7 @@ import shutil
 import sys
 import tempfile
 import time
+from statistics import median
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from cast_vs_torch import measure  # the one-child RSS wrapper
@@ -55,11 +56,6 @@ def make_bin(path: str, gib: float) -> None:
         sd[f"model.layers.{i}.norm.weight"] = torch.ones(cols)
     sd["position_ids"] = torch.arange(cols).unsqueeze(0)
     torch.save(sd, path)
-
-
-def median(xs: list[float]) -> float:
-    xs = sorted(xs)
-    return xs[len(xs) // 2] if len(xs) % 2 else (xs[len(xs) // 2 - 1] + xs[len(xs) // 2]) / 2
 
 
 def main() -> None:

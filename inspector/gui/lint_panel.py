@@ -5,28 +5,20 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtWidgets import QLabel, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QTreeWidgetItem, QWidget
 
+from .caption_tree import CaptionTree
 from .i18n import translate
 
 if TYPE_CHECKING:
     from inspector.core.model_folder.lint import Finding
 
 
-class LintPanel(QWidget):
+class LintPanel(CaptionTree):
     def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(6, 4, 6, 4)
-        self.caption = QLabel()
-        self.caption.setWordWrap(True)
-        self.tree = QTreeWidget()
-        self.tree.setColumnCount(2)
-        self.tree.setHeaderLabels(
-            [translate("LintPanel", "severity"), translate("LintPanel", "finding")]
+        super().__init__(
+            [translate("LintPanel", "severity"), translate("LintPanel", "finding")], parent
         )
-        layout.addWidget(self.caption)
-        layout.addWidget(self.tree, 1)
 
     def set_findings(self, findings: list[Finding] | None, folder: str = "") -> None:
         """Show lint's findings for ``folder`` (None clears the tab)."""

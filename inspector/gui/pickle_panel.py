@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtWidgets import QLabel, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QTreeWidgetItem, QWidget
 
+from .caption_tree import CaptionTree
 from .i18n import translate
 
 if TYPE_CHECKING:
@@ -22,22 +23,12 @@ def _verdict_text(verdict: str) -> str:
     }.get(verdict, verdict)
 
 
-class PicklePanel(QWidget):
+class PicklePanel(CaptionTree):
     def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(6, 4, 6, 4)
-        self.caption = QLabel()
-        self.caption.setWordWrap(True)
-        self.tree = QTreeWidget()
-        self.tree.setColumnCount(2)
-        self.tree.setHeaderLabels(
-            [translate("PicklePanel", "name"), translate("PicklePanel", "what it is")]
+        super().__init__(
+            [translate("PicklePanel", "name"), translate("PicklePanel", "what it is")], parent
         )
-        self.tree.setRootIsDecorated(True)
         self.tree.setUniformRowHeights(True)
-        layout.addWidget(self.caption)
-        layout.addWidget(self.tree, 1)
 
     def set_facts(self, facts: PickleFacts | None) -> None:
         """Show one pickle's imports and values (``None`` clears the tab)."""

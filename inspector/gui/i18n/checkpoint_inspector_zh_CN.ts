@@ -734,32 +734,32 @@ Shift+drop a second checkpoint to compare against it.</source>
 <context>
     <name>LintPanel</name>
     <message>
-        <location filename="../lint_panel.py" line="26"/>
+        <location filename="../lint_panel.py" line="20"/>
         <source>severity</source>
         <translation>严重程度</translation>
     </message>
     <message>
-        <location filename="../lint_panel.py" line="26"/>
+        <location filename="../lint_panel.py" line="20"/>
         <source>finding</source>
         <translation>发现</translation>
     </message>
     <message>
-        <location filename="../lint_panel.py" line="39"/>
+        <location filename="../lint_panel.py" line="31"/>
         <source>&lt;b&gt;{folder}&lt;/b&gt;: no findings (index, shards, names, config).</source>
         <translation>&lt;b&gt;{folder}&lt;/b&gt;：没有发现问题（索引、分片、名称、配置）。</translation>
     </message>
     <message>
-        <location filename="../lint_panel.py" line="45"/>
+        <location filename="../lint_panel.py" line="37"/>
         <source>&lt;b&gt;{n} finding(s) in {folder}&lt;/b&gt; (as checkpoint-inspector lint)</source>
         <translation>&lt;b&gt;{folder} 中有 {n} 项发现&lt;/b&gt;（同 checkpoint-inspector lint）</translation>
     </message>
     <message>
-        <location filename="../lint_panel.py" line="54"/>
+        <location filename="../lint_panel.py" line="46"/>
         <source>tensor {name}</source>
         <translation>张量 {name}</translation>
     </message>
     <message>
-        <location filename="../lint_panel.py" line="58"/>
+        <location filename="../lint_panel.py" line="50"/>
         <source>file {name}</source>
         <translation>文件 {name}</translation>
     </message>
@@ -841,47 +841,47 @@ Shift+drop a second checkpoint to compare against it.</source>
 <context>
     <name>PicklePanel</name>
     <message>
-        <location filename="../pickle_panel.py" line="18"/>
+        <location filename="../pickle_panel.py" line="19"/>
         <source>torch tensor machinery</source>
         <translation>torch 张量重建</translation>
     </message>
     <message>
-        <location filename="../pickle_panel.py" line="19"/>
+        <location filename="../pickle_panel.py" line="20"/>
         <source>plain container</source>
         <translation>普通容器</translation>
     </message>
     <message>
-        <location filename="../pickle_panel.py" line="20"/>
+        <location filename="../pickle_panel.py" line="21"/>
         <source>tensor kind not readable here</source>
         <translation>本工具无法读取的张量类型</translation>
     </message>
     <message>
-        <location filename="../pickle_panel.py" line="21"/>
+        <location filename="../pickle_panel.py" line="22"/>
         <source>refused</source>
         <translation>已拒绝</translation>
     </message>
     <message>
-        <location filename="../pickle_panel.py" line="35"/>
+        <location filename="../pickle_panel.py" line="29"/>
         <source>name</source>
         <translation>名称</translation>
     </message>
     <message>
-        <location filename="../pickle_panel.py" line="35"/>
+        <location filename="../pickle_panel.py" line="29"/>
         <source>what it is</source>
         <translation>含义</translation>
     </message>
     <message>
-        <location filename="../pickle_panel.py" line="49"/>
+        <location filename="../pickle_panel.py" line="40"/>
         <source>&lt;b&gt;PyTorch pickle ({format})&lt;/b&gt;, read opcode by opcode: nothing in it was executed. It imports only torch&apos;s tensor machinery and plain containers.</source>
         <translation>&lt;b&gt;PyTorch pickle（{format}）&lt;/b&gt;，逐条操作码解读：其中的任何内容都未被执行。它只导入 torch 的张量机制和普通容器。</translation>
     </message>
     <message>
-        <location filename="../pickle_panel.py" line="56"/>
+        <location filename="../pickle_panel.py" line="47"/>
         <source>Pickle imports ({n})</source>
         <translation>Pickle 导入（{n}）</translation>
     </message>
     <message>
-        <location filename="../pickle_panel.py" line="67"/>
+        <location filename="../pickle_panel.py" line="58"/>
         <source>Values that are not tensors ({n}), not written by cast</source>
         <translation>非张量的值（{n}），转换时不写出</translation>
     </message>
