@@ -148,5 +148,27 @@ def test_screenshot(bundle, model, tmp_path, exe, extra):
 def test_resources_and_no_test_only_packages(bundle):
     internal = bundle / "_internal"
     assert (internal / "resources" / "icons" / "checkpoint-inspector.png").is_file()
-    for unwanted in ("torch", "pytest", "hypothesis", "tkinter", "PySide6/QtQml.abi3.so"):
+    for unwanted in (
+        "torch", "pytest", "hypothesis", "tkinter", "PySide6/QtQml.abi3.so", "transformers",
+        "picklescan",
+    ):  # fmt: skip
         assert not (internal / unwanted).exists(), unwanted
+
+
+def test_pickles_and_model_folders(bundle, tmp_path):
+    """The bundle reads a .pt without torch inside it, scans it, converts it, and lints a folder."""
+    torch = pytest.importorskip("torch")
+    pt = tmp_path / "m.pt"
+    torch.save({"state_dict": {"w": torch.randn(3, 2, dtype=torch.float64).t()}, "epoch": 2}, pt)
+    r = run(CLI, "list", pt)
+    assert r.returncode == 0, r.stderr
+    assert "state_dict.w" in r.stdout and "epoch = 2" in r.stdout
+    assert run(CLI, "scan", pt).returncode == 0
+    out = tmp_path / "m.safetensors"
+    assert run(CLI, "cast", pt, "--target", "F32", "-o", out).returncode == 0
+    assert run(CLI, "check", out, "--target", "F32").returncode == 0
+    (tmp_path / "config.json").write_text('{"torch_dtype": "bfloat16"}')
+    r = run(CLI, "lint", tmp_path, "--json")
+    assert r.returncode == 1, r.stderr
+    codes = {f["code"] for f in json.loads(r.stdout)["findings"]}
+    assert "config_dtype" in codes
