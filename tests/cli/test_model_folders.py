@@ -257,3 +257,27 @@ def test_tied_f16_variant_folder_is_clean_and_casts(tmp_path, capsys):
 
     for name, t in load_file(out).items():
         assert torch.equal(t, loaded.state_dict()[name]), name
+
+
+def test_lint_does_not_wait_on_a_fifo_named_like_an_index(tmp_path):
+    """A named pipe called model.safetensors.index.json: lint must refuse it, not block on it.
+    Run in a child process with a time bound (before the fix it hung)."""
+    import os
+    import subprocess
+    import sys
+
+    import numpy as np
+    from safetensors.numpy import save_file
+
+    folder = tmp_path / "m"
+    folder.mkdir()
+    save_file({"w": np.zeros(2, np.float32)}, str(folder / "model.safetensors"))
+    os.mkfifo(folder / "model.safetensors.index.json")
+    proc = subprocess.run(
+        [sys.executable, "-m", "inspector", "lint", str(folder), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode in (1, 2), proc.stderr
+    assert proc.stderr.count("\n") <= 1

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..checkpoint import open_checkpoint
 from ..errors import AmbiguousCheckpointError, CheckpointError
-from ..header import TensorInfo
+from ..header import TensorInfo, _open_regular
 from ..opening import _SHARD_NAME, is_index_name, read_checkpoint_file
 from .companions import WEIGHT_SUFFIXES
 from .config import ModelConfig, model_folder, read_model_config
@@ -100,11 +100,19 @@ def _rel(folder: str, path: str) -> str:
 def _lint_index(folder: str, index: str, findings: list[Finding]) -> set[str]:
     """Index against its shards: tensors missing either way, total_size. Returns the shards used."""
     try:
-        with open(os.path.join(folder, index), "rb") as f:
+        with _open_regular(os.path.join(folder, index)) as f:  # a FIFO is refused, not waited on
             obj = json.loads(f.read(100_000_001))
         weight_map = obj["weight_map"]
         assert isinstance(weight_map, dict)
-    except (OSError, ValueError, KeyError, TypeError, AssertionError, RecursionError):
+    except (
+        OSError,
+        CheckpointError,
+        ValueError,
+        KeyError,
+        TypeError,
+        AssertionError,
+        RecursionError,
+    ):
         findings.append(
             Finding(
                 Severity.ERROR, "index_invalid", f"{index} is not a readable index", files=[index]
