@@ -281,3 +281,20 @@ def test_lint_does_not_wait_on_a_fifo_named_like_an_index(tmp_path):
     )
     assert proc.returncode in (1, 2), proc.stderr
     assert proc.stderr.count("\n") <= 1
+
+
+def test_folder_cast_with_odd_configs(tmp_path, capsys):
+    """A config that is a list, or nested 100,000 deep: copied as it is, never a traceback."""
+    import numpy as np
+    from safetensors.numpy import save_file
+
+    for name, text in (("list", "[1, 2]"), ("deep", "[" * 100_000 + "]" * 100_000)):
+        folder = tmp_path / name
+        folder.mkdir()
+        save_file({"w": np.zeros(2, np.float64)}, str(folder / "model.safetensors"))
+        (folder / "config.json").write_text(text)
+        code, _, err = _run(
+            capsys, "cast", folder, "--target", "F32", "-o", tmp_path / f"{name}-out"
+        )
+        assert code == 0, err
+        assert (tmp_path / f"{name}-out" / "config.json").read_text() == text

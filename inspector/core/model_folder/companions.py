@@ -53,7 +53,7 @@ def copy_companions(
             try:
                 writer.write_text(dest, config_with_dtype(data.decode("utf-8"), target), like=src)
                 continue
-            except (ValueError, UnicodeDecodeError, AttributeError, TypeError):
+            except (ValueError, UnicodeDecodeError, AttributeError, TypeError, RecursionError):
                 pass  # not a JSON object: copied as it is (lint reports it)
         pending = writer.open(dest, like=src)
         pending.write(data)

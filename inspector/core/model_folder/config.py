@@ -60,8 +60,10 @@ def read_model_config(checkpoint_path: str) -> ModelConfig | None:
         raise CheckpointError(path, "is over 16 MiB; not a model config")
     try:
         obj = json.loads(raw)
-    except (ValueError, RecursionError):
+    except ValueError:
         raise CheckpointError(path, "is not valid JSON") from None
+    except RecursionError:
+        raise CheckpointError(path, "is nested too deeply to be a model config") from None
     if not isinstance(obj, dict):
         raise CheckpointError(path, "is not a JSON object")
     return _config_from(path, obj)
