@@ -5,12 +5,21 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from PySide6.QtCore import QT_TRANSLATE_NOOP
+
 from inspector.core.dtypes import DType
 from inspector.core.header import TensorInfo
-from inspector.core.status import TensorStatus
+from inspector.core.status import DiffStatus, TensorStatus
 from inspector.core.summary import Summary, format_bytes, format_count
 
 from .i18n import translate
+
+# what the reference column says where there is no number (translated when shown)
+DIFF_STATUS_TEXT = {
+    DiffStatus.SHAPE_MISMATCH: QT_TRANSLATE_NOOP("TensorTable", "shape mismatch"),
+    DiffStatus.ONLY_A: QT_TRANSLATE_NOOP("TensorTable", "not in reference"),
+    DiffStatus.ONLY_B: QT_TRANSLATE_NOOP("TensorTable", "only in reference"),
+}
 
 
 def format_shape(shape: Sequence[int]) -> str:

@@ -25,12 +25,13 @@ from PySide6.QtWidgets import QApplication, QStyle
 from inspector.core.dtypes import DType
 from inspector.core.header import TensorInfo
 from inspector.core.model_folder.intended import IntendedMatcher
-from inspector.core.status import DiffStatus, TensorStatus
+from inspector.core.status import TensorStatus
 from inspector.core.summary import format_bytes, tensor_status
 
 from .i18n import translate
 from .table_sort import sort_keys
 from .table_text import (
+    DIFF_STATUS_TEXT,
     format_float,
     format_shape,
     intended_tooltip,
@@ -86,12 +87,6 @@ def header_text(col: Col) -> str:
 
 
 StatusRole = Qt.ItemDataRole.UserRole + 2  # a TensorStatus: "match" | "differs" | "kept"
-
-_DIFF_STATUS_TEXT = {
-    DiffStatus.SHAPE_MISMATCH: QT_TRANSLATE_NOOP("TensorTable", "shape mismatch"),
-    DiffStatus.ONLY_A: QT_TRANSLATE_NOOP("TensorTable", "not in reference"),
-    DiffStatus.ONLY_B: QT_TRANSLATE_NOOP("TensorTable", "only in reference"),
-}
 
 
 def highlight_colors(palette: QPalette | None = None) -> tuple[QColor, QColor]:
@@ -163,9 +158,7 @@ class TensorTableModel(QAbstractTableModel):
     def set_intended(self, matcher: IntendedMatcher | None) -> None:
         """Which F32 tensors a model keeps in F32 on purpose; asked per shown row, cached."""
         self._intended, self._intended_rows = matcher, {}
-        if self._tensors:  # the text of the column changes, not its order (status is the same)
-            last = len(self._tensors) - 1
-            self.dataChanged.emit(self.index(0, Col.STATUS), self.index(last, Col.STATUS))
+        self._changed_column(Col.STATUS, resort=False)  # its text changes, not its order
 
     def is_intended(self, i: int) -> bool:
         """Tensor ``i`` differs from the target but is an F32 norm, inv_freq or router."""
@@ -244,11 +237,12 @@ class TensorTableModel(QAbstractTableModel):
         }
         self._status = [by_dtype[n] for n in self._dtype_names]
 
-    def _changed_column(self, col: int) -> None:
-        self._sort_keys.pop(col, None)
+    def _changed_column(self, col: int, resort: bool = True) -> None:
+        if resort:
+            self._sort_keys.pop(col, None)
         if self._tensors:
             self.dataChanged.emit(self.index(0, col), self.index(len(self._tensors) - 1, col))
-            if self._sort_column == col:
+            if resort and self._sort_column == col:
                 self.sort(self._sort_column, self._sort_order)
 
     def _icon(self, status: str) -> QIcon:
@@ -362,8 +356,8 @@ class TensorTableModel(QAbstractTableModel):
             d = self._diff.get(t.name)
             if d is None:
                 return ""
-            if d.status in _DIFF_STATUS_TEXT:
-                return translate("TensorTable", _DIFF_STATUS_TEXT[d.status])
+            if d.status in DIFF_STATUS_TEXT:
+                return translate("TensorTable", DIFF_STATUS_TEXT[d.status])
             if d.max_abs_diff == 0:
                 return translate("TensorTable", "0 (equal)")
             return format_float(d.max_abs_diff)

@@ -1032,42 +1032,42 @@ Shift+drop a second checkpoint to compare against it.</source>
 <context>
     <name>TableText</name>
     <message>
-        <location filename="../table_text.py" line="18"/>
+        <location filename="../table_text.py" line="27"/>
         <source>[] (scalar)</source>
         <translation>[]（标量）</translation>
     </message>
     <message>
-        <location filename="../table_text.py" line="26"/>
+        <location filename="../table_text.py" line="35"/>
         <source>0 (lossless)</source>
         <translation>0（无损）</translation>
     </message>
     <message>
-        <location filename="../table_text.py" line="49"/>
+        <location filename="../table_text.py" line="58"/>
         <source>not a float</source>
         <translation>非浮点</translation>
     </message>
     <message>
-        <location filename="../table_text.py" line="55"/>
+        <location filename="../table_text.py" line="64"/>
         <source>differs: {dtype} → {target}</source>
         <translation>不一致：{dtype} → {target}</translation>
     </message>
     <message>
-        <location filename="../table_text.py" line="59"/>
+        <location filename="../table_text.py" line="68"/>
         <source>kept (not a float)</source>
         <translation>保持不变（非浮点）</translation>
     </message>
     <message>
-        <location filename="../table_text.py" line="60"/>
+        <location filename="../table_text.py" line="69"/>
         <source>matches {target}</source>
         <translation>与 {target} 一致</translation>
     </message>
     <message>
-        <location filename="../table_text.py" line="89"/>
+        <location filename="../table_text.py" line="98"/>
         <source>{n} of {total} tensors differ from {target}</source>
         <translation>{total} 个张量中有 {n} 个与 {target} 不一致</translation>
     </message>
     <message>
-        <location filename="../table_text.py" line="92"/>
+        <location filename="../table_text.py" line="101"/>
         <source>{n} params</source>
         <translation>{n} 参数</translation>
     </message>
@@ -1123,117 +1123,117 @@ Shift+drop a second checkpoint to compare against it.</source>
 <context>
     <name>TensorTable</name>
     <message>
-        <location filename="../tensor_table.py" line="57"/>
+        <location filename="../tensor_table.py" line="58"/>
         <source>Name</source>
         <translation>名称</translation>
     </message>
     <message>
-        <location filename="../tensor_table.py" line="58"/>
+        <location filename="../tensor_table.py" line="59"/>
         <source>DType</source>
         <translation>dtype</translation>
     </message>
     <message>
-        <location filename="../tensor_table.py" line="59"/>
+        <location filename="../tensor_table.py" line="60"/>
         <source>Shape</source>
         <translation>形状</translation>
     </message>
     <message>
-        <location filename="../tensor_table.py" line="60"/>
+        <location filename="../tensor_table.py" line="61"/>
         <source>Params</source>
         <translation>参数量</translation>
     </message>
     <message>
-        <location filename="../tensor_table.py" line="61"/>
+        <location filename="../tensor_table.py" line="62"/>
         <source>Size</source>
         <translation>大小</translation>
     </message>
     <message>
-        <location filename="../tensor_table.py" line="62"/>
+        <location filename="../tensor_table.py" line="63"/>
         <source>Status</source>
         <translation>状态</translation>
     </message>
     <message>
-        <location filename="../tensor_table.py" line="63"/>
+        <location filename="../tensor_table.py" line="64"/>
         <source>Rel. error</source>
         <translation>相对误差</translation>
     </message>
     <message>
-        <location filename="../tensor_table.py" line="64"/>
+        <location filename="../tensor_table.py" line="65"/>
         <source>|Δ| vs ref</source>
         <translation>与参考的 |Δ|</translation>
     </message>
     <message>
-        <location filename="../tensor_table.py" line="67"/>
+        <location filename="../tensor_table.py" line="68"/>
         <source>Whether the tensor&apos;s dtype matches the target dtype. Integer and bool tensors are kept as they are (FloatCastAdapter only casts floats).</source>
         <translation>张量的 dtype 是否与目标 dtype 一致。整数和布尔张量保持不变（FloatCastAdapter 只转换浮点张量）。</translation>
     </message>
     <message>
-        <location filename="../tensor_table.py" line="72"/>
+        <location filename="../tensor_table.py" line="73"/>
         <source>Largest relative error between the original and the saved value (float64); — means the tensor was written unchanged</source>
         <translation>原始值与保存值之间的最大相对误差（float64）；— 表示该张量按原样写入</translation>
     </message>
     <message>
-        <location filename="../tensor_table.py" line="77"/>
+        <location filename="../tensor_table.py" line="78"/>
         <source>Largest absolute difference to the reference checkpoint (float64)</source>
         <translation>与参考 checkpoint 的最大绝对差（float64）</translation>
     </message>
     <message>
-        <location filename="../tensor_table.py" line="91"/>
+        <location filename="../table_text.py" line="19"/>
         <source>shape mismatch</source>
         <translation>形状不一致</translation>
     </message>
     <message>
-        <location filename="../tensor_table.py" line="92"/>
+        <location filename="../table_text.py" line="20"/>
         <source>not in reference</source>
         <translation>参考中没有</translation>
     </message>
     <message>
-        <location filename="../tensor_table.py" line="93"/>
+        <location filename="../table_text.py" line="21"/>
         <source>only in reference</source>
         <translation>只在参考中</translation>
     </message>
     <message>
-        <location filename="../tensor_table.py" line="310"/>
+        <location filename="../tensor_table.py" line="304"/>
         <source>F32 on purpose?</source>
         <translation>有意保持 F32？</translation>
     </message>
     <message>
-        <location filename="../tensor_table.py" line="355"/>
+        <location filename="../tensor_table.py" line="349"/>
         <source>0 (lossless)</source>
         <translation>0（无损）</translation>
     </message>
     <message>
-        <location filename="../tensor_table.py" line="357"/>
+        <location filename="../tensor_table.py" line="351"/>
         <source>{n} NaN</source>
         <translation>{n} 个 NaN</translation>
     </message>
     <message>
-        <location filename="../tensor_table.py" line="359"/>
+        <location filename="../tensor_table.py" line="353"/>
         <source>{n} overflow</source>
         <translation>{n} 个溢出</translation>
     </message>
     <message>
-        <location filename="../tensor_table.py" line="368"/>
+        <location filename="../tensor_table.py" line="362"/>
         <source>0 (equal)</source>
         <translation>0（相同）</translation>
     </message>
     <message>
-        <location filename="../table_text.py" line="65"/>
+        <location filename="../table_text.py" line="74"/>
         <source>Stored as {dtype}, the model uses {target}. PyTorch&apos;s load_state_dict casts it silently; burn-store keeps {dtype} and fails with a dtype mismatch.</source>
         <translation>文件中存为 {dtype}，模型使用 {target}。PyTorch 的 load_state_dict 会静默转换；burn-store 会保留 {dtype}，并因 dtype 不匹配而报错。</translation>
     </message>
     <message>
-        <location filename="../table_text.py" line="71"/>
+        <location filename="../table_text.py" line="80"/>
         <source>{dtype} is not a float type: casting leaves it unchanged.</source>
         <translation>{dtype} 不是浮点类型：转换时保持不变。</translation>
     </message>
     <message>
-        <location filename="../table_text.py" line="74"/>
+        <location filename="../table_text.py" line="83"/>
         <source>Already {target}.</source>
         <translation>已经是 {target}。</translation>
     </message>
     <message>
-        <location filename="../table_text.py" line="78"/>
+        <location filename="../table_text.py" line="87"/>
         <source>F32 in a {target} model: norms, rotary inv_freq and MoE routers are often kept in F32 on purpose. Casting them loses precision the model wants; keep them with the fp32-norms globs (cast dialog, or --keep-preset).</source>
         <translation>{target} 模型中的 F32：归一化层、旋转位置编码 inv_freq 和 MoE 路由常被有意保持为 F32。转换它们会损失模型所需的精度；可用 fp32-norms 模式保留（转换对话框，或 --keep-preset）。</translation>
     </message>
