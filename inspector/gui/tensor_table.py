@@ -301,7 +301,7 @@ class TensorTableModel(QAbstractTableModel):
         intended = status is TensorStatus.DIFFERS and self.is_intended(i)
         if role == R.DisplayRole:
             if intended and col == Col.STATUS:
-                return translate("TensorTable", "F32 on purpose?")
+                return translate("TensorTable", "on purpose?")  # the DType column says F32
             return self._display(t, status, col)
         if role == R.BackgroundRole:
             return self._bg_brush if status is TensorStatus.DIFFERS and not intended else None

@@ -47,7 +47,7 @@ def test_config_dtype_is_offered_chosen_and_explained(qtbot, window, folder):
         model.tensor_at(r).name: model.data(model.index(r, Col.STATUS))
         for r in range(model.rowCount())
     }
-    assert status["model.norm.weight"] == "F32 on purpose?"
+    assert status["model.norm.weight"] == "on purpose?"
     assert status["model.layers.0.mlp.up_proj.weight"] == "F32 → BF16"
     box.setCurrentText("F16")  # a plain choice: the config entry stays, the target follows
     assert window.session.target.name == "F16" and box.itemText(0).endswith("config.json")

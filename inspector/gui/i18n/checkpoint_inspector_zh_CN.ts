@@ -1178,6 +1178,11 @@ Shift+drop a second checkpoint to compare against it.</source>
         <translation>与参考 checkpoint 的最大绝对差（float64）</translation>
     </message>
     <message>
+        <location filename="../tensor_table.py" line="304"/>
+        <source>on purpose?</source>
+        <translation>有意为之？</translation>
+    </message>
+    <message>
         <location filename="../table_text.py" line="19"/>
         <source>shape mismatch</source>
         <translation>形状不一致</translation>
@@ -1191,11 +1196,6 @@ Shift+drop a second checkpoint to compare against it.</source>
         <location filename="../table_text.py" line="21"/>
         <source>only in reference</source>
         <translation>只在参考中</translation>
-    </message>
-    <message>
-        <location filename="../tensor_table.py" line="304"/>
-        <source>F32 on purpose?</source>
-        <translation>有意保持 F32？</translation>
     </message>
     <message>
         <location filename="../tensor_table.py" line="349"/>
