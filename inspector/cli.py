@@ -12,7 +12,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from .cli_model import cmd_lint, config_line, intended_globs, resolve_target
+from .cli_model import FolderConfig, cmd_lint, config_line, intended_globs, resolve_target
 from .cli_output import clip, make_streams_safe, out, printable, symbol
 from .cli_parser import PROG, UsageError, _build_gui_parser, _build_sub_parser
 from .cli_scan import cmd_scan
@@ -51,7 +51,8 @@ def _cmd_list(args: argparse.Namespace) -> int:
     from .core.summary import format_bytes, matches_target, summarize, tensor_status
 
     ckpt = open_checkpoint(args.path)
-    target = resolve_target(args)
+    folder = FolderConfig.of(args.path)  # config.json, read once
+    target = resolve_target(args, folder)
     tensors = natural_order(ckpt.tensors, target) if args.order == "natural" else ckpt.tensors
     stats = run_job(compute_stats(ckpt), _progress_printer("stats")) if args.stats else {}
     if args.json:
@@ -77,7 +78,7 @@ def _cmd_list(args: argparse.Namespace) -> int:
         return EXIT_OK
 
     status_text = _status_words(target, short=args.stats)
-    on_purpose = _on_purpose(ckpt.tensors, target, intended_globs(args.path))
+    on_purpose = _on_purpose(ckpt.tensors, target, intended_globs(folder))
     names = {t.name: printable(t.name) for t in tensors}
     lines = []
     if args.stats:  # 120 columns: a long name gets a line of its own above its numbers
@@ -168,15 +169,16 @@ def _cmd_check(args: argparse.Namespace) -> int:
     from .core.summary import summarize, tensor_status
 
     ckpt = open_checkpoint(args.path)
-    target = resolve_target(args)
+    folder = FolderConfig.of(args.path)  # config.json, read once
+    target = resolve_target(args, folder)
     differing = [t for t in ckpt.tensors if tensor_status(t, target) is TensorStatus.DIFFERS]
     summary = summarize(ckpt.tensors, target)
-    note = config_line(args.path, ckpt.tensors, target)
+    note = config_line(folder, ckpt.tensors, target)
     if not differing:
         n_float = sum(1 for t in ckpt.tensors if t.dtype.is_float)
         out(f"ok: all {n_float} float tensors are {target.name} ({summary.line()})")
         return EXIT_OK
-    on_purpose = _on_purpose(differing, target, intended_globs(args.path))
+    on_purpose = _on_purpose(differing, target, intended_globs(folder))
     for t in differing:
         why = (
             " — kept in F32 on purpose? (norm, inv_freq or router)" if t.name in on_purpose else ""
@@ -196,7 +198,8 @@ def _cmd_cast(args: argparse.Namespace) -> int:
     from .core.progress import run_job
 
     ckpt = open_checkpoint(args.path)
-    keep = list(args.keep) + (list(intended_globs(args.path)) if args.keep_preset else [])
+    presets = intended_globs(FolderConfig.of(args.path)) if args.keep_preset else ()
+    keep = [*args.keep, *presets]
     job = cast_checkpoint(
         ckpt, args.target, args.output, keep=keep, report=True, report_path=args.report
     )

@@ -6,20 +6,42 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from .cli_output import out, printable
 from .core.errors import CheckpointError
 
+if TYPE_CHECKING:
+    from .core.model_folder.config import ModelConfig
+
 CONFIG_TARGET = "config"
 
 
-def resolve_target(args: argparse.Namespace):
-    """``--target config``: the dtype config.json names; a clear error when it names none."""
-    from .core.model_folder.config import read_model_config
+@dataclass
+class FolderConfig:
+    """config.json beside the checkpoint, read once per command: the config, or why not."""
 
+    config: ModelConfig | None
+    problem: CheckpointError | None = None
+
+    @classmethod
+    def of(cls, path: str) -> FolderConfig:
+        from .core.model_folder.config import read_model_config
+
+        try:
+            return cls(read_model_config(path))
+        except CheckpointError as e:
+            return cls(None, e)
+
+
+def resolve_target(args: argparse.Namespace, folder: FolderConfig):
+    """``--target config``: the dtype config.json names; a clear error when it names none."""
     if args.target != CONFIG_TARGET:
         return args.target
-    config = read_model_config(args.path)
+    if folder.problem is not None:
+        raise folder.problem
+    config = folder.config
     if config is None:
         raise CheckpointError(args.path, "--target config: there is no config.json beside it")
     if config.dtype is None:
@@ -29,26 +51,21 @@ def resolve_target(args: argparse.Namespace):
     return config.dtype
 
 
-def intended_globs(path: str) -> tuple[str, ...]:
+def intended_globs(folder: FolderConfig) -> tuple[str, ...]:
     """fp32-norms, plus the config's modules_to_not_convert when there is a config."""
-    from .core.model_folder.config import read_model_config
     from .core.model_folder.intended import preset_globs
 
-    try:
-        config = read_model_config(path)
-    except CheckpointError:
-        config = None
+    config = folder.config
     return preset_globs("fp32-norms", config.modules_to_not_convert if config else ())
 
 
-def config_line(path: str, tensors, target) -> str | None:
+def config_line(folder: FolderConfig, tensors, target) -> str | None:
     """When config.json's dtype and the weights disagree, say so (check prints it)."""
-    from .core.model_folder.config import read_model_config, weights_disagree
+    from .core.model_folder.config import weights_disagree
 
-    try:
-        config = read_model_config(path)
-    except CheckpointError as e:
-        return f"note: {e}"
+    if folder.problem is not None:
+        return f"note: {folder.problem}"
+    config = folder.config
     if config is None or config.dtype is None:
         return None
     said = weights_disagree(config, tensors)

@@ -17,13 +17,13 @@ from .errors import AmbiguousCheckpointError, CheckpointError, path_problem
 from .header import Header, TensorInfo, _json_type, _open_regular, read_header
 from .header.wording import _clip, _q
 from .json_output import with_depth_room
+from .output_names import PICKLE_SUFFIXES
 from .torch_pickle.reader import looks_like_pickle, read_pickle_checkpoint
 
 INDEX_SUFFIX = ".safetensors.index.json"
 # transformers/diffusers variants: model.safetensors.index.fp16.json; pickles: pytorch_model.bin.index.json
 _INDEX_NAME = re.compile(r".+\.(safetensors|bin)\.index(\.[^./\\]+)?\.json")
 _SHARD_NAME = re.compile(r"(.*)-(\d+)-of-(\d+)\.(safetensors|bin)")
-_PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt")
 MAX_INDEX_BYTES = 100_000_000
 
 
@@ -103,7 +103,7 @@ def _open_folder(folder: str) -> Checkpoint:
         pickles = [
             n
             for n in names
-            if n.endswith(_PICKLE_SUFFIXES)
+            if n.endswith(PICKLE_SUFFIXES)
             and not n.startswith(".")
             and os.path.isfile(os.path.join(folder, n))
         ]

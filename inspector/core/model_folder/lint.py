@@ -22,7 +22,7 @@ from ..header import TensorInfo, _open_regular
 from ..opening import _SHARD_NAME, is_index_name, read_checkpoint_file
 from .companions import WEIGHT_SUFFIXES
 from .config import ModelConfig, model_folder, read_model_config
-from .intended import FP32_NORMS, is_intended
+from .intended import is_intended, preset_globs
 
 _DOUBLED = re.compile(r"(_[A-Za-z][A-Za-z0-9]{2,})\1(?![A-Za-z0-9])")
 _PROBE = 64 << 10  # bytes hashed from each end before a full comparison
@@ -287,7 +287,7 @@ def _lint_config_dtype(
 ) -> None:
     if config.dtype is None:
         return
-    globs = FP32_NORMS + tuple(f"*{m}*" for m in config.modules_to_not_convert)
+    globs = preset_globs("fp32-norms", config.modules_to_not_convert)
     floats = [t for t in tensors if t.dtype.is_float]
     off = [t for t in floats if t.dtype.name != config.dtype.name and not is_intended(t, globs)]
     if off:
