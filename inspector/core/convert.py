@@ -16,7 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from .cast import can_cast, cast_array
+from .cast import can_cast
+from .cast_pool import ChunkCaster
 from .checkpoint import Checkpoint, read_byte_chunks
 from .dtypes import DType
 from .errors import CheckpointError
@@ -27,7 +28,6 @@ from .model_folder.config import model_folder
 from .output_names import PICKLE_METADATA, PICKLE_SUFFIXES, safetensors_index_name, safetensors_name
 from .precision import ErrorAccumulator
 from .progress import Job, Progress
-from .report_worker import ReportWorker
 from .torch_pickle.names import StridedTensorInfo
 from .writeback import BackgroundWriter
 from .writer import AtomicWriter, PendingFile, TensorEntry
@@ -220,10 +220,10 @@ def cast_checkpoint(
             writer.reserve(report_path, what="report")
             report = True
         if ckpt.is_sharded or ckpt.folder is not None:  # a loadable model folder comes out
-            casts = any(d != t.dtype for t, d in plan)
-            copy_companions(writer, model_folder(ckpt.path), out, target if casts else None)
+            any_cast = any(d != t.dtype for t, d in plan)
+            copy_companions(writer, model_folder(ckpt.path), out, target if any_cast else None)
         bg = BackgroundWriter()
-        reports = ReportWorker()
+        casts = ChunkCaster()
         try:
             out_bytes = 0
             for header in ckpt.files:
@@ -246,15 +246,14 @@ def cast_checkpoint(
                                 done += raw.nbytes
                                 yield Progress(done, total, t.name)
                             continue
-                        for raw in reader.chunks(t, fresh=False):
-                            chunk = raw.view(t.dtype.numpy)
-                            cast = cast_array(chunk, t.dtype, dst)  # new array: raw is reused
-                            if acc is not None:  # measured on the second core
-                                reports.submit(acc, chunk, cast)
-                            batch.add(cast)
+                        for raw in reader.chunks(t, fresh=True):  # cast on both cores
+                            casts.submit(raw, t.dtype, dst, acc)
+                            for data in casts.ready():
+                                batch.add(data)
                             done += raw.nbytes
                             yield Progress(done, total, t.name)
-                        reports.drain()
+                        for data in casts.ready(drain=True):
+                            batch.add(data)
                         result.tensors.append(_entry(t, dst, acc))
                 batch.flush()
                 bg.close()  # everything of this file written before it is fsynced
@@ -267,7 +266,7 @@ def cast_checkpoint(
                 writer.write_text(report_path, result.to_json_text(), like=ckpt.files[0].path)
             writer.commit()
         finally:
-            reports.close()
+            casts.close()
             bg.stop()
     return result
 

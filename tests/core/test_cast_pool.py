@@ -1,0 +1,151 @@
+"""Chunks cast and measured on two threads: the same bytes as cast_array, the same report as the
+float64 reference (maxima and counts bit for bit, the mean within float64 rounding), in order;
+errors surface in the cast, and a cancelled cast leaves no thread behind."""
+
+from __future__ import annotations
+
+import math
+import threading
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from safetensors.numpy import save_file
+
+from inspector.core.cast import cast_array
+from inspector.core.cast_pool import ChunkCaster, cast_chunk
+from inspector.core.checkpoint import open_checkpoint
+from inspector.core.convert import cast_checkpoint
+from inspector.core.dtypes import DTYPES
+from inspector.core.precision import ErrorAccumulator
+
+from .precision_reference import Float64ErrorAccumulator
+
+F32 = DTYPES["F32"]
+FUSED = ["F16", "BF16", "F8_E4M3", "F8_E5M2"]  # F32 → these take the fused kernel
+SPECIAL = np.array(
+    [0.0, -0.0, 1e-45, -1e-45, 1e-40, 6e-8, 3e-8, 2.9e-8, 5.96e-8, 1e-10, 1.0001, 65504.0,
+     65519.99, 65520.0, 1e5, 3.4e38, -3.4e38, 448.0, 463.9, 464.0, 464.1, 470.0, -470.0, 1e6,
+     57343.0, 57344.0, 61439.0, 61440.0, np.inf, -np.inf, np.nan, -np.nan, 1.5, -2.75, 0.1,
+     1 / 3, 2.0**-6, 2.0**-7 * 1.5, 2.0**-10, 2.0**-14, 2.0**-15, 2.0**-17, 2.0**-25],
+    dtype=np.float32,
+)  # fmt: skip
+
+
+def _reference(x: np.ndarray, dst: str):
+    ref = Float64ErrorAccumulator(F32, DTYPES[dst])
+    ref.update(x, cast_array(x, F32, DTYPES[dst]))
+    return ref.result()
+
+
+def _unfused(x: np.ndarray, dst: str):
+    acc = ErrorAccumulator(F32, DTYPES[dst])
+    acc.update(x, cast_array(x, F32, DTYPES[dst]))
+    return acc.result()
+
+
+def _same(got, ref, rel_tol: float = 4e-16) -> None:
+    assert (got.max_abs_err, got.max_rel_err) == (ref.max_abs_err, ref.max_rel_err)
+    assert (got.overflow, got.underflow, got.nan, got.lossless) == (
+        ref.overflow,
+        ref.underflow,
+        ref.nan,
+        ref.lossless,
+    )
+    if ref.mean_abs_err is None:
+        assert got.mean_abs_err is None
+    else:
+        assert math.isclose(got.mean_abs_err, ref.mean_abs_err, rel_tol=rel_tol, abs_tol=0)
+
+
+def _fused(x: np.ndarray, dst: str):
+    acc = ErrorAccumulator(F32, DTYPES[dst])
+    out, part = cast_chunk(x.view(np.uint8), F32, DTYPES[dst], acc)
+    return out, part.result()
+
+
+@pytest.mark.parametrize("dst", FUSED)
+def test_fused_chunk_equals_cast_array_and_the_float64_report(dst):
+    rng = np.random.default_rng(3)
+    noise = (rng.standard_normal(150_000) * 10.0 ** rng.integers(-9, 6, 150_000)).astype(np.float32)
+    for x in (SPECIAL, SPECIAL[np.isfinite(SPECIAL)], noise, np.concatenate([noise, SPECIAL])):
+        out, stats = _fused(x, dst)
+        assert out.tobytes() == cast_array(x, F32, DTYPES[dst]).tobytes()
+        assert stats == _unfused(x, dst)  # the same blocks, so the same float64 sums
+        _same(stats, _reference(x, dst), rel_tol=1e-15)  # other summation order: a few ulps
+
+
+def test_underflow_and_saturation_counts_of_the_fused_path():
+    x = np.array([0.0, -0.0, 1e-10, 1.0001, 470.0, -np.inf, np.nan], np.float32)
+    stats = _fused(x, "F8_E4M3")[1]
+    assert (stats.underflow, stats.overflow, stats.nan) == (1, 2, 1)
+    assert _fused(np.array([0.0, -0.0, 1e-10, 1.0001], np.float32), "F16")[1].underflow == 1
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.sampled_from(FUSED),
+    st.lists(st.floats(width=32) | st.sampled_from(list(SPECIAL)), min_size=1, max_size=40),
+)
+def test_fused_path_on_any_values(dst, values):
+    x = np.array(values, dtype=np.float32)
+    out, stats = _fused(x, dst)
+    assert out.tobytes() == cast_array(x, F32, DTYPES[dst]).tobytes()
+    assert stats == _unfused(x, dst)
+    _same(stats, _reference(x, dst))
+
+
+@pytest.mark.parametrize(("src", "dst"), [("F32", "F16"), ("F64", "BF16"), ("BF16", "F8_E4M3")])
+def test_chunks_come_back_in_order_with_the_inline_report(src, dst):
+    rng = np.random.default_rng(11)
+    s, d = DTYPES[src], DTYPES[dst]
+    x = cast_array(rng.standard_normal(300_000) * 1e3, DTYPES["F64"], s)
+    x[::997] = cast_array(np.array([1e-9]), DTYPES["F64"], s)[0]
+    inline, pooled = ErrorAccumulator(s, d), ErrorAccumulator(s, d)
+    inline.update(x, cast_array(x, s, d))
+    caster, parts = ChunkCaster(workers=2, depth=3), []
+    raw = x.view(np.uint8)
+    step = 10_000 * s.bits // 8
+    try:
+        for i in range(0, raw.size, step):
+            caster.submit(raw[i : i + step].copy(), s, d, pooled)
+            parts.extend(caster.ready())
+        parts.extend(caster.ready(drain=True))
+    finally:
+        caster.close()
+    assert b"".join(p.tobytes() for p in parts) == cast_array(x, s, d).tobytes()
+    _same(pooled.result(), inline.result(), rel_tol=1e-15)  # sums grouped by chunk: a few ulps
+
+
+def test_an_error_in_a_chunk_surfaces_in_order():
+    class Broken(ErrorAccumulator):
+        def fresh(self):
+            raise ValueError("boom")
+
+    caster = ChunkCaster()
+    try:
+        caster.submit(np.zeros(12, np.uint8), F32, DTYPES["F16"], None)
+        caster.submit(np.zeros(12, np.uint8), F32, DTYPES["F16"], Broken(F32, DTYPES["F16"]))
+        ready = caster.ready(drain=True)
+        assert next(ready).tobytes() == bytes(6)  # the chunk before it is still delivered
+        with pytest.raises(ValueError, match="boom"):
+            next(ready)
+    finally:
+        caster.close()
+
+
+def test_a_cancelled_cast_leaves_no_cast_thread(tmp_path):
+    save_file(
+        {f"t{i}": np.ones(200_000, np.float32) for i in range(4)}, str(tmp_path / "a.safetensors")
+    )
+    with open_checkpoint(tmp_path / "a.safetensors") as ckpt:
+        job = cast_checkpoint(
+            ckpt, DTYPES["F16"], str(tmp_path / "o.safetensors"), chunk_bytes=1 << 16
+        )
+        for _ in range(10):
+            next(job)
+        assert any(t.name.startswith("cast_") for t in threading.enumerate())
+        job.close()  # what Cancel does
+    assert not any(t.name.startswith("cast_") for t in threading.enumerate())
+    assert not (tmp_path / "o.safetensors").exists()
