@@ -18,6 +18,7 @@ from .cast import cast_bits
 from .dtypes import DType
 from .narrow_float import ROUNDED_FROM_F32, round_f32
 from .precision import BLOCK, ErrorAccumulator
+from .thread_start import signals_held
 
 
 def cast_chunk(
@@ -54,7 +55,9 @@ class ChunkCaster:
         """Queue one chunk (``raw`` must not be reused); ``acc`` gets its numbers in order."""
         if self._pool is None:
             self._pool = ThreadPoolExecutor(self._workers, thread_name_prefix="cast")
-        self._pending.append((self._pool.submit(cast_chunk, raw, src, dst, acc), acc))
+        with signals_held():  # submit may start a worker thread
+            future = self._pool.submit(cast_chunk, raw, src, dst, acc)
+        self._pending.append((future, acc))
 
     def ready(self, drain: bool = False) -> Iterator[np.ndarray]:
         """Finished chunks, oldest first: while more than ``depth`` wait, or all with ``drain``."""

@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .thread_start import signals_held
+
 if TYPE_CHECKING:
     from .writer import PendingFile
 
@@ -63,7 +65,12 @@ class BackgroundWriter:
         self._error: BaseException | None = None
         self._kick = kick_bytes
         self._thread = threading.Thread(target=self._run, name="safetensors-writer", daemon=True)
-        self._thread.start()
+        try:
+            with signals_held():
+                self._thread.start()
+        except BaseException:  # a signal raised right after the start: no thread left behind
+            self.stop()
+            raise
 
     def _run(self) -> None:
         flushed: dict[int, tuple[int, int]] = {}  # per file: (kicked up to, waited up to)

@@ -1,0 +1,38 @@
+"""Starting threads where a signal handler may raise (Ctrl-C; the CLI's SIGTERM and SIGHUP).
+
+A Python signal handler that raises while ``Thread.start()`` runs breaks CPython's thread
+bookkeeping: ``start()`` cleans up after the exception, then the new thread does the same and
+prints a ``KeyError`` traceback (3.11). So while a thread starts, those handlers are swapped for
+one that only records the signal, and a recorded signal is raised again right after.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+_HELD = tuple(getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, n))
+
+
+@contextmanager
+def signals_held() -> Iterator[None]:
+    """Defer the Python-level handlers of SIGINT/SIGTERM/SIGHUP until the block ends."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # handlers only ever run in the main thread
+        return
+    caught: list[int] = []
+    saved = {}
+    for sig in _HELD:
+        handler = signal.getsignal(sig)
+        if callable(handler):  # a Python handler; SIG_DFL / SIG_IGN act in C, never mid-start
+            saved[sig] = handler
+            signal.signal(sig, lambda signum, _frame: caught.append(signum))
+    try:
+        yield
+    finally:
+        for sig, handler in saved.items():
+            signal.signal(sig, handler)
+        for sig in caught:
+            signal.raise_signal(sig)  # the restored handler runs now, outside the start
