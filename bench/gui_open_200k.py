@@ -44,7 +44,7 @@ def main() -> int:
     from inspector.gui.app import ensure_app
     from inspector.gui.controller import open_and_index
     from inspector.gui.main_window import MainWindow
-    from inspector.gui.tensor_table import Col
+    from inspector.gui.tensor_columns import Col
 
     app = ensure_app()
     with tempfile.TemporaryDirectory() as tmp:

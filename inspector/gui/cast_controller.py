@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QMessageBox
 
 from .errors import error_text
 from .i18n import translate
-from .tensor_table import Col
+from .tensor_columns import Col
 
 if TYPE_CHECKING:
     from inspector.core.checkpoint import Checkpoint

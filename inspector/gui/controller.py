@@ -22,7 +22,7 @@ from inspector.session import identities_of
 
 from .errors import error_text
 from .i18n import translate
-from .tensor_table import Col
+from .tensor_columns import Col
 
 if TYPE_CHECKING:
     from inspector.core.diff import TensorDiff

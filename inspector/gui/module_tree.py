@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
 from inspector.core.status import TensorStatus
 
 from .i18n import translate
-from .tensor_table import highlight_colors
+from .tensor_columns import highlight_colors
 
 PREFIX = Qt.ItemDataRole.UserRole + 1
 _PLACEHOLDER = "…"

@@ -10,7 +10,7 @@ from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import QMenu, QTableView
 
-from .tensor_table import Col, header_text
+from .tensor_columns import Col, header_text
 
 DEFAULT_HIDDEN = (Col.PARAMS,)  # Shape and Size say it; the names get the room
 

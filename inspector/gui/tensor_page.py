@@ -30,8 +30,9 @@ from .name_delegate import NameDelegate
 from .plot_tabs import PlotTabs
 from .table_columns import TableColumns
 from .table_text import summary_text
+from .tensor_columns import Col
 from .tensor_filter import TensorFilterProxy
-from .tensor_table import Col, TensorTableModel
+from .tensor_table import TensorTableModel
 
 if TYPE_CHECKING:
     from inspector.core.header import TensorInfo

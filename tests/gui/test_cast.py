@@ -12,7 +12,7 @@ pytest.importorskip("inspector.core.convert")
 
 from inspector.core.checkpoint import open_checkpoint
 from inspector.gui.cast_dialog import proposed_output
-from inspector.gui.tensor_table import Col
+from inspector.gui.tensor_columns import Col
 
 from .conftest import BF16_NAMES, F64_NAMES
 

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from inspector.gui.tensor_table import Col
+from inspector.gui.tensor_columns import Col
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")

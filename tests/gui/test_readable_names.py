@@ -9,7 +9,7 @@ import pytest
 
 from inspector.core.dtypes import DTYPES
 from inspector.gui.name_elision import compact_name
-from inspector.gui.tensor_table import Col
+from inspector.gui.tensor_columns import Col
 from tests.llm_checkpoint import write_llm_checkpoint
 
 

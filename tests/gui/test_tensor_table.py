@@ -7,8 +7,9 @@ from PySide6.QtCore import Qt
 from inspector.core.checkpoint import open_checkpoint
 from inspector.core.dtypes import DTYPES
 from inspector.core.natural_order import natural_key
+from inspector.gui.tensor_columns import Col, StatusRole
 from inspector.gui.tensor_filter import TensorFilterProxy
-from inspector.gui.tensor_table import Col, StatusRole, TensorTableModel
+from inspector.gui.tensor_table import TensorTableModel
 
 from .conftest import BF16_NAMES, F64_NAMES, INT_NAMES
 

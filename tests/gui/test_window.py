@@ -10,7 +10,7 @@ from PySide6.QtWidgets import QApplication
 
 from inspector.core.checkpoint import open_checkpoint
 from inspector.gui.empty_page import EMPTY_TEXT
-from inspector.gui.tensor_table import Col
+from inspector.gui.tensor_columns import Col
 
 from .conftest import BF16_NAMES, F64_NAMES
 

@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
 
 from inspector.core.dtypes import DTYPES
 from inspector.gui.i18n import install_translator, qm_path
-from inspector.gui.tensor_table import Col
+from inspector.gui.tensor_columns import Col
 
 # words that stay as they are in Chinese ML writing, and units
 KEEP = {
