@@ -38,10 +38,9 @@ def raising_sigterm():
 
 def test_a_signal_inside_the_block_is_raised_after_it(raising_sigterm):
     reached_end = False
-    with pytest.raises(Stopped):
-        with signals_held():
-            signal.raise_signal(signal.SIGTERM)
-            reached_end = True
+    with pytest.raises(Stopped), signals_held():
+        signal.raise_signal(signal.SIGTERM)
+        reached_end = True
     assert reached_end
     assert signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL  # the handler is back
 
@@ -64,9 +63,8 @@ def test_a_signal_while_a_thread_starts_stops_the_cast_cleanly(
         return ident
 
     monkeypatch.setattr(threading, "_start_new_thread", start_then_signal)
-    with open_checkpoint(tmp_path / "a.safetensors") as ckpt:
-        with pytest.raises(Stopped):
-            run_job(cast_checkpoint(ckpt, DTYPES["F16"], str(tmp_path / "o.safetensors")))
+    with open_checkpoint(tmp_path / "a.safetensors") as ckpt, pytest.raises(Stopped):
+        run_job(cast_checkpoint(ckpt, DTYPES["F16"], str(tmp_path / "o.safetensors")))
     monkeypatch.setattr(threading, "_start_new_thread", real_start)
     assert started
     for t in started:
