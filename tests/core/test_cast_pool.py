@@ -149,3 +149,27 @@ def test_a_cancelled_cast_leaves_no_cast_thread(tmp_path):
         job.close()  # what Cancel does
     assert not any(t.name.startswith("cast_") for t in threading.enumerate())
     assert not (tmp_path / "o.safetensors").exists()
+
+
+def test_at_most_depth_chunks_wait_until_drained():
+    caster = ChunkCaster(workers=2, depth=3)
+    chunk = np.ones(1000, np.float32).view(np.uint8)
+    try:
+        for _ in range(8):
+            caster.submit(chunk.copy(), F32, DTYPES["F16"], None)
+        assert len(list(caster.ready())) == 5  # memory stays at `depth` chunks in flight
+        assert list(caster.ready()) == []
+        assert len(list(caster.ready(drain=True))) == 3
+    finally:
+        caster.close()
+
+
+def test_close_waits_for_the_running_chunks_and_may_be_repeated():
+    caster = ChunkCaster(workers=2)
+    big = np.ones(8 << 20, np.float32).view(np.uint8)  # long enough to be running at close()
+    caster.submit(big, F32, DTYPES["F16"], ErrorAccumulator(F32, DTYPES["F16"]))
+    caster.submit(big, F32, DTYPES["F16"], None)
+    threads = [t for t in threading.enumerate() if t.name.startswith("cast_")]
+    caster.close()
+    assert threads and not any(t.is_alive() for t in threads)
+    caster.close()
