@@ -87,7 +87,9 @@ class DetailsController(QObject):
         assert ckpt is not None
         self.details.show_tensor(ckpt, t, status_text(s.status_of(t), t, s.target))
         self.plots.mark(t.name)
-        self._pending = {"stats"}
+        # "drawing" until both requests below exist: a cached result answers at once, and
+        # details_ready must not fire before the before/after plots are even asked for
+        self._pending = {"stats", "drawing"}
         key = s.stats_key(t)
         cached = s.stats_cache.get(key)
         if cached is not None:
@@ -102,6 +104,7 @@ class DetailsController(QObject):
             )
         self.details.set_reference(s.diff_by_name.get(t.name))
         self._request_before_after(t)
+        self._done("drawing")
 
     def _on_stats(self, t: TensorInfo, key: tuple[FileIdentity, str], res: Any) -> None:
         self.session.stats_cache.put(key, res)

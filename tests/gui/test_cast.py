@@ -320,3 +320,30 @@ def test_a_cast_finishing_after_another_file_was_opened_does_not_touch_it(
     assert window.cast_report is None  # the report belongs to big.safetensors
     assert window.table.isColumnHidden(Col.CAST_ERR)
     assert "no longer shown" in window.message_bar.text
+
+
+def test_details_ready_waits_for_the_before_after_plots_after_a_cast(qtbot, window, tmp_path):
+    """After a cast the shown tensor is redrawn; its stats are cached, and "ready" used to be
+    announced from that cache before the before/after request existed (screenshots and tests
+    then saw the pre-cast plot)."""
+    from inspector.core.dtypes import DTYPES
+    from inspector.core.writer import save_arrays
+
+    src = tmp_path / "m.safetensors"
+    save_arrays(
+        src,
+        [
+            ("a", DTYPES["F64"], np.array([0.5, 1.0, -2.0])),
+            ("b", DTYPES["F64"], np.array([0.25, 4.0, -8.0])),
+        ],
+    )
+    with qtbot.waitSignals([window.loaded, window.details_ready], timeout=10_000):
+        window.open_path(str(src))
+    with qtbot.waitSignal(window.details_ready, timeout=10_000, check_params_cb=lambda n: n == "b"):
+        window.select_tensor("b")  # its stats are now cached
+    seen: list[tuple[str, str]] = []
+    window.details_ready.connect(lambda n: seen.append((n, window.details.error_plot.message)))
+    with qtbot.waitSignal(window.cast_done, timeout=20_000):
+        window.start_cast(str(tmp_path / "o.safetensors"), DTYPES["F16"])
+    qtbot.waitUntil(lambda: bool(seen), timeout=10_000)
+    assert all("100% exact" in message for _name, message in seen), seen
