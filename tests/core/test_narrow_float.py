@@ -49,3 +49,32 @@ def test_codes_and_values_equal_torch(dst):
     same = (got.rounded == want) | (np.isnan(got.rounded) & np.isnan(want))
     assert same.all(), w[~same][:5]
     assert np.array_equal(got.magnitude.view(np.uint32), w & np.uint32(0x7FFFFFFF))
+
+
+@pytest.mark.parametrize("dst", sorted(ROUNDED_FROM_F32))
+def test_ties_round_to_even(dst):
+    """Exact midpoints between two neighbours, where only the even rule decides."""
+    drop = {"F16": 13, "BF16": 16, "F8_E4M3": 20, "F8_E5M2": 21}[dst]
+    base = np.arange(0x38000000, 0x47000000, 1 << (drop + 1), dtype=np.uint64)
+    bits = np.concatenate([base, base + (1 << drop)]) | (1 << (drop - 1))  # both parities
+    w = np.concatenate([bits, bits | 0x80000000]).astype(np.uint32)
+    out = np.empty(w.size, np.uint16 if dst in ("F16", "BF16") else np.uint8)
+    with np.errstate(all="ignore"):
+        round_f32(w, dst, out)
+    t = torch.from_numpy(w.view(np.int32)).view(torch.float32).to(TORCH[dst])
+    assert np.array_equal(out, t.view(INT[out.itemsize]).numpy().view(out.dtype))
+
+
+@pytest.mark.parametrize("dst", sorted(ROUNDED_FROM_F32))
+@pytest.mark.parametrize("bits", [0x7F800001, 0xFF800001, 0x7FC00000, 0x7F800000, 0x7F7FFFFF])
+def test_a_block_of_one_special_value(dst, bits):
+    """NaN, inf and the largest float alone in a block: the checks that look at the block's
+    largest value must still see them."""
+    w = np.array([bits], np.uint32)
+    out = np.empty(1, np.uint16 if dst in ("F16", "BF16") else np.uint8)
+    with np.errstate(all="ignore"):
+        got = round_f32(w, dst, out, values=True)
+    t = torch.from_numpy(w.view(np.int32)).view(torch.float32).to(TORCH[dst])
+    assert out[0] == t.view(INT[out.itemsize]).numpy().view(out.dtype)[0]
+    want = t.float().abs().numpy()
+    assert got.rounded[0] == want[0] or (np.isnan(got.rounded[0]) and np.isnan(want[0]))
