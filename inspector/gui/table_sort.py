@@ -25,7 +25,7 @@ def sort_keys(
 ) -> list:
     inf = float("inf")
     if col == Col.NAME:
-        return natural_keys(t.name for t in tensors)
+        return natural_keys([t.name for t in tensors])
     if col == Col.DTYPE:
         return [(t.dtype.kind != "float", t.dtype.bits, t.dtype.name) for t in tensors]
     if col == Col.SHAPE:
@@ -36,8 +36,9 @@ def sort_keys(
         return [t.nbytes for t in tensors]
     if col == Col.STATUS:  # differing first, each group in natural name order: the default view
         # one string per row (the rank as its first character): compared in C, unlike tuples
-        names = natural_keys(t.name for t in tensors)
-        return [_RANK_CHAR[status_rank(s)] + k for s, k in zip(statuses, names, strict=True)]
+        names = natural_keys([t.name for t in tensors])
+        prefix = {s: _RANK_CHAR[status_rank(s)] for s in set(statuses)}  # a few statuses
+        return [prefix[s] + k for s, k in zip(statuses, names, strict=True)]
     if col == Col.CAST_ERR:
         values = [cast_error_value(cast.get(t.name)) for t in tensors]
         return [(v is None, -inf if v is None else v) for v in values]
