@@ -15,7 +15,7 @@ from safetensors import safe_open
 from safetensors.torch import load_file, save_file
 
 from inspector.core.checkpoint import open_checkpoint
-from inspector.core.convert import CastReport, cast_checkpoint, plan_cast
+from inspector.core.convert import CastReport, TensorCastReport, cast_checkpoint, plan_cast
 from inspector.core.dtypes import CAST_TARGETS, DTYPES
 from inspector.core.errors import CheckpointError
 from inspector.core.header import read_header
@@ -160,6 +160,44 @@ def test_sharded_checkpoint(tmp_path):
     )
     with open_checkpoint(out) as again:
         assert {t.name for t in again.tensors} == set(sd)
+    # the index keeps what else it said, in the layout transformers writes (indent 2)
+    assert list(out_index) == list(src_index)
+    text = (out / index_name).read_text()
+    assert text == json.dumps(out_index, indent=2) + "\n"
+
+
+def test_sharded_index_keeps_its_other_metadata(tmp_path):
+    src = tmp_path / "src"
+    save_sharded(state_dict(), src)
+    index_path = src / "model.safetensors.index.json"
+    index = json.loads(index_path.read_text())
+    index["metadata"]["total_parameters"] = 12345
+    index["metadata"]["format"] = "pt"
+    index_path.write_text(json.dumps(index))
+    cast(src, "F16", tmp_path / "out")
+    meta = json.loads((tmp_path / "out" / index_path.name).read_text())["metadata"]
+    assert meta["total_parameters"] == 12345 and meta["format"] == "pt"
+    assert meta["total_size"] < index["metadata"]["total_size"]  # F32 → F16: the new size
+
+
+def test_report_totals_and_document():
+    rep = CastReport(
+        "F16",
+        [
+            TensorCastReport("a", "F32", "F16", 1e-3, 1e-4, 1e-3, 0, 2, 0, False),
+            TensorCastReport("b", "F32", "F16", 0.5, 0.1, 1.0, 3, 0, 1, False),
+            TensorCastReport("c", "F64", "F16", 0.0, 0.0, 0.0, 0, 0, 0, True),
+            TensorCastReport("d", "BF16", "F16", 0.0, 0.0, 0.0, 0, 0, 0, True),
+            TensorCastReport("e", "F32", "F16"),  # cast with report=False: not measured
+        ],
+    )
+    totals = {"tensors_cast": 5, "lossless": 2, "overflow": 3, "underflow": 2, "nan": 1}
+    assert rep.totals() == totals
+    doc = rep.to_json()
+    assert list(doc) == ["target", "totals", "tensors"]
+    assert (doc["target"], doc["totals"]) == ("F16", totals)
+    assert [t["name"] for t in doc["tensors"]] == ["a", "b", "c", "d", "e"]
+    assert json.loads(rep.to_json_text())["totals"] == totals
 
 
 def test_cancel_leaves_nothing(tmp_path):
