@@ -147,6 +147,30 @@ def test_a_rename_failing_mid_commit_leaves_the_complete_old_set(tmp_path, monke
         assert {t.dtype.name for t in ckpt.tensors} == {"BF16"}
 
 
+def test_rollback_restores_a_replaced_file_that_follows_a_new_one(tmp_path, monkeypatch):
+    """Backups are made for every file that exists, not only up to the first that does not."""
+    index = make_sharded(tmp_path / "in")
+    out = tmp_path / "out"
+    cast(index, out, target=BF16)
+    first = sorted(n for n in os.listdir(out) if n.endswith(".safetensors"))[0]
+    (out / first).unlink()  # the old set lacks the first shard: its rename makes a new file
+    old = tree(out)
+    real_replace = os.replace
+    calls = []
+
+    def replace(a, b):
+        calls.append(b)
+        if len(calls) == 3:
+            raise OSError(28, "No space left on device")
+        return real_replace(a, b)
+
+    monkeypatch.setattr(os, "replace", replace)
+    with pytest.raises(CheckpointError, match="no space left"):
+        cast(index, out, target=F16)
+    monkeypatch.setattr(os, "replace", real_replace)
+    assert tree(out) == old  # the second shard is the old one again; the first is gone again
+
+
 def test_sigkill_between_renames_is_rolled_forward_on_the_next_open(tmp_path):
     index = make_sharded(tmp_path / "in", n=4)
     out = tmp_path / "out"
