@@ -154,3 +154,18 @@ def _count_nan(values: np.ndarray, dtype: DType) -> int:
     if dtype.name in ("F64", "F32", "F16"):
         return int(np.count_nonzero(np.isnan(values)))
     return int(np.count_nonzero(np.isnan(cast_array(values, dtype, DTYPES["F32"]))))
+
+
+def assert_same_stats(got, ref, rel_tol: float = 4e-16) -> None:
+    """Maxima and counts bit for bit; the mean within ``rel_tol`` (summation order differs)."""
+    assert (got.max_abs_err, got.max_rel_err) == (ref.max_abs_err, ref.max_rel_err)
+    assert (got.overflow, got.underflow, got.nan, got.lossless) == (
+        ref.overflow,
+        ref.underflow,
+        ref.nan,
+        ref.lossless,
+    )
+    if ref.mean_abs_err is None:
+        assert got.mean_abs_err is None
+    else:
+        assert math.isclose(got.mean_abs_err, ref.mean_abs_err, rel_tol=rel_tol, abs_tol=0)

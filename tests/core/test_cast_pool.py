@@ -4,7 +4,6 @@ errors surface in the cast, and a cancelled cast leaves no thread behind."""
 
 from __future__ import annotations
 
-import math
 import threading
 
 import numpy as np
@@ -20,7 +19,7 @@ from inspector.core.convert import cast_checkpoint
 from inspector.core.dtypes import DTYPES
 from inspector.core.precision import ErrorAccumulator
 
-from .precision_reference import Float64ErrorAccumulator
+from .precision_reference import Float64ErrorAccumulator, assert_same_stats
 
 F32 = DTYPES["F32"]
 FUSED = ["F16", "BF16", "F8_E4M3", "F8_E5M2"]  # F32 → these take the fused kernel
@@ -45,20 +44,6 @@ def _unfused(x: np.ndarray, dst: str):
     return acc.result()
 
 
-def _same(got, ref, rel_tol: float = 4e-16) -> None:
-    assert (got.max_abs_err, got.max_rel_err) == (ref.max_abs_err, ref.max_rel_err)
-    assert (got.overflow, got.underflow, got.nan, got.lossless) == (
-        ref.overflow,
-        ref.underflow,
-        ref.nan,
-        ref.lossless,
-    )
-    if ref.mean_abs_err is None:
-        assert got.mean_abs_err is None
-    else:
-        assert math.isclose(got.mean_abs_err, ref.mean_abs_err, rel_tol=rel_tol, abs_tol=0)
-
-
 def _fused(x: np.ndarray, dst: str):
     acc = ErrorAccumulator(F32, DTYPES[dst])
     out, part = cast_chunk(x.view(np.uint8), F32, DTYPES[dst], acc)
@@ -73,7 +58,9 @@ def test_fused_chunk_equals_cast_array_and_the_float64_report(dst):
         out, stats = _fused(x, dst)
         assert out.tobytes() == cast_array(x, F32, DTYPES[dst]).tobytes()
         assert stats == _unfused(x, dst)  # the same blocks, so the same float64 sums
-        _same(stats, _reference(x, dst), rel_tol=1e-15)  # other summation order: a few ulps
+        assert_same_stats(
+            stats, _reference(x, dst), rel_tol=1e-15
+        )  # other summation order: a few ulps
 
 
 def test_underflow_and_saturation_counts_of_the_fused_path():
@@ -93,7 +80,7 @@ def test_fused_path_on_any_values(dst, values):
     out, stats = _fused(x, dst)
     assert out.tobytes() == cast_array(x, F32, DTYPES[dst]).tobytes()
     assert stats == _unfused(x, dst)
-    _same(stats, _reference(x, dst))
+    assert_same_stats(stats, _reference(x, dst))
 
 
 @pytest.mark.parametrize(("src", "dst"), [("F32", "F16"), ("F64", "BF16"), ("BF16", "F8_E4M3")])
@@ -115,7 +102,9 @@ def test_chunks_come_back_in_order_with_the_inline_report(src, dst):
     finally:
         caster.close()
     assert b"".join(p.tobytes() for p in parts) == cast_array(x, s, d).tobytes()
-    _same(pooled.result(), inline.result(), rel_tol=1e-15)  # sums grouped by chunk: a few ulps
+    assert_same_stats(
+        pooled.result(), inline.result(), rel_tol=1e-15
+    )  # sums grouped by chunk: a few ulps
 
 
 def test_an_error_in_a_chunk_surfaces_in_order():

@@ -123,17 +123,15 @@ def test_fifo_or_device_as_output_or_report_is_refused(src, tmp_path):
 # -- 3. a sharded output is all old or all new ----------------------------------------------------
 
 
-def test_a_rename_failing_mid_commit_leaves_the_complete_old_set(tmp_path, monkeypatch):
-    index = make_sharded(tmp_path / "in")
-    out = tmp_path / "out"
-    cast(index, out, target=BF16)  # the old set: BF16 shards
-    old = tree(out)
+def cast_with_a_failing_rename(monkeypatch, index, out, fail_at: int) -> list[str]:
+    """Cast to F16 with the ``fail_at``-th ``os.replace`` failing (disk full); the targets of
+    every rename tried, the undoing ones included."""
     real_replace = os.replace
-    calls = []
+    calls: list[str] = []
 
     def replace(a, b):
         calls.append(b)
-        if len(calls) == 3:  # two shards already renamed
+        if len(calls) == fail_at:
             raise OSError(28, "No space left on device")
         return real_replace(a, b)
 
@@ -141,6 +139,15 @@ def test_a_rename_failing_mid_commit_leaves_the_complete_old_set(tmp_path, monke
     with pytest.raises(CheckpointError, match="no space left"):
         cast(index, out, target=F16)
     monkeypatch.setattr(os, "replace", real_replace)
+    return calls
+
+
+def test_a_rename_failing_mid_commit_leaves_the_complete_old_set(tmp_path, monkeypatch):
+    index = make_sharded(tmp_path / "in")
+    out = tmp_path / "out"
+    cast(index, out, target=BF16)  # the old set: BF16 shards
+    old = tree(out)
+    calls = cast_with_a_failing_rename(monkeypatch, index, out, fail_at=3)  # 2 shards renamed
     assert len(calls) == 5  # the third rename failed; the two done were put back
     assert tree(out) == old  # every shard and the index are the old ones again
     with open_checkpoint(out) as ckpt:
@@ -155,19 +162,7 @@ def test_rollback_restores_a_replaced_file_that_follows_a_new_one(tmp_path, monk
     first = sorted(n for n in os.listdir(out) if n.endswith(".safetensors"))[0]
     (out / first).unlink()  # the old set lacks the first shard: its rename makes a new file
     old = tree(out)
-    real_replace = os.replace
-    calls = []
-
-    def replace(a, b):
-        calls.append(b)
-        if len(calls) == 3:
-            raise OSError(28, "No space left on device")
-        return real_replace(a, b)
-
-    monkeypatch.setattr(os, "replace", replace)
-    with pytest.raises(CheckpointError, match="no space left"):
-        cast(index, out, target=F16)
-    monkeypatch.setattr(os, "replace", real_replace)
+    cast_with_a_failing_rename(monkeypatch, index, out, fail_at=3)
     assert tree(out) == old  # the second shard is the old one again; the first is gone again
 
 
