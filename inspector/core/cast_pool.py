@@ -1,9 +1,11 @@
 """Casting (and measuring) the chunks of a checkpoint on both cores, results kept in order.
 
-numpy releases the GIL inside its loops, so two threads casting alternate chunks use two cores
-while the caller reads ahead and the writer thread writes behind. Each chunk is measured into its
-own accumulator, merged in chunk order, so the report is the same on every run. At most
-``depth`` chunks are in flight: memory stays at a few chunks whatever the file size.
+numpy releases the GIL inside its loops, so the casting runs while the caller reads ahead and the
+writer thread writes behind. Two cast threads share the chunks; on a 2-vCPU machine the second
+adds little (GIL hand-offs between short numpy passes: docs/benchmarks.md), but costs nothing.
+Each chunk is measured into its own accumulator, merged in chunk order, so the report is the
+same on every run. At most ``depth`` chunks are in flight: memory stays at a few chunks whatever
+the file size.
 """
 
 from __future__ import annotations
@@ -26,9 +28,8 @@ def cast_chunk(
 ) -> tuple[np.ndarray, ErrorAccumulator | None]:
     """The ``dst`` bytes of one chunk of ``src`` bytes, and its measurement (a fresh accumulator)."""
     part = acc.fresh() if acc is not None else None
-    if (
-        src.name == "F32" and dst.name in ROUNDED_FROM_F32
-    ):  # the common case: one fused pass per block
+    if src.name == "F32" and dst.name in ROUNDED_FROM_F32:
+        # the common case: one fused pass per block gives both the codes and the report's values
         w = raw.view(np.uint32)
         out = np.empty(w.size, dtype=np.uint8 if dst.bits == 8 else np.uint16)
         with np.errstate(all="ignore"):
