@@ -166,6 +166,23 @@ def test_rollback_restores_a_replaced_file_that_follows_a_new_one(tmp_path, monk
     assert tree(out) == old  # the second shard is the old one again; the first is gone again
 
 
+def test_overwriting_works_where_hard_links_do_not(tmp_path, monkeypatch):
+    """FAT/exFAT drives have no hard links: no backups then, but the save still replaces."""
+    index = make_sharded(tmp_path / "in")
+    out = tmp_path / "out"
+    cast(index, out, target=BF16)
+
+    def no_links(src, dst, *args, **kwargs):
+        raise OSError(1, "Operation not permitted")
+
+    monkeypatch.setattr(os, "link", no_links)
+    cast(index, out, target=F16)
+    monkeypatch.undo()
+    with open_checkpoint(out) as ckpt:
+        assert {t.dtype.name for t in ckpt.tensors} == {"F16"}
+    assert not any(n.endswith(".partial") for n in os.listdir(out))
+
+
 def test_sigkill_between_renames_is_rolled_forward_on_the_next_open(tmp_path):
     index = make_sharded(tmp_path / "in", n=4)
     out = tmp_path / "out"
