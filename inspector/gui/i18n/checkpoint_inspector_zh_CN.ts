@@ -344,27 +344,27 @@
 <context>
     <name>DetailsController</name>
     <message>
-        <location filename="../details_controller.py" line="125"/>
+        <location filename="../details_controller.py" line="128"/>
         <source>not a float</source>
         <translation>非浮点</translation>
     </message>
     <message>
-        <location filename="../details_controller.py" line="127"/>
+        <location filename="../details_controller.py" line="130"/>
         <source>already {dtype}</source>
         <translation>已是 {dtype}</translation>
     </message>
     <message>
-        <location filename="../details_controller.py" line="129"/>
+        <location filename="../details_controller.py" line="132"/>
         <source>kept by a pattern, or a format torch cannot cast exactly</source>
         <translation>被规则保留，或是 torch 无法精确转换的格式</translation>
     </message>
     <message>
-        <location filename="../details_controller.py" line="133"/>
+        <location filename="../details_controller.py" line="136"/>
         <source>written unchanged as {dtype} ({why})</source>
         <translation>按原样写为 {dtype}（{why}）</translation>
     </message>
     <message>
-        <location filename="../details_controller.py" line="167"/>
+        <location filename="../details_controller.py" line="170"/>
         <source>Could not read the saved file: {why}</source>
         <translation>无法读取保存的文件：{why}</translation>
     </message>
@@ -1075,47 +1075,47 @@ Shift+drop a second checkpoint to compare against it.</source>
 <context>
     <name>TensorPage</name>
     <message>
-        <location filename="../tensor_page.py" line="69"/>
+        <location filename="../tensor_page.py" line="70"/>
         <source>Summary</source>
         <translation>摘要</translation>
     </message>
     <message>
-        <location filename="../tensor_page.py" line="110"/>
+        <location filename="../tensor_page.py" line="111"/>
         <source>Filter (Ctrl+F): any of these words or globs, e.g. embed lm_head *.bias · Esc clears</source>
         <translation>筛选 (Ctrl+F)：匹配任一关键词或通配符，例如 embed lm_head *.bias · Esc 清空</translation>
     </message>
     <message>
-        <location filename="../tensor_page.py" line="116"/>
+        <location filename="../tensor_page.py" line="117"/>
         <source>Filter tensor names</source>
         <translation>按名称筛选张量</translation>
     </message>
     <message>
-        <location filename="../tensor_page.py" line="123"/>
+        <location filename="../tensor_page.py" line="124"/>
         <source>Only differing</source>
         <translation>仅不一致</translation>
     </message>
     <message>
-        <location filename="../tensor_page.py" line="125"/>
+        <location filename="../tensor_page.py" line="126"/>
         <source>Show only float tensors whose dtype differs from the model dtype</source>
         <translation>只显示 dtype 与模型 dtype 不一致的浮点张量</translation>
     </message>
     <message>
-        <location filename="../tensor_page.py" line="158"/>
+        <location filename="../tensor_page.py" line="159"/>
         <source>Copy Tensor Name</source>
         <translation>复制张量名称</translation>
     </message>
     <message>
-        <location filename="../tensor_page.py" line="178"/>
+        <location filename="../tensor_page.py" line="179"/>
         <source>no tensor matches</source>
         <translation>没有匹配的张量</translation>
     </message>
     <message>
-        <location filename="../tensor_page.py" line="180"/>
+        <location filename="../tensor_page.py" line="181"/>
         <source>{shown} of {total}</source>
         <translation>{total} 个中的 {shown} 个</translation>
     </message>
     <message>
-        <location filename="../tensor_page.py" line="184"/>
+        <location filename="../tensor_page.py" line="185"/>
         <source>{total} tensors</source>
         <translation>{total} 个张量</translation>
     </message>
@@ -1123,62 +1123,62 @@ Shift+drop a second checkpoint to compare against it.</source>
 <context>
     <name>TensorTable</name>
     <message>
-        <location filename="../tensor_table.py" line="58"/>
+        <location filename="../tensor_columns.py" line="26"/>
         <source>Name</source>
         <translation>名称</translation>
     </message>
     <message>
-        <location filename="../tensor_table.py" line="59"/>
+        <location filename="../tensor_columns.py" line="27"/>
         <source>DType</source>
         <translation>dtype</translation>
     </message>
     <message>
-        <location filename="../tensor_table.py" line="60"/>
+        <location filename="../tensor_columns.py" line="28"/>
         <source>Shape</source>
         <translation>形状</translation>
     </message>
     <message>
-        <location filename="../tensor_table.py" line="61"/>
+        <location filename="../tensor_columns.py" line="29"/>
         <source>Params</source>
         <translation>参数量</translation>
     </message>
     <message>
-        <location filename="../tensor_table.py" line="62"/>
+        <location filename="../tensor_columns.py" line="30"/>
         <source>Size</source>
         <translation>大小</translation>
     </message>
     <message>
-        <location filename="../tensor_table.py" line="63"/>
+        <location filename="../tensor_columns.py" line="31"/>
         <source>Status</source>
         <translation>状态</translation>
     </message>
     <message>
-        <location filename="../tensor_table.py" line="64"/>
+        <location filename="../tensor_columns.py" line="32"/>
         <source>Rel. error</source>
         <translation>相对误差</translation>
     </message>
     <message>
-        <location filename="../tensor_table.py" line="65"/>
+        <location filename="../tensor_columns.py" line="33"/>
         <source>|Δ| vs ref</source>
         <translation>与参考的 |Δ|</translation>
     </message>
     <message>
-        <location filename="../tensor_table.py" line="68"/>
+        <location filename="../tensor_columns.py" line="36"/>
         <source>Whether the tensor&apos;s dtype matches the target dtype. Integer and bool tensors are kept as they are (FloatCastAdapter only casts floats).</source>
         <translation>张量的 dtype 是否与目标 dtype 一致。整数和布尔张量保持不变（FloatCastAdapter 只转换浮点张量）。</translation>
     </message>
     <message>
-        <location filename="../tensor_table.py" line="73"/>
+        <location filename="../tensor_columns.py" line="41"/>
         <source>Largest relative error between the original and the saved value (float64); — means the tensor was written unchanged</source>
         <translation>原始值与保存值之间的最大相对误差（float64）；— 表示该张量按原样写入</translation>
     </message>
     <message>
-        <location filename="../tensor_table.py" line="78"/>
+        <location filename="../tensor_columns.py" line="46"/>
         <source>Largest absolute difference to the reference checkpoint (float64)</source>
         <translation>与参考 checkpoint 的最大绝对差（float64）</translation>
     </message>
     <message>
-        <location filename="../tensor_table.py" line="304"/>
+        <location filename="../tensor_table.py" line="249"/>
         <source>on purpose?</source>
         <translation>有意为之？</translation>
     </message>
@@ -1198,22 +1198,22 @@ Shift+drop a second checkpoint to compare against it.</source>
         <translation>只在参考中</translation>
     </message>
     <message>
-        <location filename="../tensor_table.py" line="349"/>
+        <location filename="../tensor_table.py" line="294"/>
         <source>0 (lossless)</source>
         <translation>0（无损）</translation>
     </message>
     <message>
-        <location filename="../tensor_table.py" line="351"/>
+        <location filename="../tensor_table.py" line="296"/>
         <source>{n} NaN</source>
         <translation>{n} 个 NaN</translation>
     </message>
     <message>
-        <location filename="../tensor_table.py" line="353"/>
+        <location filename="../tensor_table.py" line="298"/>
         <source>{n} overflow</source>
         <translation>{n} 个溢出</translation>
     </message>
     <message>
-        <location filename="../tensor_table.py" line="362"/>
+        <location filename="../tensor_table.py" line="307"/>
         <source>0 (equal)</source>
         <translation>0（相同）</translation>
     </message>
