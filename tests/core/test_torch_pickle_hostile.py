@@ -20,7 +20,7 @@ from inspector.cli import main
 from inspector.core.checkpoint import open_checkpoint
 from inspector.core.errors import CheckpointError, RefusedPickleError
 from inspector.core.torch_pickle.machine import PickleError, PickleMachine
-from inspector.core.torch_pickle.names import flatten
+from inspector.core.torch_pickle.names import MAX_DEPTH, flatten
 from inspector.core.torch_pickle.policies import LoadPolicy
 from inspector.core.torch_pickle.scan import ScanStatus, scan_file
 
@@ -329,3 +329,13 @@ def test_storage_member_past_the_end_is_refused(tmp_path):
     path.write_bytes(bytes(data))
     with pytest.raises(CheckpointError, match=r"past the end|damaged"):
         open_checkpoint(path)
+
+
+def test_nesting_exactly_at_the_depth_limit_is_read_one_more_is_refused():
+    obj: object = 1
+    for _ in range(MAX_DEPTH):
+        obj = [obj]
+    _tensors, values = flatten(obj)
+    assert [v.name for v in values] == [".".join(["0"] * MAX_DEPTH)]
+    with pytest.raises(PickleError, match=f"more than {MAX_DEPTH} levels deep"):
+        flatten([obj])
