@@ -77,7 +77,11 @@ def _children(obj: object) -> list[tuple[str, object]] | None:
 
 
 def _key_text(key: object) -> str:
-    return key if isinstance(key, str) else _value_text(key)
+    if isinstance(key, str):
+        return key
+    if isinstance(key, tuple):  # a tuple key is its items ("(1, 2)"), not an empty container
+        return _clipped(repr(key), 120)
+    return _value_text(key)
 
 
 def _value_text(value: object, limit: int = 120) -> str:
@@ -95,6 +99,10 @@ def _value_text(value: object, limit: int = 120) -> str:
         text = "a storage without a tensor"
     else:
         text = type(value).__name__
+    return _clipped(text, limit)
+
+
+def _clipped(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
