@@ -3,7 +3,14 @@ exact text of each kind of value, clipped at 120 characters, and keys that are n
 
 from __future__ import annotations
 
-from inspector.core.torch_pickle.names import flatten
+import pytest
+
+from inspector.core.dtypes import DTYPES
+from inspector.core.header import TensorInfo
+from inspector.core.torch_pickle.allowlist import StorageRef, TensorRecord
+from inspector.core.torch_pickle.archive import StorageSpan
+from inspector.core.torch_pickle.machine import PickleError
+from inspector.core.torch_pickle.names import StridedTensorInfo, flatten, place_tensor
 
 
 def test_each_kind_of_value_is_shown_exactly():
@@ -46,3 +53,45 @@ def test_each_kind_of_value_is_shown_exactly():
         "keys.(1, 2)": "'pair'",
         "keys.None": "'none'",
     }
+
+
+def _record(shape, stride, offset=0, numel=12, typed=True):
+    storage = StorageRef("0", DTYPES["F32"] if typed else None, numel if typed else numel * 4)
+    return TensorRecord(storage, DTYPES["F32"], offset, tuple(shape), tuple(stride))
+
+
+def _place(rec, offset=100, nbytes=48):
+    return place_tensor("m.pt", "t", rec, lambda _key: StorageSpan(offset, nbytes))
+
+
+def test_a_view_is_placed_inside_its_storage_to_the_last_byte():
+    t = _place(_record((3, 4), (4, 1)))  # exactly the 48 stored bytes
+    assert (type(t), t.data_offsets) == (TensorInfo, (100, 148))
+    t = _place(_record((4, 3), (1, 4)))  # the transpose: same bytes, strided
+    assert isinstance(t, StridedTensorInfo)
+    assert (t.data_offsets, t.strides, t.span_elems) == ((100, 148), (1, 4), 12)
+    t = _place(_record((2, 2), (1, 5), offset=2))  # elements 2, 3, 7, 8
+    assert (t.data_offsets, t.span_elems) == ((108, 124), 7)
+    assert _place(_record((3, 4), (4, 1)), offset=0).data_offsets == (0, 48)
+
+
+def test_a_view_one_element_past_its_storage_is_refused():
+    for rec, nbytes in (
+        (_record((3, 4), (4, 1), offset=1), 48),  # ends at element 12 of 0..11
+        (_record((4, 3), (1, 4), offset=1), 48),
+        (_record((3, 4), (4, 1), numel=11), 48),  # the storage is shorter than its span
+        (_record((3, 4), (4, 1), numel=11, typed=False), 48),  # untyped: numel is bytes
+    ):
+        with pytest.raises(PickleError, match="reaches past the end of its storage"):
+            _place(rec, nbytes=nbytes)
+
+
+def test_a_compressed_storage_is_refused():
+    with pytest.raises(PickleError, match="compressed"):
+        _place(_record((3, 4), (4, 1)), offset=-1)
+
+
+def test_an_object_shared_by_two_keys_is_not_a_cycle():
+    shared = [1, 2]
+    _tensors, values = flatten({"a": shared, "b": shared})
+    assert [v.name for v in values] == ["a.0", "a.1", "b.0", "b.1"]
