@@ -339,3 +339,60 @@ def test_nesting_exactly_at_the_depth_limit_is_read_one_more_is_refused():
     assert [v.name for v in values] == [".".join(["0"] * MAX_DEPTH)]
     with pytest.raises(PickleError, match=f"more than {MAX_DEPTH} levels deep"):
         flatten([obj])
+
+
+def _rezipped(good: bytes, change) -> bytes:
+    """The torch zip ``good`` with members replaced or added by ``change(name, data)``."""
+    src = zipfile.ZipFile(io.BytesIO(good))
+    prefix = src.namelist()[0].split("/")[0] + "/"
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as dst:
+        for info in src.infolist():
+            dst.writestr(info.filename, change(info.filename, src.read(info)))
+        for name, data in change(prefix, None) or ():
+            dst.writestr(name, data)
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("extra", ["constants.pkl", "code/__torch__/model.py"])
+def test_either_sign_of_torchscript_is_named(tmp_path, extra):
+    good = _torch_zip(tmp_path, 1)
+
+    def add(name, data):
+        if data is None:  # the members to add
+            return [(name + extra, b"x")]
+        return data
+
+    path = tmp_path / "scripted.pt"
+    path.write_bytes(_rezipped(good, add))
+    with pytest.raises(CheckpointError, match="TorchScript archive") as e:
+        open_checkpoint(path)
+    assert e.value.path == str(path)
+
+
+@pytest.mark.parametrize(("order", "refused"), [(b"big", True), (b"little", False), (b"", False)])
+def test_a_big_endian_byteorder_is_refused(tmp_path, order, refused):
+    good = _torch_zip(tmp_path, 1)
+
+    def swap(name, data):
+        if data is None:
+            return []
+        return order if name.endswith("/byteorder") else data
+
+    path = tmp_path / "m.pt"
+    path.write_bytes(_rezipped(good, swap))
+    if refused:
+        with pytest.raises(CheckpointError, match="big-endian") as e:
+            open_checkpoint(path)
+        assert e.value.path == str(path)
+    else:
+        with open_checkpoint(path) as ckpt:
+            assert [t.name for t in ckpt.tensors] == ["w"]
+
+
+def test_a_damaged_zip_names_its_file(tmp_path):
+    path = tmp_path / "m.pt"
+    path.write_bytes(_torch_zip(tmp_path, 1)[:-30])  # the end of the central directory cut
+    with pytest.raises(CheckpointError, match="damaged zip archive") as e:
+        open_checkpoint(path)
+    assert e.value.path == str(path)
