@@ -241,12 +241,12 @@ def cast_checkpoint(
                         acc = ErrorAccumulator(t.dtype, dst) if report and dst != t.dtype else None
                         yield Progress(done, total, t.name)
                         if dst == t.dtype:  # copied byte for byte (packed dtypes stay packed)
-                            for raw in reader.chunks(t, fresh=True):
+                            for raw in reader.chunks(t):
                                 batch.add(raw)
                                 done += raw.nbytes
                                 yield Progress(done, total, t.name)
                             continue
-                        for raw in reader.chunks(t, fresh=True):  # cast on both cores
+                        for raw in reader.chunks(t):  # cast on both cores
                             casts.submit(raw, t.dtype, dst, acc)
                             for data in casts.ready():
                                 batch.add(data)
@@ -295,16 +295,12 @@ class _Batch:
 
 
 class _Reader:
-    """One open handle per source file; tensors read in bounded chunks with ``readinto``.
-
-    ``fresh=False`` reuses one buffer (valid until the next chunk: resident memory stays at one
-    chunk, unlike mmap); ``fresh=True`` gives new arrays that may be queued for writing.
-    """
+    """One open handle per source file; tensors read in bounded chunks with ``readinto``, each
+    chunk a new array (the cast threads and the writer hold several at once)."""
 
     def __init__(self, ckpt: Checkpoint, header: Header, chunk_bytes: int) -> None:
         self.ckpt, self.path, self.base = ckpt, header.path, header.data_start
         self.chunk = max(8, chunk_bytes // 8 * 8)  # whole elements of every dtype
-        self.buf: np.ndarray | None = None
         self.fh = None
 
     def __enter__(self) -> _Reader:
@@ -318,19 +314,13 @@ class _Reader:
         if self.fh is not None:
             self.fh.close()
 
-    def chunks(self, t: TensorInfo, fresh: bool) -> Iterator[np.ndarray]:
+    def chunks(self, t: TensorInfo) -> Iterator[np.ndarray]:
         if isinstance(t, StridedTensorInfo):  # gathered into new contiguous arrays
             for chunk in self.ckpt.iter_chunks(t, self.chunk):
                 yield chunk.view(np.uint8)
             return
         start, end = self.base + t.start, self.base + t.end
-        buf = None
-        if not fresh:  # one buffer, grown to the largest chunk needed so far
-            need = min(self.chunk, end - start)
-            if self.buf is None or self.buf.size < need:
-                self.buf = np.empty(need, dtype=np.uint8)
-            buf = self.buf
-        yield from read_byte_chunks(self.fh, self.path, start, end, self.chunk, buf)
+        yield from read_byte_chunks(self.fh, self.path, start, end, self.chunk)
 
 
 def _entry(t: TensorInfo, dst: DType, acc: ErrorAccumulator | None) -> TensorCastReport:

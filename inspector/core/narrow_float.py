@@ -38,7 +38,7 @@ class NarrowFormat:
     overflow_code: int  # |code| cap: inf, or ±max where torch saturates
     nan_shift: int  # F16 keeps the top payload bits of a NaN; F8 codes are fixed
     nan_code: int
-    max_value: float  # the largest |rounded value| before overflow (2**16 for inf formats)
+    max_value: float  # the largest finite value; a rounded value beyond it overflowed
     saturates: bool
 
     @property
@@ -52,7 +52,6 @@ NARROW: dict[str, NarrowFormat] = {
     "F8_E4M3": NarrowFormat(8, 3, -6, 8, 0x7E, 0, 0x7F, 448.0, True),
 }
 ROUNDED_FROM_F32 = frozenset({*NARROW, "BF16"})  # the targets round_f32 handles
-_INF_SCALE = _F32(2.0**112)  # 2**16 * 2**112 overflows to inf; every smaller rounded value is exact
 
 
 class Rounded(NamedTuple):
