@@ -171,8 +171,6 @@ class WindowController(QObject):
         page = self.page
         page.model.set_target(dt)
         page.refresh_tree()
-        if page.proxy.only_differing:
-            page.proxy.refresh()
         page.set_summary(self.session.summary)
         self.update_plots()
 

@@ -109,7 +109,7 @@ class MainWindow(QMainWindow):
         self.stack.addWidget(self.tensor_page)
         # the views tests and scripts look at, by their usual names
         page = self.tensor_page
-        self.table, self.model, self.proxy = page.table, page.model, page.proxy
+        self.table, self.model = page.table, page.model
         self.filter_edit, self.only_differing = page.filter_edit, page.only_differing
         self.count_label, self.summary_label = page.count_label, page.summary_label
         self.module_tree, self.details, self.plots_tabs = (

@@ -31,7 +31,7 @@ from .plot_tabs import PlotTabs
 from .table_columns import TableColumns
 from .table_text import summary_text
 from .tensor_columns import Col
-from .tensor_filter import TensorFilterProxy
+from .tensor_filter import TensorFilter
 from .tensor_table import TensorTableModel
 
 if TYPE_CHECKING:
@@ -58,8 +58,8 @@ class TensorPage(QWidget):
         lv.setContentsMargins(0, 0, 0, 0)
         lv.addLayout(self._build_filter_row())
         self.model = TensorTableModel(self)
-        self.proxy = TensorFilterProxy(self)
-        self.proxy.setSourceModel(self.model)
+        # a filter, a sort, or a target change under "only differing" may hide the current row
+        self.model.layoutChanged.connect(self._after_filter)
         self.table = self._build_table()
         self.left_split = QSplitter(Qt.Orientation.Vertical)
         table_box = QWidget()
@@ -136,7 +136,7 @@ class TensorPage(QWidget):
 
     def _build_table(self) -> QTableView:
         table = QTableView()
-        table.setModel(self.proxy)
+        table.setModel(self.model)
         table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
@@ -174,7 +174,7 @@ class TensorPage(QWidget):
         self.update_count()
 
     def update_count(self) -> None:
-        shown, total = self.proxy.rowCount(), self.model.rowCount()
+        shown, total = self.model.rowCount(), len(self.model.tensors)
         if shown == 0 and total:
             text = translate("TensorPage", "no tensor matches")
         elif shown != total:
@@ -206,8 +206,7 @@ class TensorPage(QWidget):
 
     def apply_filter(self) -> None:
         self._filter_timer.stop()
-        self.proxy.set_name_filter(self.filter_edit.text())
-        self._after_filter()
+        self._set_filter(text=self.filter_edit.text())
 
     def clear_filter(self) -> None:
         self.filter_edit.clear()
@@ -230,30 +229,27 @@ class TensorPage(QWidget):
 
     def select_row_of(self, name: str) -> bool:
         """Make ``name`` the current row (clearing filters that hide it); False if unknown."""
-        r = self.model.row_of(name)
-        if r < 0:
+        if not self.model.has_tensor(name):
             return False
-        pidx = self.proxy.mapFromSource(self.model.index(r, 0))
-        if not pidx.isValid():
+        if self.model.row_of(name) < 0:  # hidden by the filter
             self.filter_edit.clear()
             self.apply_filter()
             self.only_differing.setChecked(False)
-            pidx = self.proxy.mapFromSource(self.model.index(r, 0))
-        self._select_proxy_row(pidx.row())
+        self._select_row(self.model.row_of(name))
         return True
 
     def select_first_interesting(self) -> bool:
         """The first differing tensor in view order (else the first row); False if no rows."""
-        if self.proxy.rowCount() == 0:
+        n = self.model.rowCount()
+        if n == 0:
             return False
         row = 0
         statuses = self.model.statuses()
-        for r in range(min(self.proxy.rowCount(), 5000)):
-            src = self.proxy.mapToSource(self.proxy.index(r, 0))
-            if statuses[self.model.tensor_index(src.row())] is TensorStatus.DIFFERS:
+        for r in range(min(n, 5000)):
+            if statuses[self.model.tensor_index(r)] is TensorStatus.DIFFERS:
                 row = r
                 break
-        self._select_proxy_row(row)
+        self._select_row(row)
         return True
 
     def set_config_note(self, mismatch: ConfigMismatch | None) -> None:
@@ -291,11 +287,18 @@ class TensorPage(QWidget):
 
     # ---- private --------------------------------------------------------------------------
     def _apply_only_differing(self, on: bool) -> None:
-        self.proxy.set_only_differing(on)
-        self._after_filter()
+        self._set_filter(only_differing=on)
 
-    def _select_proxy_row(self, row: int) -> None:
-        idx = self.proxy.index(row, 0)
+    def _set_filter(self, **change: Any) -> None:
+        old = self.model.tensor_filter
+        self.model.set_filter(
+            TensorFilter(
+                change.get("text", old.text), change.get("only_differing", old.only_differing)
+            )
+        )  # the model's layoutChanged runs _after_filter
+
+    def _select_row(self, row: int) -> None:
+        idx = self.model.index(row, 0)
         self.table.selectionModel().setCurrentIndex(
             idx,
             QItemSelectionModel.SelectionFlag.ClearAndSelect
@@ -305,8 +308,7 @@ class TensorPage(QWidget):
 
     def _on_current_row(self, current: Any, _previous: Any) -> None:
         if current.isValid():
-            src = self.proxy.mapToSource(current)
-            t: TensorInfo = self.model.tensor_at(src.row())
+            t: TensorInfo = self.model.tensor_at(current.row())
             self.sig_current_changed.emit(t)
 
     def eventFilter(self, obj: Any, ev: Any) -> bool:

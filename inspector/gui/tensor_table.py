@@ -1,9 +1,10 @@
-"""The tensor table: a QAbstractTableModel over ``TensorInfo`` rows (the filter proxy is in
-:mod:`.tensor_filter`, the cell wording in :mod:`.table_text`).
+"""The tensor table: a QAbstractTableModel over ``TensorInfo`` rows (which rows show, in which
+order, is :mod:`.row_order` and :mod:`.tensor_filter`; the cell wording :mod:`.table_text`).
 
 Built for 200k rows: per-row values are derived on demand for the visible rows only; sorting
-happens in the source model with precomputed keys (one Python sort instead of millions of
-``lessThan`` calls), and the proxy only filters, from a precomputed boolean mask.
+uses precomputed keys (one Python sort instead of millions of ``lessThan`` calls), and
+filtering is one boolean per tensor. No proxy model: a ``QSortFilterProxyModel`` asks Python
+``filterAcceptsRow`` for every row on each reset.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from inspector.core.status import TensorStatus
 from inspector.core.summary import format_bytes, tensor_status
 
 from .i18n import translate
+from .row_order import RowOrder
 from .table_sort import sort_keys
 from .table_text import (
     DIFF_STATUS_TEXT,
@@ -44,17 +46,19 @@ from .tensor_columns import (
     header_text,
     highlight_colors,
 )
+from .tensor_filter import TensorFilter
 
 Index = QModelIndex | QPersistentModelIndex
 
 
 class TensorTableModel(QAbstractTableModel):
-    """Rows are tensors in file order; :meth:`sort` reorders a permutation, not the tensors."""
+    """Tensors in file order; :meth:`sort` and the filter change which row shows which."""
 
     def __init__(self, parent: Any = None) -> None:
         super().__init__(parent)
         self._tensors: list[TensorInfo] = []
-        self._order: list[int] = []  # display row -> tensor index
+        self._rows = RowOrder()  # display row -> tensor index
+        self._filter = TensorFilter()
         self._pos: dict[str, int] | None = {}  # name -> tensor index (lazy)
         self._dtype_names: list[str] = []
         self._first_of_dtype: dict[str, int] | None = None
@@ -83,7 +87,7 @@ class TensorTableModel(QAbstractTableModel):
         :class:`~inspector.core.summary.DTypeGroups` built on a worker) saves a pass over them."""
         self.beginResetModel()
         self._tensors = list(tensors)
-        self._order = list(range(len(self._tensors)))
+        self._rows.reset(len(self._tensors))
         self._pos = None  # name -> index, built on first lookup
         self._first_of_dtype = None
         self._dtype_names = (
@@ -97,7 +101,8 @@ class TensorTableModel(QAbstractTableModel):
             self._target = target
         self._recompute_status()
         if self._sort_column >= 0:
-            self._order = self._sorted_order(self._sort_column, self._sort_order)
+            self._rows.set_order(self._sorted_order(self._sort_column, self._sort_order))
+        self._rows.set_mask(self._filter.mask(self._tensors, self._status))
         self.endResetModel()
 
     def set_intended(self, matcher: IntendedMatcher | None) -> None:
@@ -121,11 +126,22 @@ class TensorTableModel(QAbstractTableModel):
         self._recompute_status()
         self._sort_keys.pop(Col.STATUS, None)
         if self._tensors:
-            self.dataChanged.emit(
-                self.index(0, 0), self.index(len(self._tensors) - 1, len(Col) - 1)
-            )
-            if self._sort_column == Col.STATUS:
-                self.sort(self._sort_column, self._sort_order)
+            if self._sort_column == Col.STATUS or self._filter.only_differing:
+                self._relayout(self._sort_column == Col.STATUS, self._filter.only_differing)
+            if self.rowCount():
+                self.dataChanged.emit(
+                    self.index(0, 0), self.index(self.rowCount() - 1, len(Col) - 1)
+                )
+
+    def set_filter(self, tensor_filter: TensorFilter) -> None:
+        """Show only the tensors ``tensor_filter`` lets through (kept across :meth:`set_rows`)."""
+        if tensor_filter != self._filter:
+            self._filter = tensor_filter
+            self._relayout(resort=False, refilter=True)
+
+    @property
+    def tensor_filter(self) -> TensorFilter:
+        return self._filter
 
     def set_cast_report(self, tensors: Sequence[Any] | None) -> None:
         """Per-tensor cast results (``TensorCastReport``), or None to clear the column."""
@@ -147,19 +163,24 @@ class TensorTableModel(QAbstractTableModel):
         return self._tensors
 
     def tensor_at(self, row: int) -> TensorInfo:
-        return self._tensors[self._order[row]]
+        return self._tensors[self._rows.rows[row]]
 
     def tensor_index(self, row: int) -> int:
         """Index into :attr:`tensors` (file order) of display row ``row``."""
-        return self._order[row]
+        return self._rows.rows[row]
+
+    def has_tensor(self, name: str) -> bool:
+        return self._index_of(name) is not None
 
     def row_of(self, name: str) -> int:
+        """The row showing ``name``; -1 if there is no such tensor or the filter hides it."""
+        i = self._index_of(name)
+        return -1 if i is None else self._rows.row_of(i)
+
+    def _index_of(self, name: str) -> int | None:
         if self._pos is None:
             self._pos = {t.name: i for i, t in enumerate(self._tensors)}
-        i = self._pos.get(name)
-        if i is None:
-            return -1
-        return self._order.index(i) if self._sort_column >= 0 else i
+        return self._pos.get(name)
 
     def statuses(self) -> list[str]:
         return self._status
@@ -186,9 +207,10 @@ class TensorTableModel(QAbstractTableModel):
         if resort:
             self._sort_keys.pop(col, None)
         if self._tensors:
-            self.dataChanged.emit(self.index(0, col), self.index(len(self._tensors) - 1, col))
             if resort and self._sort_column == col:
-                self.sort(self._sort_column, self._sort_order)
+                self._relayout(resort=True, refilter=False)
+            if self.rowCount():
+                self.dataChanged.emit(self.index(0, col), self.index(self.rowCount() - 1, col))
 
     def _icon(self, status: str) -> QIcon:
         icon = self._icons.get(status)
@@ -208,7 +230,7 @@ class TensorTableModel(QAbstractTableModel):
 
     # -- Qt model ---------------------------------------------------------------------------
     def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self._tensors)
+        return 0 if parent.isValid() else len(self._rows.rows)
 
     def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else len(Col)
@@ -237,9 +259,10 @@ class TensorTableModel(QAbstractTableModel):
         if not index.isValid():
             return None
         row, col = index.row(), index.column()
-        if not (0 <= row < len(self._order)) or not (0 <= col < len(Col)):
+        rows = self._rows.rows
+        if not (0 <= row < len(rows)) or not (0 <= col < len(Col)):
             return None
-        i = self._order[row]
+        i = rows[row]
         t = self._tensors[i]
         status = self._status[i]
         R = Qt.ItemDataRole
@@ -328,14 +351,25 @@ class TensorTableModel(QAbstractTableModel):
 
     def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
         self._sort_column, self._sort_order = column, order
-        if not self._tensors:
-            return
+        if self._tensors:
+            self._relayout(resort=True, refilter=False)
+
+    def _relayout(self, resort: bool, refilter: bool) -> None:
+        """Re-sort and/or re-filter as one layout change; the current row and the selection
+        follow their tensors (or become invalid when the filter hides them)."""
         self.layoutAboutToBeChanged.emit()
         old = self.persistentIndexList()
-        old_ids = [(self._order[p.row()], p.column()) for p in old]
-        self._order = self._sorted_order(column, order)
+        rows = self._rows.rows
+        old_ids = [(rows[p.row()], p.column()) for p in old]
+        if resort:
+            self._rows.set_order(self._sorted_order(self._sort_column, self._sort_order))
+        if refilter:
+            self._rows.set_mask(self._filter.mask(self._tensors, self._status))
         if old:
-            where = {ti: r for r, ti in enumerate(self._order)}
-            new = [self.index(where[ti], c) for ti, c in old_ids]
+            where = {ti: r for r, ti in enumerate(self._rows.rows)} if len(old) > 8 else None
+            new = []
+            for ti, c in old_ids:
+                r = where.get(ti, -1) if where is not None else self._rows.row_of(ti)
+                new.append(self.index(r, c) if r >= 0 else QModelIndex())
             self.changePersistentIndexList(old, new)
         self.layoutChanged.emit()

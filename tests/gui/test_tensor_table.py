@@ -1,4 +1,4 @@
-"""The table model and its proxy, tested without any view."""
+"""The table model, its sort and its filter, tested without any view."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from inspector.core.checkpoint import open_checkpoint
 from inspector.core.dtypes import DTYPES
 from inspector.core.natural_order import natural_key
 from inspector.gui.tensor_columns import Col, StatusRole
-from inspector.gui.tensor_filter import TensorFilterProxy
+from inspector.gui.tensor_filter import TensorFilter
 from inspector.gui.tensor_table import TensorTableModel
 
 from .conftest import BF16_NAMES, F64_NAMES, INT_NAMES
@@ -41,12 +41,14 @@ def test_model_passes_qabstractitemmodeltester(qtmodeltester, model_file):
     qtmodeltester.check(m)
 
 
-def test_proxy_passes_qabstractitemmodeltester(qtmodeltester, model_file):
+def test_filtered_model_passes_qabstractitemmodeltester(qtmodeltester, model_file):
     _, m = _model(model_file)
-    p = TensorFilterProxy()
-    p.setSourceModel(m)
-    p.set_name_filter("layer.1")
-    qtmodeltester.check(p)
+    m.set_filter(TensorFilter("layer.1"))
+    qtmodeltester.check(m)
+    m.sort(Col.SIZE, Qt.SortOrder.DescendingOrder)
+    m.set_filter(TensorFilter("", only_differing=True))
+    m.set_target(DTYPES["BF16"])  # "only differing" follows the target
+    qtmodeltester.check(m)
 
 
 def test_rows_columns_and_values(model_file):
@@ -117,41 +119,59 @@ def test_natural_name_order():
     assert sorted(names, key=natural_key) == ["layer.1.w", "layer.2.w", "layer.10.w"]
 
 
-def test_proxy_filters_names_and_only_differing(model_file):
+def _shown(m):
+    return [m.index(r, 0).data(DISPLAY) for r in range(m.rowCount())]
+
+
+def test_filter_names_and_only_differing(model_file):
     _, m = _model(model_file)
-    p = TensorFilterProxy()
-    p.setSourceModel(m)
-    assert p.rowCount() == 21
+    assert m.rowCount() == 21
     # several words: any of them (a person typing "embed lm_head" wants both), case-insensitive
-    p.set_name_filter("CLASSIFIER rotary")
-    names = {p.index(r, 0).data(DISPLAY) for r in range(p.rowCount())}
-    assert names == {"classifier.weight", "classifier.bias", "encoder.rotary.inv_freq"}
-    p.set_name_filter("nothing-like-this")
-    assert p.rowCount() == 0
-    p.set_name_filter("*.bias")
-    assert all(p.index(r, 0).data(DISPLAY).endswith(".bias") for r in range(p.rowCount()))
-    p.set_name_filter("")
-    p.set_only_differing(True)
-    names = {p.index(r, 0).data(DISPLAY) for r in range(p.rowCount())}
-    assert names == set(F64_NAMES + BF16_NAMES)
-    m.set_target(DTYPES["BF16"])
-    p.refresh()
-    assert BF16_NAMES[0] not in {p.index(r, 0).data(DISPLAY) for r in range(p.rowCount())}
-    # sorting through the proxy sorts the source and keeps the filter
-    p.sort(Col.NAME, Qt.SortOrder.DescendingOrder)
-    names = [p.index(r, 0).data(DISPLAY) for r in range(p.rowCount())]
-    assert names == sorted(names, key=natural_key, reverse=True)
+    m.set_filter(TensorFilter("CLASSIFIER rotary"))
+    assert set(_shown(m)) == {"classifier.weight", "classifier.bias", "encoder.rotary.inv_freq"}
+    m.set_filter(TensorFilter("nothing-like-this"))
+    assert m.rowCount() == 0
+    m.set_filter(TensorFilter("*.bias"))
+    assert _shown(m) and all(n.endswith(".bias") for n in _shown(m))
+    m.set_filter(TensorFilter("", only_differing=True))
+    assert set(_shown(m)) == set(F64_NAMES + BF16_NAMES)
+    m.set_target(DTYPES["BF16"])  # the rows follow the new target by themselves
+    shown = _shown(m)
+    assert len(shown) == 21 - len(INT_NAMES) - len(BF16_NAMES)
+    assert set(F64_NAMES) <= set(shown) and not set(BF16_NAMES) & set(shown)
+    # sorting keeps the filter
+    m.sort(Col.NAME, Qt.SortOrder.DescendingOrder)
+    assert _shown(m) == sorted(shown, key=natural_key, reverse=True)
+    assert m.row_of(BF16_NAMES[0]) == -1 and m.has_tensor(BF16_NAMES[0])
+    m.set_filter(TensorFilter())
+    assert m.rowCount() == 21 and m.row_of(BF16_NAMES[0]) >= 0
 
 
 def test_set_rows_resets_and_keeps_filter(model_file, f32_file):
     _, m = _model(model_file)
-    p = TensorFilterProxy()
-    p.setSourceModel(m)
-    p.set_only_differing(True)
-    assert p.rowCount() == 5
+    m.set_filter(TensorFilter("", only_differing=True))
+    assert m.rowCount() == 5
     ckpt = open_checkpoint(f32_file)
     m.set_rows(ckpt.tensors)
-    assert p.rowCount() == 0
+    assert m.rowCount() == 0
+    assert len(m.tensors) == len(ckpt.tensors)
+
+
+def test_the_current_row_follows_its_tensor_through_sort_and_filter(qapp, model_file):
+    """The selection is kept by tensor, not by row number: a filter that hides it leaves no
+    current row (the page then picks a shown one), a filter that keeps it moves it."""
+    from PySide6.QtCore import QItemSelectionModel
+
+    _, m = _model(model_file)
+    sel = QItemSelectionModel(m)
+    name = "classifier.weight"
+    sel.setCurrentIndex(m.index(m.row_of(name), 0), QItemSelectionModel.SelectionFlag.Current)
+    m.sort(Col.SIZE, Qt.SortOrder.DescendingOrder)
+    assert sel.currentIndex().data(DISPLAY) == name
+    m.set_filter(TensorFilter("classifier"))
+    assert sel.currentIndex().data(DISPLAY) == name and m.rowCount() == 2
+    m.set_filter(TensorFilter("embeddings"))
+    assert not sel.currentIndex().isValid()
 
 
 def test_marking_intended_rows_does_not_sort_again(model_file, monkeypatch):

@@ -146,20 +146,20 @@ def test_hint_copy_puts_the_fix_on_the_clipboard(loaded):
 
 def test_filter_box_and_only_differing(qtbot, loaded):
     loaded.filter_edit.setText("classifier")
-    qtbot.waitUntil(lambda: loaded.proxy.rowCount() == 2, timeout=3000)
+    qtbot.waitUntil(lambda: loaded.model.rowCount() == 2, timeout=3000)
     loaded.filter_edit.clear()
-    qtbot.waitUntil(lambda: loaded.proxy.rowCount() == 21, timeout=3000)
+    qtbot.waitUntil(lambda: loaded.model.rowCount() == 21, timeout=3000)
     loaded.only_differing.setChecked(True)
-    assert loaded.proxy.rowCount() == 5
+    assert loaded.model.rowCount() == 5
     assert loaded.count_label.text() == "5 of 21"
     loaded.target_box.setCurrentText("F64")
-    assert loaded.proxy.rowCount() == 16
+    assert loaded.model.rowCount() == 16
 
 
 def test_header_click_sorts(qtbot, loaded):
     header = loaded.table.horizontalHeader()
     header.setSortIndicator(Col.SIZE, Qt.SortOrder.DescendingOrder)
-    sizes = [loaded.proxy.index(r, Col.SIZE).data(Qt.ItemDataRole.DisplayRole) for r in range(3)]
+    sizes = [loaded.model.index(r, Col.SIZE).data(Qt.ItemDataRole.DisplayRole) for r in range(3)]
     assert sizes[0] == "6.2 KiB"  # word embeddings, the biggest tensor
 
 
@@ -262,7 +262,7 @@ def test_module_tree_groups_by_prefix_and_filters(qtbot, loaded):
     assert not layer1.icon(0).isNull()  # … and marked with an icon
     tree.itemClicked.emit(layer1, 0)
     assert loaded.filter_edit.text() == "encoder.layer.1.*"
-    names = {loaded.proxy.index(r, 0).data() for r in range(loaded.proxy.rowCount())}
+    names = {loaded.model.index(r, 0).data() for r in range(loaded.model.rowCount())}
     assert len(names) == 7 and all(n.startswith("encoder.layer.1.") for n in names)
     # the counts follow the target dtype
     loaded.target_box.setCurrentText("F64")
