@@ -65,3 +65,123 @@ def test_unusual_globals_are_named_for_a_person():
     assert qualname("os", "system") == "os.system"
     assert qualname(COMPUTED, "x") == "a global whose name is computed at load time"
     assert qualname(EXTENSION, "7") == "extension code 7 (copyreg registry)"
+
+
+# The whole allowlist, entry by entry: widening it (or changing what an entry means) must be a
+# deliberate edit here, reviewed as the security change it is.
+EVERY_ALLOWED_GLOBAL = {
+    "torch.DoubleStorage": "Storage | tensor | F64",
+    "torch.FloatStorage": "Storage | tensor | F32",
+    "torch.HalfStorage": "Storage | tensor | F16",
+    "torch.BFloat16Storage": "Storage | tensor | BF16",
+    "torch.LongStorage": "Storage | tensor | I64",
+    "torch.IntStorage": "Storage | tensor | I32",
+    "torch.ShortStorage": "Storage | tensor | I16",
+    "torch.CharStorage": "Storage | tensor | I8",
+    "torch.ByteStorage": "Storage | tensor | U8",
+    "torch.BoolStorage": "Storage | tensor | BOOL",
+    "torch.ComplexFloatStorage": "Storage | tensor | C64",
+    "torch.ComplexDoubleStorage": "Storage | tensor | -",
+    "torch.QInt8Storage": "Storage | tensor | -",
+    "torch.QUInt8Storage": "Storage | tensor | -",
+    "torch.QInt32Storage": "Storage | tensor | -",
+    "torch.QUInt4x2Storage": "Storage | tensor | -",
+    "torch.QUInt2x4Storage": "Storage | tensor | -",
+    "torch.UntypedStorage": "Storage | tensor | -",
+    "torch.storage.UntypedStorage": "Storage | tensor | -",
+    "torch.float64": "DTypeValue | tensor | F64",
+    "torch.float32": "DTypeValue | tensor | F32",
+    "torch.float16": "DTypeValue | tensor | F16",
+    "torch.bfloat16": "DTypeValue | tensor | BF16",
+    "torch.int64": "DTypeValue | tensor | I64",
+    "torch.int32": "DTypeValue | tensor | I32",
+    "torch.int16": "DTypeValue | tensor | I16",
+    "torch.int8": "DTypeValue | tensor | I8",
+    "torch.uint8": "DTypeValue | tensor | U8",
+    "torch.bool": "DTypeValue | tensor | BOOL",
+    "torch.complex64": "DTypeValue | tensor | C64",
+    "torch.uint16": "DTypeValue | tensor | U16",
+    "torch.uint32": "DTypeValue | tensor | U32",
+    "torch.uint64": "DTypeValue | tensor | U64",
+    "torch.float8_e4m3fn": "DTypeValue | tensor | F8_E4M3",
+    "torch.float8_e5m2": "DTypeValue | tensor | F8_E5M2",
+    "torch.float8_e8m0fnu": "DTypeValue | tensor | F8_E8M0",
+    "torch.float8_e4m3fnuz": "DTypeValue | tensor | F8_E4M3FNUZ",
+    "torch.float8_e5m2fnuz": "DTypeValue | tensor | F8_E5M2FNUZ",
+    "torch.complex128": "DTypeValue | tensor | -",
+    "torch.complex32": "DTypeValue | tensor | -",
+    "torch.float4_e2m1fn_x2": "DTypeValue | tensor | -",
+    "torch.bits8": "DTypeValue | tensor | -",
+    "torch.bits16": "DTypeValue | tensor | -",
+    "torch.bits1x8": "DTypeValue | tensor | -",
+    "torch.bits2x4": "DTypeValue | tensor | -",
+    "torch.bits4x2": "DTypeValue | tensor | -",
+    "torch.qint8": "DTypeValue | tensor | -",
+    "torch.quint8": "DTypeValue | tensor | -",
+    "torch.qint32": "DTypeValue | tensor | -",
+    "torch.quint4x2": "DTypeValue | tensor | -",
+    "torch.quint2x4": "DTypeValue | tensor | -",
+    "torch._utils._rebuild_tensor_v2": "RebuildTensor | tensor | no dtype",
+    "torch._utils._rebuild_tensor_v3": "RebuildTensor | tensor | with dtype",
+    "torch._utils._rebuild_parameter": "RebuildParameter | tensor",
+    "torch._utils._rebuild_parameter_with_state": "RebuildParameter | tensor",
+    "torch._tensor._rebuild_from_type_v2": "RebuildFromType | tensor",
+    "torch.Tensor": "TensorClass | tensor",
+    "torch.nn.parameter.Parameter": "TensorClass | tensor",
+    "torch.nn.Parameter": "TensorClass | tensor",
+    "torch._utils._rebuild_qtensor": "Unsupported | unsupported | a quantized tensor",
+    "torch._utils._rebuild_sparse_tensor": "Unsupported | unsupported | a sparse tensor",
+    "torch._utils._rebuild_sparse_csr_tensor": "Unsupported | unsupported | a sparse tensor",
+    "torch._utils._rebuild_nested_tensor": "Unsupported | unsupported | a nested tensor",
+    "torch._utils._rebuild_wrapper_subclass": "Unsupported | unsupported | a tensor subclass",
+    "torch._utils._rebuild_meta_tensor_no_storage": "Unsupported | unsupported | a meta tensor (no data)",
+    "torch._utils._rebuild_device_tensor_from_numpy": "Unsupported | unsupported | a tensor saved through numpy",
+    "torch._utils._rebuild_device_tensor_from_cpu_tensor": "Unsupported | unsupported | a device tensor",
+    "torch._utils._rebuild_tensor": "Unsupported | unsupported | a tensor in an old layout",
+    "torch._utils._rebuild_xla_tensor": "Unsupported | unsupported | an XLA tensor",
+    "torch._utils._rebuild_mtia_tensor": "Unsupported | unsupported | an MTIA tensor",
+    "torch.per_tensor_affine": "StandIn | unsupported",
+    "torch.per_tensor_symmetric": "StandIn | unsupported",
+    "torch.per_channel_affine": "StandIn | unsupported",
+    "torch.per_channel_symmetric": "StandIn | unsupported",
+    "torch.per_channel_affine_float_qparams": "StandIn | unsupported",
+    "collections.OrderedDict": "Plain | container | {}",
+    "collections.Counter": "Plain | container | {}",
+    "torch.Size": "Plain | container | ()",
+    "torch.device": "Plain | container | ''",
+    "torch.serialization._get_layout": "Plain | container | ''",
+    "_codecs.encode": "Plain | container | needs arguments",
+    "builtins.set": "Plain | container | set()",
+    "builtins.frozenset": "Plain | container | frozenset()",
+    "builtins.bytearray": "Plain | container | bytearray(b'')",
+    "builtins.complex": "Plain | container | 0j",
+    "__builtin__.set": "Plain | container | set()",
+    "__builtin__.frozenset": "Plain | container | frozenset()",
+    "__builtin__.bytearray": "Plain | container | bytearray(b'')",
+}
+
+
+def _describe(s) -> str:
+    parts = [type(s).__name__.lstrip("_"), s.verdict.value]
+    if hasattr(s, "dtype"):
+        parts.append(s.dtype.name if s.dtype else "-")
+    if hasattr(s, "with_dtype"):
+        parts.append("with dtype" if s.with_dtype else "no dtype")
+    if hasattr(s, "what"):
+        parts.append(s.what)
+    if hasattr(s, "make"):
+        try:
+            parts.append(repr(s.make()))
+        except TypeError:
+            parts.append("needs arguments")
+    return " | ".join(parts)
+
+
+def test_the_allowlist_is_exactly_this():
+    from inspector.core.torch_pickle import allowlist
+
+    # ALLOWED is built once, at import; the table is built afresh too, so that a change to how
+    # it is built shows here and not only in a new process
+    for table in (allowlist.ALLOWED, allowlist._table()):
+        assert all(q == s.qualname for q, s in table.items())
+        assert {q: _describe(s) for q, s in table.items()} == EVERY_ALLOWED_GLOBAL
