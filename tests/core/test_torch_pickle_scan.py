@@ -1,0 +1,163 @@
+"""``scan`` file by file: which files of a folder it reads, the format it names, every import it
+counts, and where it stops reading (a legacy file's storage bytes are not pickles)."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+from safetensors.numpy import save_file
+
+from inspector.core.errors import CheckpointError
+from inspector.core.torch_pickle.allowlist import ImportVerdict
+from inspector.core.torch_pickle.machine import PickleMachine
+from inspector.core.torch_pickle.policies import ImportSeen, LoadPolicy, ScanPolicy
+from inspector.core.torch_pickle.reader import PickleFormat, read_pickle_checkpoint
+from inspector.core.torch_pickle.scan import FileScan, ScanStatus, scan_file, scan_path
+
+torch = pytest.importorskip("torch")
+
+T, C, R = ImportVerdict.TENSOR, ImportVerdict.CONTAINER, ImportVerdict.REFUSED
+STATE_IMPORTS = [
+    ImportSeen("collections.OrderedDict", C),
+    ImportSeen("torch._utils._rebuild_tensor_v2", T),
+    ImportSeen("torch.FloatStorage", T),
+]
+
+
+def _state() -> dict:
+    from collections import OrderedDict
+
+    return OrderedDict(w=torch.ones(2), v=torch.zeros(3))
+
+
+def test_a_folder_scans_its_checkpoint_files_by_suffix_in_name_order(tmp_path):
+    for suffix in ("bin", "pt", "pth", "ckpt", "pkl"):
+        torch.save(_state(), tmp_path / f"m.{suffix}")
+    save_file({"a": np.zeros(2, np.float32)}, str(tmp_path / "a.safetensors"))
+    torch.save(_state(), tmp_path / ".hidden.pt")  # hidden: skipped
+    torch.save(_state(), tmp_path / "m.PT")  # another suffix (case counts): skipped
+    (tmp_path / "notes.txt").write_text("x")
+    (tmp_path / "sub.pt").mkdir()  # a folder, whatever its name
+    report = scan_path(tmp_path)
+    names = [f.path.rsplit("/", 1)[1] for f in report.files]
+    assert names == ["a.safetensors", "m.bin", "m.ckpt", "m.pkl", "m.pt", "m.pth"]
+    assert report.files[0] == FileScan(str(tmp_path / "a.safetensors"), "safetensors")
+    for f in report.files[1:]:
+        assert (f.format, f.imports, f.error) == ("torch zip", STATE_IMPORTS, None)
+    assert report.status is ScanStatus.CLEAN
+    # an index file stands for its folder, wherever the index points
+    (tmp_path / "model.safetensors.index.json").write_text("{}")
+    by_index = scan_path(tmp_path / "model.safetensors.index.json")
+    assert [f.path for f in by_index.files] == [f.path for f in report.files]
+
+
+def test_a_folder_without_checkpoints_is_refused(tmp_path):
+    (tmp_path / "notes.txt").write_text("x")
+    with pytest.raises(CheckpointError, match="holds no checkpoint file to scan"):
+        scan_path(tmp_path)
+    with pytest.raises(CheckpointError, match="no such file"):
+        scan_path(tmp_path / "missing.pt")
+
+
+def test_a_legacy_file_is_named_and_read_up_to_its_storages(tmp_path):
+    path = tmp_path / "old.pt"
+    torch.save(_state(), path, _use_new_zipfile_serialization=False)
+    scan = scan_file(str(path))
+    assert (scan.format, scan.error) == ("torch legacy", None)
+    assert scan.imports == STATE_IMPORTS
+    assert read_pickle_checkpoint(str(path)).pickle.format is PickleFormat.LEGACY
+    assert read_pickle_checkpoint(str(tmp_path / "old.pt")).pickle.imports == STATE_IMPORTS
+
+
+def test_a_zip_checkpoint_names_its_format_and_imports(tmp_path):
+    path = tmp_path / "new.pt"
+    torch.save(_state(), path)
+    facts = read_pickle_checkpoint(str(path)).pickle
+    assert facts.format is PickleFormat.ZIP and facts.imports == STATE_IMPORTS
+
+
+def test_raw_pickles_one_after_another_are_all_scanned(tmp_path):
+    one = b"\x80\x02cos\nsystem\n."
+    path = tmp_path / "two.pkl"
+    path.write_bytes(one + one + b"not a pickle")  # the scan stops where pickles stop
+    scan = scan_file(str(path))
+    assert scan == FileScan(str(path), "pickle", [ImportSeen("os.system", R, 2)], None)
+    assert scan.status is ScanStatus.REFUSED
+
+
+def test_an_old_protocol_pickle_is_known_by_its_suffix(tmp_path):
+    data = pickle.dumps({"epoch": 3}, protocol=0)
+    for name, fmt in (("p0.pkl", "pickle"), ("p0.data", "unknown")):
+        (tmp_path / name).write_bytes(data)
+        scan = scan_file(str(tmp_path / name))
+        assert scan.format == fmt
+        assert (scan.error is None) == (fmt == "pickle")
+
+
+def test_the_magic_number_makes_a_legacy_file_only_as_an_integer(tmp_path):
+    from inspector.core.torch_pickle.archive import LEGACY_MAGIC
+
+    path = tmp_path / "f.pkl"
+    path.write_bytes(pickle.dumps(float(LEGACY_MAGIC), 2) + pickle.dumps(1, 2))
+    assert scan_file(str(path)).format == "pickle"
+
+
+def test_a_damaged_pickle_in_a_stream_is_reported(tmp_path):
+    path = tmp_path / "bad.pkl"
+    path.write_bytes(b"\x80\x02cos\nsystem\n\xff.")
+    scan = scan_file(str(path))
+    assert scan.format == "pickle"
+    assert scan.error == "pickle unknown pickle opcode 0xff at byte 13"
+    assert scan.imports == [ImportSeen("os.system", R)]
+    assert scan.status is ScanStatus.REFUSED  # what it imports counts more than the damage
+
+
+def test_a_damaged_zip_is_a_torch_zip_that_cannot_be_read(tmp_path):
+    path = tmp_path / "cut.pt"
+    torch.save(_state(), path)
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+    scan = scan_file(str(path))
+    assert scan.format == "torch zip" and scan.imports == []
+    assert scan.error and "zip" in scan.error
+    assert scan.status is ScanStatus.UNREADABLE
+
+
+def test_every_import_is_counted_each_time_it_is_imported():
+    data = b"(cos\nsystem\ncos\nsystem\ncos\nsystem\nccollections\nOrderedDict\nt."
+    scan = ScanPolicy()
+    PickleMachine(data, scan).run(0)
+    assert list(scan.seen.values()) == [
+        ImportSeen("os.system", R, 3),
+        ImportSeen("collections.OrderedDict", C, 1),
+    ]
+    load = LoadPolicy()
+    PickleMachine(b"(ccollections\nOrderedDict\nccollections\nOrderedDict\nt.", load).run(0)
+    assert list(load.seen.values()) == [ImportSeen("collections.OrderedDict", C, 2)]
+
+
+@pytest.mark.parametrize(
+    "name, head, is_pickle",
+    [
+        ("x.safetensors", b"PK\x03\x04rest", True),  # a zip, whatever the name
+        ("x.data", b"\x80\x02}q\x00.", True),
+        ("x.data", b"\x80\x03}q\x00.", True),
+        ("x.data", b"\x80\x04\x95", True),
+        ("x.data", b"\x80\x05\x95", True),
+        ("x.data", b"\x80\x06\x95", False),  # no such protocol
+        ("x.data", b"\x80\x01", False),
+        ("x.data", b"(dp0\n", False),  # protocol 0 has no header: only a known suffix says so
+        ("x.PT", b"(dp0\n", True),
+        ("x.pickle", b"ccollections\n", True),
+        ("x.bin", b"]q\x00", True),
+        ("x.pth", b"}q\x00", True),
+        ("x.ckpt", b"{\"a\": 1}", False),  # JSON, not a pickle
+        ("x.bin", b"", False),
+    ],
+)
+def test_what_looks_like_a_pickle(name, head, is_pickle):
+    from inspector.core.torch_pickle.reader import looks_like_pickle
+
+    assert looks_like_pickle(name, head) is is_pickle
