@@ -153,7 +153,7 @@ def test_every_import_is_counted_each_time_it_is_imported():
         ("x.pickle", b"ccollections\n", True),
         ("x.bin", b"]q\x00", True),
         ("x.pth", b"}q\x00", True),
-        ("x.ckpt", b"{\"a\": 1}", False),  # JSON, not a pickle
+        ("x.ckpt", b'{"a": 1}', False),  # JSON, not a pickle
         ("x.bin", b"", False),
     ],
 )

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import CheckpointError
+from ..summary import format_bytes
 
 LEGACY_MAGIC = 0x1950A86A20F9469CFC6C
 LEGACY_PROTOCOL = 1001
@@ -99,7 +100,7 @@ def read_zip(path: str, fh: Any) -> ZipLayout:
 def _read_member(path: str, zf: zipfile.ZipFile, info: zipfile.ZipInfo, limit: int) -> bytes:
     if info.file_size > limit:
         raise CheckpointError(
-            path, f"{info.filename} is over {limit >> 20} MiB; not a checkpoint pickle"
+            path, f"{info.filename} is over {format_bytes(limit)}; not a checkpoint pickle"
         )
     try:
         with zf.open(info) as f:

@@ -1,0 +1,139 @@
+"""Where torch.save's layouts keep the pickle and the storages: the zip's members (and the ones
+that are not storages), the legacy file's count-then-bytes records to the last byte, and the
+reason for each kind of damage."""
+
+from __future__ import annotations
+
+import io
+import mmap
+import struct
+import tarfile
+import zipfile
+
+import pytest
+
+from inspector.core.errors import CheckpointError
+from inspector.core.torch_pickle.archive import (
+    LEGACY_MAGIC,
+    LEGACY_PROTOCOL,
+    StorageSpan,
+    check_legacy_header,
+    is_tar,
+    legacy_storage_spans,
+    read_zip,
+)
+
+
+def _zip(members: dict[str, bytes]) -> io.BytesIO:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_STORED) as zf:
+        for name, data in members.items():
+            zf.writestr(name, data)
+    buf.seek(0)
+    return buf
+
+
+def test_a_zip_layout_names_its_pickles_and_storages_to_the_byte():
+    buf = _zip(
+        {
+            "arch/data.pkl": b"\x80\x02N.",
+            "arch/byteorder": b"little",
+            "arch/data/0": b"\x01\x02\x03\x04",
+            "arch/data/1": b"",
+            "arch/data/sub/2": b"zz",  # deeper than data/: not a storage
+            "arch/datax/3": b"yy",
+            "arch/extra.pkl": b"\x80\x02K\x01.",
+        }
+    )
+    layout = read_zip("f.pt", buf)
+    assert layout.prefix == "arch/" and layout.pickle == b"\x80\x02N."
+    assert set(layout.storages) == {"0", "1"}
+    raw = buf.getvalue()
+    span = layout.storages["0"]
+    assert raw[span.offset : span.offset + span.nbytes] == b"\x01\x02\x03\x04"
+    assert layout.storages["1"].nbytes == 0
+    assert layout.other_pickles == {"arch/extra.pkl": b"\x80\x02K\x01."}
+
+
+def test_byteorder_may_be_padded_or_empty_but_not_big_or_long():
+    for order in (b"little", b"little          ", b""):  # 16 bytes at most
+        read_zip("f.pt", _zip({"a/data.pkl": b"N.", "a/byteorder": order}))
+    with pytest.raises(CheckpointError) as e:
+        read_zip("f.pt", _zip({"a/data.pkl": b"N.", "a/byteorder": b"big"}))
+    assert e.value.reason == "was saved on a big-endian machine; this tool reads little-endian only"
+    with pytest.raises(CheckpointError) as e:
+        read_zip("f.pt", _zip({"a/data.pkl": b"N.", "a/byteorder": b"little" + b" " * 11}))
+    assert e.value.reason == "a/byteorder is over 16 B; not a checkpoint pickle"
+
+
+def test_zip_damage_is_worded():
+    with pytest.raises(CheckpointError) as e:
+        read_zip("f.pt", io.BytesIO(b"PK\x03\x04 not really"))
+    assert e.value.reason == "is a damaged zip archive (File is not a zip file)"
+    with pytest.raises(CheckpointError) as e:
+        read_zip("f.pt", _zip({"a/data.pkl": b"N.", "b/data.pkl": b"N."}))
+    assert (
+        e.value.reason == "is a zip archive with 2 <folder>/data.pkl; not a torch.save checkpoint"
+    )
+    with pytest.raises(CheckpointError) as e:
+        read_zip("f.pt", _zip({"a/code/x.py": b"", "a/data.pkl": b"N."}))
+    assert e.value.reason.startswith("this is a TorchScript archive (torch.jit.save: code plus")
+
+
+def test_a_tar_checkpoint_is_recognised_by_its_header():
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.USTAR_FORMAT) as tf:
+        info = tarfile.TarInfo("sys_info")
+        tf.addfile(info, io.BytesIO(b""))
+    assert is_tar(buf.getvalue()[:512])
+    assert not is_tar(b"\0" * 512) and not is_tar(b"")
+
+
+def test_the_legacy_header_is_checked_field_by_field():
+    ok = {"little_endian": True}
+    check_legacy_header("f", [LEGACY_MAGIC, LEGACY_PROTOCOL, ok])
+    for values, says in (
+        ([LEGACY_MAGIC + 1, LEGACY_PROTOCOL, ok], "no PyTorch magic number"),
+        ([LEGACY_MAGIC, 1000, ok], "uses torch legacy protocol 1000; only 1001 is known"),
+        ([LEGACY_MAGIC, LEGACY_PROTOCOL, {"little_endian": False}], "big-endian"),
+        ([LEGACY_MAGIC, LEGACY_PROTOCOL, None], "big-endian"),  # not even a dict
+    ):
+        with pytest.raises(CheckpointError, match=says):
+            check_legacy_header("f", values)
+
+
+def _records(tmp_path, body: bytes):
+    path = tmp_path / "legacy.bin"
+    path.write_bytes(b"P" * 5 + body)
+    f = open(path, "rb")  # noqa: SIM115 - closed by the test
+    return f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+
+
+def test_legacy_storages_are_read_to_the_last_byte(tmp_path):
+    body = struct.pack("<q", 2) + b"\xaa" * 8 + struct.pack("<q", 0)  # F32 × 2, then empty
+    f, mm = _records(tmp_path, body)
+    with f, mm:
+        spans = legacy_storage_spans("f", mm, 5, ["a", "b"], {"a": 4, "b": 2})
+        assert spans == {"a": StorageSpan(13, 8), "b": StorageSpan(29, 0)}
+
+
+LEGACY = "legacy checkpoint: "
+SHORT = "file is shorter than its storages (truncated)"
+
+
+@pytest.mark.parametrize(
+    "body, keys, says",
+    [
+        (b"", ("a",), LEGACY + "the storage key list is damaged"),
+        (b"", ["a", 1], LEGACY + "the storage key list is damaged"),
+        (b"", ["z"], LEGACY + "storage 'z' is stored but never used"),
+        (b"\x02\x00\x00", ["a"], SHORT),
+        (struct.pack("<q", 3) + b"\0" * 8, ["a"], SHORT),
+        (struct.pack("<q", -1) + b"\0" * 8, ["a"], SHORT),
+    ],
+)
+def test_legacy_storage_damage_is_worded(tmp_path, body, keys, says):
+    f, mm = _records(tmp_path, body)
+    with f, mm, pytest.raises(CheckpointError) as e:
+        legacy_storage_spans("f", mm, 5, keys, {"a": 4})
+    assert e.value.reason == says
