@@ -95,3 +95,22 @@ def test_an_object_shared_by_two_keys_is_not_a_cycle():
     shared = [1, 2]
     _tensors, values = flatten({"a": shared, "b": shared})
     assert [v.name for v in values] == ["a.0", "a.1", "b.0", "b.1"]
+
+
+def test_the_refusal_says_how_far_past_the_storage_a_view_reaches():
+    with pytest.raises(PickleError) as e:
+        _place(_record((3, 4), (4, 1), offset=1), nbytes=48)
+    assert str(e.value) == "tensor 't' reaches past the end of its storage (52 > 48 bytes)"
+
+
+def test_a_cycle_is_named_where_it_closes():
+    loop: list = []
+    loop.append(loop)
+    with pytest.raises(PickleError) as e:
+        flatten(loop)
+    assert str(e.value) == "contains itself (a cycle at 0)"
+    top: dict = {}
+    top["me"] = {"again": top}
+    with pytest.raises(PickleError) as e:
+        flatten(top)
+    assert str(e.value) == "contains itself (a cycle at me.again)"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import collections
 import os
+import pickle
 import subprocess
 import sys
 from pathlib import Path
@@ -21,9 +22,11 @@ from inspector.core.checkpoint import open_checkpoint  # noqa: E402
 from inspector.core.convert import cast_checkpoint  # noqa: E402
 from inspector.core.diff import diff_checkpoints  # noqa: E402
 from inspector.core.dtypes import DTYPES  # noqa: E402
+from inspector.core.errors import CheckpointError  # noqa: E402
 from inspector.core.progress import run_job  # noqa: E402
 from inspector.core.stats import compute_stats  # noqa: E402
 from inspector.core.torch_pickle.names import StridedTensorInfo  # noqa: E402
+from inspector.core.torch_pickle.reader import read_pickle_checkpoint  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 # every dtype torch.save writes that safetensors has a name for
@@ -220,3 +223,38 @@ def _safetensors_name(dtype) -> str:
         torch.float8_e5m2: "F8_E5M2", torch.float8_e4m3fnuz: "F8_E4M3FNUZ",
         torch.float8_e5m2fnuz: "F8_E5M2FNUZ", torch.float8_e8m0fnu: "F8_E8M0",
     }[dtype]  # fmt: skip
+
+
+def test_a_plain_pickle_and_an_empty_file_are_named_so(tmp_path):
+    plain = tmp_path / "plain.pt"
+    plain.write_bytes(pickle.dumps({"epoch": 3}, protocol=2))
+    with pytest.raises(CheckpointError) as e:
+        read_pickle_checkpoint(str(plain))
+    assert (e.value.path, e.value.reason) == (
+        str(plain),
+        "is a plain Python pickle, not a torch.save checkpoint (no PyTorch magic number)",
+    )
+    empty = tmp_path / "empty.pt"
+    empty.write_bytes(b"")
+    with pytest.raises(CheckpointError) as e:
+        read_pickle_checkpoint(str(empty))
+    assert (e.value.path, e.value.reason) == (str(empty), "file is empty")
+
+
+def test_damage_in_a_legacy_file_names_the_file(tmp_path):
+    path = tmp_path / "old.pt"
+    torch.save({"w": torch.ones(4)}, path, _use_new_zipfile_serialization=False)
+    data = path.read_bytes()
+    for cut, says in ((len(data) - 3, "truncated"), (40, "pickle")):
+        path.write_bytes(data[:cut])
+        with pytest.raises(CheckpointError, match=says) as e:
+            read_pickle_checkpoint(str(path))
+        assert e.value.path == str(path)
+
+
+def test_two_tensors_named_alike_once_joined_are_refused(tmp_path):
+    path = tmp_path / "twice.pt"
+    torch.save({"a.b": torch.ones(1), "a": {"b": torch.zeros(1)}}, path)
+    with pytest.raises(CheckpointError) as e:
+        read_pickle_checkpoint(str(path))
+    assert e.value.reason == "two tensors are both named 'a.b' once keys are joined with dots"
