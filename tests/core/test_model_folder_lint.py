@@ -1,0 +1,265 @@
+"""``lint`` finding by finding, on folders built by hand (no transformers): each finding's
+severity, code, exact line, tensors and files, and the edges of each rule (the 1 KiB floor of
+duplicate detection, bytes that differ only after the probe, hidden files, the last shard)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from safetensors.numpy import save_file
+
+from inspector.core.errors import CheckpointError
+from inspector.core.model_folder.lint import lint_path
+
+
+def _save(path, **arrays) -> int:
+    save_file(arrays, str(path))
+    return sum(a.nbytes for a in arrays.values())
+
+
+def _json(findings) -> list[dict]:
+    return [f.to_json() for f in findings]
+
+
+def _finding(severity, code, message, tensors=(), files=()) -> dict:
+    return {
+        "severity": severity,
+        "code": code,
+        "message": message,
+        "tensors": list(tensors),
+        "files": list(files),
+    }
+
+
+def _index(folder, weight_map, total_size=None, name="model.safetensors.index.json"):
+    meta = {} if total_size is None else {"total_size": total_size}
+    (folder / name).write_text(json.dumps({"metadata": meta, "weight_map": weight_map}))
+
+
+S1, S2 = "model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors"
+IDX = "model.safetensors.index.json"
+
+
+def test_an_index_and_its_shards_disagreeing_every_way(tmp_path):
+    z = np.zeros(4, np.float32)
+    n1 = _save(tmp_path / S1, a=z, b=z + 1, c=z + 2)
+    n2 = _save(tmp_path / S2, d=z + 3)
+    # b is mapped to the other shard, c to none; "ghost" is not in S2; S3 does not exist
+    _index(
+        tmp_path,
+        {"a": S1, "b": S2, "d": S2, "ghost": S2, "x": "model-00003-of-00003.safetensors"},
+        total_size=n1 + n2 + 1,
+    )
+    (tmp_path / "model.safetensors").write_bytes((tmp_path / S2).read_bytes())  # a stray
+    (tmp_path / "pytorch_model.bin").write_bytes(b"\x80\x02}.")  # a pickle twin
+    (tmp_path / ".model.safetensors").write_bytes(b"")  # hidden: not looked at
+    found = _json(lint_path(str(tmp_path)))
+    assert found[:-1] == [
+        _finding(
+            "error",
+            "tensor_not_in_index",
+            f"2 tensor(s) in {S1} are not mapped to it by {IDX} (1 mapped to another shard): "
+            "loaders never read them",
+            ["b", "c"],
+            [IDX, S1],
+        ),
+        _finding(
+            "error",
+            "index_names_missing_tensor",
+            f"{IDX} maps 2 tensor(s) to {S2}, which does not hold them",
+            ["b", "ghost"],
+            [IDX, S2],
+        ),
+        _finding(
+            "error",
+            "shard_missing",
+            f"{IDX} names model-00003-of-00003.safetensors, which is not in the folder",
+            ["x"],
+            [IDX, "model-00003-of-00003.safetensors"],
+        ),
+        _finding(
+            "warning",
+            "total_size",
+            f"{IDX} says total_size {n1 + n2 + 1:,} bytes; its shards hold {n1 + n2:,}",
+            files=[IDX],
+        ),
+        _finding(
+            "warning",
+            "stray_weights",
+            "model.safetensors is not used by any index (a loader may pick it up instead of "
+            "the shards)",
+            files=["model.safetensors"],
+        ),
+        _finding(
+            "warning",
+            "pickle_twin",
+            "pytorch_model.bin is not used by any index (a pickle copy beside safetensors: a "
+            "loader downloads both)",
+            files=["pytorch_model.bin"],
+        ),
+    ]
+    assert found[-1]["code"] == "does_not_open" and found[-1]["severity"] == "error"
+    assert found[-1]["message"]  # the opener's own reason
+
+
+def test_a_broken_index_and_an_unreadable_shard(tmp_path):
+    (tmp_path / S1).write_bytes(b"\x08\x00\x00\x00\x00\x00\x00\x00{}      ")  # header only
+    (tmp_path / S2).write_bytes(b"nonsense")
+    _index(tmp_path, {"a": S1, "b": S2})
+    (tmp_path / "other.safetensors.index.json").write_text("{not json")
+    found = _json(lint_path(str(tmp_path / IDX)))
+    codes = [(f["code"], f["files"]) for f in found]
+    assert ("shard_unreadable", [S2]) in codes
+    assert ("index_invalid", ["other.safetensors.index.json"]) in codes
+    bad = next(f for f in found if f["code"] == "index_invalid")
+    assert bad["message"] == "other.safetensors.index.json is not a readable index"
+    unreadable = next(f for f in found if f["code"] == "shard_unreadable")
+    assert unreadable["message"].startswith(f"{S2}: ")
+
+
+def test_a_single_file_with_a_pickle_twin(tmp_path):
+    _save(tmp_path / "model.safetensors", w=np.zeros(2, np.float32))
+    for twin in ("pytorch_model.bin", "weights.pt", "weights.pth"):
+        (tmp_path / twin).write_bytes(b"\x80\x02}.")
+    found = _json(lint_path(str(tmp_path / "model.safetensors")))
+    assert [f for f in found if f["code"] == "pickle_twin"] == [
+        _finding(
+            "warning",
+            "pickle_twin",
+            f"{n} beside model.safetensors: a pickle copy of the weights (bytes downloaded twice)",
+            files=[n, "model.safetensors"],
+        )
+        for n in ("pytorch_model.bin", "weights.pt", "weights.pth")
+    ]
+
+
+def test_no_twin_without_exactly_one_safetensors_file(tmp_path):
+    _save(tmp_path / "a.safetensors", w=np.zeros(2, np.float32))
+    _save(tmp_path / "b.safetensors", w=np.zeros(2, np.float32))
+    (tmp_path / "pytorch_model.bin").write_bytes(b"\x80\x02}.")
+    found = _json(lint_path(str(tmp_path / "a.safetensors")))
+    assert not [f for f in found if f["code"] == "pickle_twin"]
+
+
+def test_a_doubled_name_part(tmp_path):
+    z = np.zeros(2, np.float32)
+    _save(
+        tmp_path / "m.safetensors",
+        **{"enc_blocks_blocks.0.w": z, "enc_blocks.1.w": z, "x_ab_ab": z},
+    )
+    assert _json(lint_path(str(tmp_path / "m.safetensors"))) == [
+        _finding(
+            "warning",
+            "doubled_key",
+            "1 name(s) repeat a part (_blocks_blocks): a save that added a prefix twice? The "
+            "model will not find them",
+            ["enc_blocks_blocks.0.w"],
+        )
+    ]
+
+
+def test_duplicate_bytes_from_one_kib_and_past_the_probe(tmp_path):
+    rng = np.random.default_rng(0)
+    big = rng.standard_normal(40_000).astype(np.float32)  # 160 kB: longer than the 64 KiB probe
+    late = big.copy()
+    late[-1] += 1  # the same first 64 KiB, different after
+    kib = rng.standard_normal(256).astype(np.float32)  # exactly 1024 bytes
+    small = rng.standard_normal(255).astype(np.float32)
+    _save(
+        tmp_path / "m.safetensors",
+        a=big,
+        b=big.copy(),
+        c=late,
+        d=kib,
+        e=kib.copy(),
+        f=small,
+        g=small.copy(),
+        h=big.reshape(200, 200).copy(),  # same bytes, another shape: not a twin
+    )
+    found = _json(lint_path(str(tmp_path / "m.safetensors")))
+    assert found == [
+        _finding(
+            "info",
+            "duplicate_tensor",
+            "2 tensors hold identical bytes (160,000 bytes stored again): tied weights saved twice?",
+            ["a", "b"],
+        ),
+        _finding(
+            "info",
+            "duplicate_tensor",
+            "2 tensors hold identical bytes (1,024 bytes stored again): tied weights saved twice?",
+            ["d", "e"],
+        ),
+    ]
+
+
+def test_the_config_dtype_against_the_weights(tmp_path):
+    z = np.zeros(2, np.float32)
+    _save(
+        tmp_path / "m.safetensors",
+        **{
+            "l.0.w": z,
+            "l.0.input_layernorm.weight": z,
+            "l.0.vision.w": z,
+            "ids": np.zeros(2, np.int64),
+        },
+    )
+    (tmp_path / "config.json").write_text(
+        json.dumps(
+            {
+                "torch_dtype": "bfloat16",
+                "quantization_config": {"modules_to_not_convert": ["vision"]},
+            }
+        )
+    )
+    assert _json(lint_path(str(tmp_path / "m.safetensors"))) == [
+        _finding(
+            "warning",
+            "config_dtype",
+            "config.json torch_dtype = bfloat16, but 1 of 3 float tensors are F32: "
+            "from_pretrained(torch_dtype='auto') and burn load them as stored",
+            ["l.0.w"],
+            ["config.json"],
+        )
+    ]
+
+
+def test_a_broken_config_is_an_error_of_its_own(tmp_path):
+    _save(tmp_path / "m.safetensors", w=np.zeros(2, np.float32))
+    (tmp_path / "config.json").write_text("{nope")
+    found = _json(lint_path(str(tmp_path / "m.safetensors")))
+    assert found == [
+        _finding("error", "config_invalid", "is not valid JSON", files=["config.json"])
+    ]
+
+
+def test_nan_and_inf_only_with_stats(tmp_path):
+    _save(
+        tmp_path / "m.safetensors", ok=np.ones(3, np.float32), bad=np.array([1, np.inf], np.float32)
+    )
+    assert lint_path(str(tmp_path / "m.safetensors")) == []
+    assert _json(lint_path(str(tmp_path / "m.safetensors"), stats=True)) == [
+        _finding("warning", "nan_inf", "1 tensor(s) hold NaN or ±inf values", ["bad"])
+    ]
+
+
+def test_an_odd_shard_in_a_series_but_not_the_last(tmp_path):
+    names = [f"model-0000{i}-of-00005.safetensors" for i in range(1, 6)]
+    sizes = [1000, 1000, 9000, 1000, 10]  # the third is odd; the last is the remainder
+    weight_map = {}
+    for i, (name, n) in enumerate(zip(names, sizes, strict=True)):
+        _save(tmp_path / name, **{f"t{i}": np.zeros(n, np.uint8)})
+        weight_map[f"t{i}"] = name
+    _index(tmp_path, weight_map)
+    found = _json(lint_path(str(tmp_path / IDX)))
+    assert [f["code"] for f in found] == ["odd_shard_size"]
+    assert found[0]["files"] == [names[2]]
+    assert found[0]["message"].startswith("1 shard(s) far from the series' typical 0.0 MiB")
+
+
+def test_an_unreadable_folder_with_nothing_else_to_say_is_an_error(tmp_path):
+    (tmp_path / "m.safetensors").write_bytes(b"garbage")
+    with pytest.raises(CheckpointError):
+        lint_path(str(tmp_path / "m.safetensors"))
