@@ -52,7 +52,7 @@ def _write(tmp_path, header: str, data_len: int):
             + "0" * 400
             + "}}",
             4,
-            "tensor 'w': extra field 'x' holds a number too large for a 64-bit float",
+            "header holds a number too large for a 64-bit float: 1000000000000000000000000000000000000...",
         ),
     ],
 )

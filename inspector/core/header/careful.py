@@ -9,14 +9,15 @@ from typing import Any
 
 from ..dtypes import DTYPES, DType
 from ..errors import CheckpointError
+from .json_numbers import overflows
 from .layout import validate_layout
 from .types import _U64_MAX, Header, TensorInfo
 from .wording import _clip, _dump, _json_type, _q
 
 _NEG_ZERO_INT = re.compile(r"-0(?![0-9.eE])")
+_LONG_DIGITS = re.compile(r"[0-9]{20}")  # an integer that may not fit a u64
 _FIELDS = frozenset(("dtype", "shape", "data_offsets"))
 _MAX_DEPTH = 127  # serde_json's recursion limit, as the reference loader meets it
-_F64_MAX = 1.7976931348623157e308
 
 
 class _NeedRepeats(Exception):
@@ -27,14 +28,24 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not allowed in JSON")
 
 
+class _OutOfRange(ValueError):
+    """A number serde refuses: its (approximate) float value is infinite."""
+
+
 def _parse_float(s: str) -> float:
-    v = float(s)
-    if v in (_INF, -_INF):
-        raise ValueError(f"number {_clip(s, 30)} is out of range")
-    return v
+    if overflows(s):  # serde's approximate parse, not Python's correctly rounded one
+        raise _OutOfRange(s)
+    return float(s)
 
 
-_INF = float("inf")
+def _parse_int(s: str) -> int | float:
+    """Integers as serde reads them: beyond u64 they become (approximate) floats, which may be out
+    of range; ``-0`` is a float to serde (so not a valid dimension), an int to Python."""
+    if s.startswith("-") and s.strip("-0") == "":
+        return float(s)
+    if len(s) >= 20 and overflows(s):
+        raise _OutOfRange(s)
+    return int(s)
 
 
 def _parse_json(
@@ -69,11 +80,8 @@ def _parse_json(
             return d
 
         kwargs["object_pairs_hook"] = hook
-    if "-0" in text and _NEG_ZERO_INT.search(text):
-        # JSON "-0" is a float to serde (so not a valid dimension), an int to Python.
-        kwargs["parse_int"] = lambda s: (
-            float(s) if s.startswith("-") and s.strip("-0") == "" else int(s)
-        )
+    if ("-0" in text and _NEG_ZERO_INT.search(text)) or _LONG_DIGITS.search(text):
+        kwargs["parse_int"] = _parse_int  # a Python call per integer: only when it can matter
     obj = json.loads(text, **kwargs)
     dropped = [v for _, _, gone in (repeats or {}).values() for _, v in gone]
     if "\\u" in text and (_has_lone_surrogate(obj) or _has_lone_surrogate(dropped)):
@@ -140,8 +148,6 @@ def _extra_field_problem(value: Any) -> str | None:
             if depth > _MAX_DEPTH:
                 return f"nested more than {_MAX_DEPTH} levels deep"
             stack.extend((v, depth + 1) for v in (x.values() if t is dict else x))
-        elif t is int and not -_F64_MAX <= x <= _F64_MAX:
-            return "holds a number too large for a 64-bit float"
     return None
 
 
@@ -164,6 +170,10 @@ def _load(
         return _parse_json(text, track_repeats)
     except RecursionError:
         raise CheckpointError(path, "header JSON is nested too deeply") from None
+    except _OutOfRange as e:
+        raise CheckpointError(
+            path, f"header holds a number too large for a 64-bit float: {_clip(str(e), 40)}"
+        ) from None
     except ValueError as e:
         if isinstance(e, json.JSONDecodeError):
             msg = f"{e.msg.removesuffix(' at')} at character {e.pos}"
