@@ -54,6 +54,89 @@ def _write(tmp_path, header: str, data_len: int):
             4,
             "header holds a number too large for a 64-bit float: 1000000000000000000000000000000000000...",
         ),
+        (
+            '{"w": [1, 2]}',
+            0,
+            "tensor 'w': entry must be an object with dtype, shape and data_offsets, "
+            "got a list of 2 items",
+        ),
+        (
+            '{"w": 5}',
+            0,
+            "tensor 'w': entry must be an object with dtype, shape and data_offsets, got a number",
+        ),
+        (
+            '{"w": {"dtype": "f32", "shape": [1], "data_offsets": [0, 4]}}',
+            4,
+            "tensor 'w': unknown dtype \"f32\" (dtype names are upper case: F32)",
+        ),
+        (
+            '{"w": {"dtype": {"F32": 1}, "shape": [1], "data_offsets": [0, 4]}}',
+            4,
+            "tensor 'w': unknown dtype {\"F32\": 1}",
+        ),
+        (  # serde's map form of a dtype, but repeated: refused like the reference
+            '{"w": {"dtype": {"F32": null, "F32": null}, "shape": [1], "data_offsets": [0, 4]}}',
+            4,
+            "tensor 'w': unknown dtype {\"F32\": null}",
+        ),
+        (  # shown as written: not ASCII-escaped, the newline escaped
+            '{"w": {"dtype": "é\\n", "shape": [1], "data_offsets": [0, 4]}}',
+            4,
+            "tensor 'w': unknown dtype \"é\\n\"",
+        ),
+        (
+            '{"w": {"dtype": "F32", "shape": [1], "data_offsets": [0, 18446744073709551616]}}',
+            4,
+            "tensor 'w': data_offsets must be exactly two non-negative integers, "
+            "got [0, 18446744073709551616]",
+        ),
+        (
+            '{"w": {"dtype": "F32", "shape": [1], "data_offsets": [18446744073709551616, 4]}}',
+            4,
+            "tensor 'w': data_offsets must be exactly two non-negative integers, "
+            "got [18446744073709551616, 4]",
+        ),
+        (
+            '{"w": {"dtype": "F32", "shape": [1], "data_offsets": [-1, 4]}}',
+            4,
+            "tensor 'w': data_offsets must be exactly two non-negative integers, got [-1, 4]",
+        ),
+        (  # the largest u64 is a valid offset: the size check speaks
+            '{"w": {"dtype": "F32", "shape": [1], "data_offsets": [0, 18446744073709551615]}}',
+            4,
+            "tensor 'w': shape [1] × F32 needs 4 bytes but data_offsets give "
+            "18,446,744,073,709,551,615",
+        ),
+        (
+            '{"a": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}, '
+            '"b": {"dtype": "F32", "shape": [0], "data_offsets": [8, 8]}}',
+            8,
+            "tensor 'b': data_offsets starts at byte 8, leaving a gap after byte 4",
+        ),
+        (
+            '{"a": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}, '
+            '"b": {"dtype": "F32", "shape": [3], "data_offsets": [4, 8]}}',
+            8,
+            "tensor 'b': shape [3] × F32 needs 12 bytes but data_offsets give 4",
+        ),
+        (
+            '{"a": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}, '
+            '"b": {"dtype": "F32", "shape": [1], "data_offsets": [8, 4]}}',
+            8,
+            "tensor 'b': data_offsets ends (4) before it starts (8)",
+        ),
+        (  # 2**59 elements of 64 bits: the byte count overflows a u64
+            '{"w": {"dtype": "F64", "shape": [576460752303423488], "data_offsets": [0, 0]}}',
+            0,
+            "tensor 'w': shape [576460752303423488] overflows",
+        ),
+        (
+            '{"w": {"dtype": "F32", "shape": [1099511627776, 1099511627776], '
+            '"data_offsets": [0, 0]}}',
+            0,
+            "tensor 'w': shape [1099511627776, 1099511627776] overflows",
+        ),
     ],
 )
 def test_exact_reasons(tmp_path, header, data_len, reason):
@@ -75,3 +158,27 @@ def test_careful_parser_accepts_adjacent_tensors_and_refuses_overlap():
     bad = ok.replace("[4, 8]", "[2, 6]")
     with pytest.raises(CheckpointError):
         parse_header_text("x", bad, data_start=8, file_size=14)
+
+
+@pytest.mark.parametrize(
+    "shape",
+    [[2**63, 0], [2**64 - 1, 0]],  # the running product stays within a u64 until the 0
+)
+def test_empty_tensors_with_huge_dimensions_open_like_the_reference(tmp_path, shape):
+    header = json.dumps({"w": {"dtype": "F32", "shape": shape, "data_offsets": [0, 0]}})
+    assert [t.shape for t in read_header(_write(tmp_path, header, 0)).tensors] == [tuple(shape)]
+
+
+@pytest.mark.parametrize("nest", [("[", "]"), ('{"a":', "}")])
+def test_an_extra_field_nested_to_the_reference_limit_opens_one_more_does_not(tmp_path, nest):
+    opening, closing = nest
+    inner = "1" if opening.startswith("{") else ""
+
+    def header(levels: int) -> str:
+        value = opening * levels + inner + closing * levels
+        return '{"w": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4], "x": ' + value + "}}"
+
+    assert len(read_header(_write(tmp_path, header(125), 4)).tensors) == 1  # depth 127 in all
+    with pytest.raises(CheckpointError) as err:
+        read_header(_write(tmp_path, header(126), 4))
+    assert err.value.reason == "tensor 'w': extra field 'x' nested more than 127 levels deep"

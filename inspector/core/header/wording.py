@@ -20,7 +20,7 @@ def _dump(v: Any) -> str:
         text = json.dumps(v, ensure_ascii=False)
     except (RecursionError, ValueError, TypeError):
         text = _json_type(v)
-    return _clip(text.replace("\n", "\\n"), 80)
+    return _clip(text, 80)  # JSON text holds no raw newline: one line stays one line
 
 
 def _json_type(v: Any) -> str:
