@@ -59,3 +59,52 @@ def test_onnx_and_plain_zip(tmp_path):
     with zipfile.ZipFile(z, "w") as zf:
         zf.writestr("m/constants.pkl", "x")
     assert "TorchScript archive" in _foreign_reason(str(z), z.read_bytes()[:16])
+
+
+@pytest.mark.parametrize(
+    "head, said",
+    [
+        (b"abcdefgh", "a text file (it starts with 'abcdefgh'), not safetensors"),  # 8: enough
+        (b"\tab\r\ncd~", "a text file (it starts with '\\tab\\r\\ncd~'), not safetensors"),
+        (b"\x7fabcdefg", None),  # DEL is not text
+        (b"abcdefg\x0b", None),  # nor a vertical tab
+        (b"abcdefg\x0e", None),
+        (b"abcdefg\x80rest", None),
+        (b"abcdefgh\x80\xff", "a text file (it starts with 'abcdefgh'), not safetensors"),
+    ],
+)
+def test_text_is_the_first_eight_bytes_printable(head, said):
+    assert sniff_foreign_format(head) == said
+
+
+@pytest.mark.parametrize(
+    "head",
+    [bytes([0x08, 0x07, field, 0x07]) for field in (0x12, 0x1A, 0x22, 0x2A, 0x32, 0x3A, 0x42)]
+    + [b"\x08\x7f\x12\x00"],
+)
+def test_onnx_starts_with_ir_version_then_a_string_field(head):
+    assert _looks_like_onnx(head)
+    assert not _looks_like_onnx(head[:3])  # four bytes at least
+    assert not _looks_like_onnx(bytes([head[0], 0x80]) + head[2:])
+
+
+def test_the_reason_for_each_kind_of_torch_file(tmp_path):
+    import zipfile
+
+    z = tmp_path / "z.safetensors"
+    for member, said in (
+        ("m/code/x.py", "this is a TorchScript archive (torch.jit.save: code plus weights), "),
+        ("m/data.pkl", "this is a PyTorch pickle checkpoint (torch.save zip with data.pkl), not "),
+    ):
+        with zipfile.ZipFile(z, "w") as zf:
+            zf.writestr(member, "x")
+        assert _foreign_reason(str(z), z.read_bytes()[:16]).startswith(said)
+    assert _foreign_reason("old.pt", b"\x80\x02\x8a\x0a" + b"\0" * 12) == (
+        "this is a PyTorch pickle checkpoint (legacy torch.save format), not safetensors; "
+        "convert it first (torch.load, then safetensors.torch.save_file)"
+    )
+    assert (
+        _foreign_reason("x.bin", b"GGUF\x03\0\0\0")
+        == "this is a GGUF file (llama.cpp), not safetensors"
+    )
+    assert _foreign_reason("x.bin", b"\0" * 8) is None
