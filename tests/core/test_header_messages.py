@@ -182,3 +182,77 @@ def test_an_extra_field_nested_to_the_reference_limit_opens_one_more_does_not(tm
     with pytest.raises(CheckpointError) as err:
         read_header(_write(tmp_path, header(126), 4))
     assert err.value.reason == "tensor 'w': extra field 'x' nested more than 127 levels deep"
+
+
+W = '{"w": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]%s}}'
+
+
+@pytest.mark.parametrize(
+    "header, data_len, reason",
+    [
+        ("[" * 100_000, 0, "header JSON is nested too deeply"),
+        (
+            "{",
+            0,
+            "header is not valid JSON (Expecting property name enclosed in double quotes at "
+            "character 1)",
+        ),
+        ('{"a\x01": 1}', 0, "header is not valid JSON (Invalid control character at character 3)"),
+        (
+            '{"__metadata__": {"a": "b"}, "__metadata__": {"a": "c"}, '
+            '"w": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}}',
+            4,
+            "header JSON has __metadata__ twice",
+        ),
+        (
+            '{"__metadata__": [1], "w": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}}',
+            4,
+            "__metadata__ must be an object of string to string",
+        ),
+        (
+            '{"\\ud800": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}}',
+            4,
+            "header is not valid JSON (a \\u escape encodes a lone surrogate, which is not "
+            "valid UTF-8)",
+        ),
+        (
+            '{"w": {"dtype": "F32", "shape": [-0], "data_offsets": [0, 0]}}',
+            0,
+            "tensor 'w': shape must be a list of non-negative integers, got [-0.0]",
+        ),
+        ('{"w": {"dtype": "F32", "data_offsets": [0, 4]}}', 4, "tensor 'w': missing field 'shape'"),
+        ('{"w": {"shape": [1], "data_offsets": [0, 4]}}', 4, "tensor 'w': missing field 'dtype'"),
+        ('{"w": {"dtype": "F32", "shape": [1]}}', 4, "tensor 'w': missing field 'data_offsets'"),
+        (
+            W % "",
+            8,
+            "4 bytes after the last tensor are not described by the header (trailing data)",
+        ),
+    ],
+)
+def test_more_exact_reasons(tmp_path, header, data_len, reason):
+    with pytest.raises(CheckpointError) as err:
+        read_header(_write(tmp_path, header, data_len))
+    assert err.value.reason == reason
+
+
+@pytest.mark.parametrize(
+    "header, metadata",
+    [
+        (W % ', "x": -0', None),  # -0 is only a problem as a dimension
+        (W % ', "x": 10000000000000000000000000', None),  # beyond u64, still a finite float
+        (W.replace('"w"', '"block-0.w"') % "", None),  # "-0" in a name
+        (
+            '{"__metadata__": {"a": "b"}, "\\u00e9": '
+            '{"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}}',
+            {"a": "b"},
+        ),
+    ],
+)
+def test_headers_that_open_on_either_path(tmp_path, header, metadata):
+    import gc
+
+    h = read_header(_write(tmp_path, header, 4))
+    assert len(h.tensors) == 1 and h.tensors[0].shape == (1,)
+    assert h.metadata == metadata
+    assert gc.isenabled()  # the fast path pauses the collector while decoding, never for good

@@ -175,10 +175,9 @@ def _load(
             path, f"header holds a number too large for a 64-bit float: {_clip(str(e), 40)}"
         ) from None
     except ValueError as e:
+        # (an integer too long for Python's int() overflows serde first: _OutOfRange)
         if isinstance(e, json.JSONDecodeError):
             msg = f"{e.msg.removesuffix(' at')} at character {e.pos}"
-        elif "Exceeds the limit" in str(e):
-            msg = "a number has too many digits"
         else:
             msg = str(e)
         raise CheckpointError(path, f"header is not valid JSON ({msg})") from None
