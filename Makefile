@@ -66,10 +66,12 @@ fuzz: $(VENV)/.installed-test
 	$(BIN)/python tests/fuzz/fuzz_header.py -max_total_time=300
 
 # mutation testing of inspector/core/ (mutmut; not in CI: hours on 2 cores). Config: pyproject [tool.mutmut]
+# One OpenMP thread: mutmut forks each mutant's run from a process that already ran torch, and
+# torch's OpenMP pool deadlocks in a forked child (every such mutant then "timed out").
 mutate: $(VENV)/.installed-test
 	$(PIP) install "mutmut>=3.3,<4" $(QUIET)
 	rm -rf mutants
-	$(BIN)/mutmut run $(MUTATE)
+	OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(BIN)/mutmut run $(MUTATE)
 	$(BIN)/mutmut results
 
 # one-folder bundle in dist/checkpoint-inspector/ (PyInstaller; a few minutes the first time)
