@@ -11,8 +11,8 @@ deletes the journal. The rule on the next save into that folder, or the next ope
 * a ``.txn`` nobody holds without a complete journal is a save that died before committing: it
   and every unheld temp are deleted, so the folder keeps the complete old set.
 
-A journal can only rename ``.<name>.<12 hex>.partial`` to ``<name>`` in a folder under its own:
-a journal planted in a downloaded folder cannot move anything else.
+A journal can only rename ``.<name>.<12 hex>.partial`` in its own folder to ``<name>`` in that
+folder or one under it: a journal planted in a downloaded folder cannot move anything else.
 """
 
 from __future__ import annotations
@@ -111,8 +111,10 @@ def _journal_renames(folder: str, text: bytes) -> list[tuple[str | None, str]] |
         return None
     safe = []
     for tmp, final in out:
-        parts = [*tmp.split("/"), *final.split("/")]
-        if os.path.isabs(tmp) or os.path.isabs(final) or ".." in parts or "" in parts:
+        if "/" in tmp or os.sep in tmp:  # our temps sit in the journal's own folder
+            continue
+        parts = [tmp, *final.split("/")]
+        if os.path.isabs(final) or ".." in parts or "" in parts:
             continue
         m = _PARTIAL_NAME.fullmatch(os.path.basename(tmp))
         if m is None or m.group(1) != os.path.basename(final):

@@ -1,0 +1,126 @@
+"""A journal left in a folder is rolled forward only as far as it names our own temps: a planted
+or damaged ``.txn`` can rename a ``.<name>.<hex>.partial`` to ``<name>`` under its folder, and
+delete our own backups, and nothing else."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from inspector.core.commit_journal import Transaction, recover_folder
+
+pytestmark = pytest.mark.skipif(os.name != "posix", reason="journals need flock")
+
+HEX = "0123456789ab"
+
+
+def _partial(name: str) -> str:
+    return f".{name}.{HEX}.partial"
+
+
+def _plant(folder, doc) -> None:
+    text = doc if isinstance(doc, str) else json.dumps(doc)
+    (folder / f".{'f' * 12}.txn").write_text(text)
+
+
+def _files(folder) -> dict[str, str]:
+    return {
+        str(p.relative_to(folder)): p.read_text() for p in sorted(folder.rglob("*")) if p.is_file()
+    }
+
+
+def test_a_complete_journal_is_rolled_forward_and_its_backups_deleted(tmp_path):
+    (tmp_path / "sub").mkdir()
+    (tmp_path / _partial("a.safetensors")).write_text("new a")
+    (tmp_path / _partial("b.safetensors")).write_text("new b")  # temps sit beside the journal
+    (tmp_path / "a.safetensors").write_text("old a")
+    (tmp_path / _partial("old")).write_text("backup")
+    _plant(
+        tmp_path,
+        {
+            "renames": [
+                [_partial("a.safetensors"), "a.safetensors"],
+                [_partial("b.safetensors"), "sub/b.safetensors"],  # a nested shard
+                [_partial("gone"), "gone"],  # renamed before the interruption: skipped
+            ],
+            "backups": [_partial("old")],
+        },
+    )
+    recover_folder(str(tmp_path))
+    assert _files(tmp_path) == {"a.safetensors": "new a", "sub/b.safetensors": "new b"}
+
+
+@pytest.mark.parametrize(
+    "tmp, final",
+    [
+        ("/etc/.passwd.0123456789ab.partial", "passwd"),  # absolute
+        (_partial("victim"), "/tmp/victim"),
+        (f"../{_partial('victim')}", "../victim"),  # outside the folder
+        (f"sub//{_partial('victim')}", "sub//victim"),  # an empty part
+        (_partial("victim"), "other"),  # a temp of another file
+        ("notes.txt", "victim"),  # not one of our temps
+        (f".victim.{HEX}.partialx", "victim"),
+        (f"sub/{_partial('victim')}", "victim"),  # a temp from elsewhere
+        (f"sub/{_partial('victim')}", "sub/victim"),
+    ],
+)
+def test_a_journal_cannot_move_anything_but_our_temps_in_place(tmp_path, tmp, final):
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "notes.txt").write_text("notes")
+    (tmp_path / "victim").write_text("keep me")
+    (tmp_path / "sub" / _partial("victim")).write_text("planted")
+    (tmp_path / _partial("victim")).write_text("planted")
+    before = _files(tmp_path)
+    _plant(tmp_path, {"renames": [[tmp, final]], "backups": []})
+    recover_folder(str(tmp_path), remove_leftovers=False)
+    assert _files(tmp_path) == before
+
+
+@pytest.mark.parametrize(
+    "backup",
+    ["victim", f"sub/{_partial('x')}", "notes.txt", 5, f".victim.{HEX}.partialx"],
+)
+def test_a_journal_deletes_only_our_own_backups(tmp_path, backup):
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "victim").write_text("keep me")
+    (tmp_path / "notes.txt").write_text("notes")
+    (tmp_path / "sub" / _partial("x")).write_text("theirs")
+    (tmp_path / f".victim.{HEX}.partialx").write_text("not ours")
+    before = _files(tmp_path)
+    _plant(tmp_path, {"renames": [], "backups": [backup]})
+    recover_folder(str(tmp_path), remove_leftovers=False)
+    assert _files(tmp_path) == before
+
+
+@pytest.mark.parametrize(
+    "journal",
+    [
+        "",  # the save died before writing it
+        '{"renames": [[',  # cut short
+        json.dumps({"renames": [[_partial("a"), 5]]}),  # not names
+        json.dumps({"renames": [[5, "a"]]}),
+        json.dumps([[_partial("a"), "a"]]),  # not an object
+        json.dumps({"backups": []}),  # no renames
+        b"\xff\xfe".decode("latin-1"),  # not UTF-8 (written as latin-1 text)
+    ],
+)
+def test_an_incomplete_journal_renames_nothing_and_its_temps_go(tmp_path, journal):
+    (tmp_path / "a").write_text("old a")
+    (tmp_path / _partial("a")).write_text("new a")
+    _plant(tmp_path, journal)
+    recover_folder(str(tmp_path))
+    assert _files(tmp_path) == {"a": "old a"}
+
+
+def test_a_journal_rewritten_shorter_keeps_no_tail_of_the_longer_one(tmp_path):
+    txn = Transaction(str(tmp_path))
+    try:
+        txn.write_journal([(_partial("a" * 200), "a" * 200)], [_partial("b" * 100)])
+        txn.write_journal([(_partial("c"), "c")])
+        with open(txn.path, encoding="utf-8") as f:
+            assert json.load(f) == {"renames": [[_partial("c"), "c"]], "backups": []}
+    finally:
+        txn.close()
+    assert not os.path.exists(txn.path)
