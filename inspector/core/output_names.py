@@ -2,6 +2,8 @@
 
 ``pytorch_model-00001-of-00002.bin`` → ``model-00001-of-00002.safetensors``;
 ``pytorch_model.bin.index.json`` → ``model.safetensors.index.json`` (variants keep their tag).
+Only transformers renames: diffusers keeps its stem (``diffusion_pytorch_model.safetensors`` is
+what it looks for).
 """
 
 from __future__ import annotations
@@ -16,9 +18,18 @@ def safetensors_name(rel: str) -> str:
     """A pickle shard's path (relative, may have folders) as the converted file's path."""
     folder, base = os.path.split(rel)
     stem, _ext = os.path.splitext(base)
-    return os.path.join(folder, stem.replace("pytorch_model", "model") + ".safetensors")
+    return os.path.join(folder, _transformers_stem(stem) + ".safetensors")
 
 
 def safetensors_index_name(name: str) -> str:
     """``pytorch_model.bin.index[.variant].json`` → ``model.safetensors.index[.variant].json``."""
-    return name.replace(".bin.index", ".safetensors.index").replace("pytorch_model", "model")
+    return _transformers_stem(name.replace(".bin.index", ".safetensors.index"))
+
+
+def _transformers_stem(name: str) -> str:
+    if name.startswith(_TORCH_STEM):
+        return "model" + name[len(_TORCH_STEM) :]
+    return name
+
+
+_TORCH_STEM = "pytorch_model"

@@ -7,6 +7,7 @@ import fcntl
 import json
 import os
 import signal
+import stat
 import struct
 import subprocess
 import sys
@@ -22,6 +23,7 @@ from inspector.core import writer as writer_mod
 from inspector.core.dtypes import DTYPES
 from inspector.core.errors import CheckpointError
 from inspector.core.header import read_header
+from inspector.core.pending_file import file_kind, os_error_reason
 from inspector.core.writer import (
     AtomicWriter,
     TensorEntry,
@@ -247,3 +249,56 @@ def test_cleanup_ignores_fifos_and_folders_named_like_temps(tmp_path):
     (tmp_path / ".dir.partial").mkdir()
     assert clean_leftovers(str(tmp_path)) in ([], [str(tmp_path / ".pipe.partial")])
     assert (tmp_path / ".dir.partial").is_dir()
+
+
+@pytest.mark.parametrize(
+    "mode, kind",
+    [
+        (stat.S_IFIFO | 0o600, "a named pipe (FIFO)"),
+        (stat.S_IFCHR | 0o600, "a device"),
+        (stat.S_IFBLK | 0o600, "a device"),
+        (stat.S_IFSOCK | 0o600, "a socket"),
+        (stat.S_IFLNK | 0o777, "not a regular file"),
+    ],
+)
+def test_each_kind_of_file_is_named(mode, kind):
+    assert file_kind(mode) == kind
+
+
+@pytest.mark.parametrize(
+    "err, reason",
+    [
+        (errno.ENOSPC, "no space left on the disk"),
+        (errno.EDQUOT, "disk quota exceeded"),
+        (errno.EACCES, "permission denied"),
+        (errno.EPERM, "permission denied"),
+        (errno.EROFS, "the disk is read-only"),
+        (errno.EIO, "Input/output error"),
+    ],
+)
+def test_each_write_error_is_worded(err, reason):
+    assert os_error_reason(OSError(err, os.strerror(err))) == reason
+
+
+def test_leftovers_are_cleaned_in_the_folder_asked_not_the_working_one(tmp_path, monkeypatch):
+    here, there = tmp_path / "here", tmp_path / "there"
+    here.mkdir()
+    there.mkdir()
+    for folder in (here, there):
+        (folder / ".m.safetensors.0123456789ab.partial").write_bytes(b"dead")
+    monkeypatch.chdir(here)
+    gone = clean_leftovers(str(there))
+    assert gone == [str(there / ".m.safetensors.0123456789ab.partial")]
+    assert os.listdir(there) == [] and len(os.listdir(here)) == 1
+
+
+def test_a_pending_file_is_written_beside_its_target(tmp_path, monkeypatch):
+    out = tmp_path / "out"
+    out.mkdir()
+    monkeypatch.chdir(tmp_path)
+    with AtomicWriter() as w:
+        f = w.open(str(out / "a.bin"))
+        assert os.path.dirname(f.tmp_path) == str(out)
+        f.write(b"x")
+        w.commit()
+    assert (out / "a.bin").read_bytes() == b"x"
