@@ -63,3 +63,12 @@ def test_random_blocks_larger_than_the_cache_block(src, dst):
 )
 def test_any_values(pair, values):
     assert_same_stats(*_both(*pair, np.array(values, dtype=np.float64)))
+
+
+def test_nans_of_a_widening_cast_are_counted_over_every_chunk():
+    acc = ErrorAccumulator(DTYPES["F16"], DTYPES["F32"])  # exact: only NaNs are counted
+    chunk = np.array([np.nan, 1.0, np.nan], np.float16)
+    for _ in range(3):
+        acc.update(chunk, chunk.astype(np.float32))
+    stats = acc.result()
+    assert (stats.nan, stats.lossless, stats.max_abs_err) == (6, True, 0.0)
