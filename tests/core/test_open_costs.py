@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import struct
 import subprocess
 import sys
 import textwrap
@@ -173,3 +174,29 @@ def test_folder_with_several_indexes_names_them_and_offers_the_choice(tmp_path):
         "model.safetensors.index.fp16.json",
         "model.safetensors.index.json",
     ]
+
+
+def test_a_plain_header_is_read_by_the_fast_path_alone(tmp_path, monkeypatch):
+    """The careful parser words refusals; a well-formed header (the 200k-tensor case) must never
+    reach it: it costs seconds where msgspec costs 0.1 s."""
+    import numpy as np
+    from safetensors.numpy import save_file
+
+    from inspector.core.header import reader
+
+    path = tmp_path / "m.safetensors"
+    save_file(
+        {f"layer.{i}.w": np.zeros((2, 3), np.float32) for i in range(50)},
+        str(path),
+        metadata={"format": "pt"},
+    )
+
+    def careful(*_a, **_k):
+        raise AssertionError("the careful parser read a plain header")
+
+    monkeypatch.setattr(reader, "parse_header_text", careful)
+    header = reader.read_header(str(path))
+    assert len(header.tensors) == 50 and header.metadata == {"format": "pt"}
+    assert header.data_start == 8 + struct.unpack("<Q", path.read_bytes()[:8])[0]
+    assert header.file_size == path.stat().st_size
+    assert header.by_name is not None and header.by_name["layer.7.w"].shape == (2, 3)
