@@ -415,3 +415,25 @@ def test_packed_and_exotic_floats_are_copied_byte_for_byte(tmp_path):
     assert data[:8] == payload[:8]
     with open_checkpoint(out) as ck:
         assert ck.view("w").astype(np.float32).tolist() == [1.5, -2.25]
+
+
+def test_a_cast_closes_every_file_it_opens(tmp_path):
+    """Every source handle is closed when the cast ends, sharded or not, not left to the garbage
+    collector (a desktop app casts many files in one process)."""
+    import gc
+    import warnings
+
+    src = tmp_path / "src"
+    src.mkdir()
+    state = {f"w{i}": torch.randn(64, 64, dtype=torch.float64) for i in range(6)}
+    save_torch_state_dict(state, str(src), max_shard_size="40KB")
+    single = tmp_path / "one.safetensors"
+    save_file({"w": torch.randn(8, dtype=torch.float64)}, str(single))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ResourceWarning)
+        for path, out in ((src, tmp_path / "out"), (single, tmp_path / "one_f32.safetensors")):
+            with open_checkpoint(path) as ckpt:
+                run_job(cast_checkpoint(ckpt, DTYPES["F32"], str(out)))
+        gc.collect()
+    unclosed = [str(w.message) for w in caught if issubclass(w.category, ResourceWarning)]
+    assert unclosed == []
