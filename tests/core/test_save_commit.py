@@ -281,3 +281,15 @@ def test_output_keeps_the_source_mode_or_the_replaced_files_mode(src, tmp_path):
         p.chmod(0o600)
     cast(sharded_in, tmp_path / "out")
     assert {stat.S_IMODE(p.stat().st_mode) for p in (tmp_path / "out").iterdir()} == {0o600}
+
+
+def test_opening_finishes_commits_but_never_deletes_a_save_s_temps(tmp_path):
+    """Opening only rolls a journal forward: a temp with no journal may belong to a save in
+    another process that has not taken its lock yet, so only a save into the folder cleans."""
+    index = make_sharded(tmp_path / "in", n=2)
+    stray = index.parent / ".model-00001-of-00002.safetensors.0123456789ab.partial"
+    stray.write_bytes(b"a save's temp")
+    with open_checkpoint(index) as ckpt:
+        assert len(ckpt.tensors) > 0
+        assert ckpt.metadata == json.loads(index.read_text())["metadata"]
+    assert stray.read_bytes() == b"a save's temp"

@@ -1,0 +1,32 @@
+"""The one line a person reads for a refused pickle: every refused import named (five at most),
+joined as a sentence, the verb agreeing."""
+
+from __future__ import annotations
+
+import pytest
+
+from inspector.core.errors import RefusedPickleError
+
+TAIL = "not part of a tensor checkpoint; nothing was executed (see: checkpoint-inspector scan)"
+
+
+@pytest.mark.parametrize(
+    "imports, names, verb",
+    [
+        ([], "a global outside the allowlist", "is"),
+        (["os.system"], "os.system", "is"),
+        (["os.system", "posix.system"], "os.system and posix.system", "are"),
+        (["a.b", "c.d", "e.f", "g.h", "i.j"], "a.b, c.d, e.f, g.h and i.j", "are"),
+        (
+            ["a.b", "c.d", "e.f", "g.h", "i.j", "k.l"],
+            "a.b, c.d, e.f, g.h, i.j and 1 more",
+            "are",
+        ),
+        ([f"m{i}.f" for i in range(9)], "m0.f, m1.f, m2.f, m3.f, m4.f and 4 more", "are"),
+    ],
+)
+def test_the_refusal_names_what_the_pickle_imports(imports, names, verb):
+    e = RefusedPickleError("x.pt", imports)
+    assert e.reason == f"pickle imports {names}, which {verb} {TAIL}"
+    assert e.imports == (imports or ["a global outside the allowlist"])
+    assert str(e) == f"x.pt: {e.reason}"
