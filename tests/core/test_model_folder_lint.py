@@ -263,3 +263,22 @@ def test_an_unreadable_folder_with_nothing_else_to_say_is_an_error(tmp_path):
     (tmp_path / "m.safetensors").write_bytes(b"garbage")
     with pytest.raises(CheckpointError):
         lint_path(str(tmp_path / "m.safetensors"))
+
+
+def test_a_finding_lists_twenty_names_and_counts_them_all(tmp_path):
+    z = np.zeros(1, np.float32)
+    _save(tmp_path / "m.safetensors", **{f"enc_blocks_blocks.{i:02d}.w": z for i in range(25)})
+    (finding,) = _json(lint_path(str(tmp_path / "m.safetensors")))
+    assert finding["message"].startswith("25 name(s) repeat a part (_blocks_blocks)")
+    assert finding["tensors"] == [f"enc_blocks_blocks.{i:02d}.w" for i in range(20)]
+
+
+def test_three_shards_are_a_series_the_last_one_is_the_remainder(tmp_path):
+    names = [f"model-0000{i}-of-00003.safetensors" for i in range(1, 4)]
+    weight_map = {}
+    for i, (name, n) in enumerate(zip(names, [8000, 100, 5], strict=True)):
+        _save(tmp_path / name, **{f"t{i}": np.zeros(n, np.uint8)})
+        weight_map[f"t{i}"] = name
+    _index(tmp_path, weight_map)
+    found = _json(lint_path(str(tmp_path / IDX)))
+    assert [(f["code"], f["files"]) for f in found] == [("odd_shard_size", [names[1]])]
