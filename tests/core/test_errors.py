@@ -30,3 +30,23 @@ def test_the_refusal_names_what_the_pickle_imports(imports, names, verb):
     assert e.reason == f"pickle imports {names}, which {verb} {TAIL}"
     assert e.imports == (imports or ["a global outside the allowlist"])
     assert str(e) == f"x.pt: {e.reason}"
+
+
+def test_an_error_reads_path_colon_reason_or_the_reason_alone(tmp_path):
+    from inspector.core.errors import AmbiguousCheckpointError, CheckpointError
+
+    e = CheckpointError(tmp_path / "m.safetensors", "file is empty")
+    assert (e.path, str(e), e.args) == (
+        str(tmp_path / "m.safetensors"),
+        f"{tmp_path / 'm.safetensors'}: file is empty",
+        (f"{tmp_path / 'm.safetensors'}: file is empty",),
+    )
+    bare = CheckpointError(None, "the path is empty")
+    assert (bare.path, str(bare)) == (None, "the path is empty")
+    amb = AmbiguousCheckpointError("d", "holds 2 index files", ["d/a.json", "d/b.json"])
+    assert (amb.path, amb.reason, amb.choices) == (
+        "d",
+        "holds 2 index files",
+        ["d/a.json", "d/b.json"],
+    )
+    assert str(amb) == "d: holds 2 index files"
