@@ -3,6 +3,7 @@ valid file of the corpus the fast path accepts, and on ordinary files, which it 
 
 from __future__ import annotations
 
+import os
 import struct
 
 import numpy as np
@@ -63,3 +64,29 @@ def test_fast_path_takes_ordinary_files_and_agrees(tmp_path):
     fast, careful = both_paths(path)
     assert fast is not None
     same(fast, careful)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes here")
+def test_a_named_pipe_is_refused_at_once_not_waited_on(tmp_path):
+    """Opening a FIFO for reading blocks until a writer comes: a mistyped path must not hang."""
+    import threading
+
+    from inspector.core.errors import CheckpointError
+
+    fifo = tmp_path / "x.safetensors"
+    os.mkfifo(fifo)
+    outcome: list[str] = []
+
+    def read() -> None:
+        try:
+            read_header(str(fifo))
+        except CheckpointError as e:
+            outcome.append(e.reason)
+
+    t = threading.Thread(target=read, daemon=True)
+    t.start()
+    t.join(10)
+    if t.is_alive():  # unblock the reader so the test process can end
+        with open(fifo, "wb"):
+            pass
+    assert outcome == ["is a named pipe (FIFO), not a .safetensors file"]
