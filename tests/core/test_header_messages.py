@@ -228,6 +228,12 @@ W = '{"w": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]%s}}'
             8,
             "4 bytes after the last tensor are not described by the header (trailing data)",
         ),
+        (  # an empty tensor with a dimension past u64: msgspec read it, the reference refuses
+            '{"w": {"dtype": "BF16", "shape": [0, 18446744073709551616], "data_offsets": [0, 0]}}',
+            0,
+            "tensor 'w': shape must be a list of non-negative integers, "
+            "got [0, 18446744073709551616]",
+        ),
     ],
 )
 def test_more_exact_reasons(tmp_path, header, data_len, reason):

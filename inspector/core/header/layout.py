@@ -62,9 +62,12 @@ def _check_end(path: str, pos: int, data_len: int) -> None:
 
 
 def _prefix_overflows(shape: tuple[int, ...]) -> bool:
-    """The reference multiplies dimensions left to right in u64: [2**63, 2, 0] overflows at 2."""
+    """The reference multiplies dimensions left to right in u64: [2**63, 2, 0] overflows at 2.
+    A dimension past u64 is refused before that (it is a usize); msgspec reads it as an int."""
     n = 1
     for d in shape:
+        if d > _U64_MAX:
+            return True
         n *= d
         if n > _U64_MAX:
             return True
