@@ -64,6 +64,9 @@ def test_a_complete_journal_is_rolled_forward_and_its_backups_deleted(tmp_path):
         (f".victim.{HEX}.partialx", "victim"),
         (f"sub/{_partial('victim')}", "victim"),  # a temp from elsewhere
         (f"sub/{_partial('victim')}", "sub/victim"),
+        (_partial("victim"), "../victim"),  # our temp, moved out of the folder
+        (_partial("victim"), "sub//victim"),
+        (_partial("victim"), "sub/../victim"),
     ],
 )
 def test_a_journal_cannot_move_anything_but_our_temps_in_place(tmp_path, tmp, final):
@@ -124,3 +127,23 @@ def test_a_journal_rewritten_shorter_keeps_no_tail_of_the_longer_one(tmp_path):
     finally:
         txn.close()
     assert not os.path.exists(txn.path)
+
+
+def test_a_bad_entry_does_not_stop_the_good_ones_after_it(tmp_path):
+    (tmp_path / "a").write_text("old a")
+    (tmp_path / _partial("a")).write_text("new a")
+    (tmp_path / _partial("b")).write_text("backup")
+    _plant(
+        tmp_path,
+        {
+            "renames": [
+                ["/abs/.x.0123456789ab.partial", "x"],
+                [_partial("a"), "../a"],
+                ["notes.txt", "y"],
+                [_partial("a"), "a"],
+            ],
+            "backups": ["sub/x", _partial("b")],
+        },
+    )
+    recover_folder(str(tmp_path), remove_leftovers=False)
+    assert _files(tmp_path) == {"a": "new a"}
