@@ -114,3 +114,19 @@ def test_a_cycle_is_named_where_it_closes():
     with pytest.raises(PickleError) as e:
         flatten(top)
     assert str(e.value) == "contains itself (a cycle at me.again)"
+
+
+def test_keys_nest_sixteen_deep_and_no_deeper():
+    from inspector.core.torch_pickle.values import MAX_KEY_DEPTH, check_key
+
+    key: object = "leaf"
+    for _ in range(MAX_KEY_DEPTH):
+        key = (key,)
+    assert check_key(key) is key  # 16 tuples around the leaf
+    with pytest.raises(PickleError) as e:
+        check_key((key,))
+    assert str(e.value) == "uses a key nested more than 16 levels deep"
+    with pytest.raises(PickleError) as e:
+        check_key(("a", ("b", [1])))  # a list deep inside a tuple: not hashable
+    assert str(e.value) == "uses a list as a dict key or set item"
+    assert check_key(frozenset({("a", 1)})) == frozenset({("a", 1)})
