@@ -140,6 +140,7 @@ LEGACY = {
     "FLOAT": b"F-1.5e-3\n.",
     "STRING escapes": b"S'a\\n\\x41\\'b'\n.",
     "STRING double quotes": b'S"q"\n.',
+    "STRING empty": b"S''\n.",
     "BINSTRING latin-1": b"T\x03\x00\x00\x00\xe9\xff!.",
     "SHORT_BINSTRING": b"U\x02\xe9a.",
     "UNICODE escapes": b"V\\u20ac x\n.",
