@@ -66,6 +66,11 @@ EDGES = [
     "18446744073709551616",
     "-9223372036854775809",
     "1.0E+308",
+    "1E400",  # an upper-case exponent
+    "-1E+400",
+    "1e+400",  # an explicit sign before the exponent
+    "1e-400",
+    "5.5e-4000000000000",
 ]
 
 
