@@ -173,3 +173,35 @@ def test_header_only_open_does_not_read_data(tmp_path):
     ckpt = open_checkpoint(path)
     assert ckpt["t"].numel == n // 4
     assert ckpt.byte_range(ckpt["t"]) == (8 + len(header), 8 + len(header) + n)
+
+
+def test_packed_tensors_come_in_whole_elements_whatever_the_chunk(tmp_path):
+    """F6 packs four values in three bytes, F4 two in one: a chunk must end on those bounds, and
+    each is unpacked to one code per element."""
+    import json as _json
+    import struct as _struct
+
+    f6 = bytes(range(30))  # 40 six-bit values
+    f4 = bytes([0x21, 0x43, 0x65])  # codes 1..6, low nibble first
+    header = {
+        "a": {"dtype": "F6_E2M3", "shape": [40], "data_offsets": [0, 30]},
+        "b": {"dtype": "F4", "shape": [6], "data_offsets": [30, 33]},
+    }
+    raw = _json.dumps(header).encode()
+    raw += b" " * (-len(raw) % 8)
+    path = tmp_path / "packed.safetensors"
+    path.write_bytes(_struct.pack("<Q", len(raw)) + raw + f6 + f4)
+
+    from inspector.core.checkpoint import unpack
+
+    with open_checkpoint(path) as ckpt:
+        a, b = ckpt.tensors
+        want_a = unpack(np.frombuffer(f6, np.uint8), a.dtype)  # the whole tensor at once
+        want_b = unpack(np.frombuffer(f4, np.uint8), b.dtype)
+        assert want_a.size == 40
+        assert want_b.astype(np.float32).tolist() == [0.5, 1, 1.5, 2, 3, 4]  # E2M1 codes 1..6
+        for chunk_bytes in (1, 4, 7, 9, 1 << 20):
+            got = np.concatenate([c.copy() for c in ckpt.iter_chunks(a, chunk_bytes)])
+            np.testing.assert_array_equal(got, want_a)
+            got = np.concatenate([c.copy() for c in ckpt.iter_chunks(b, chunk_bytes)])
+            np.testing.assert_array_equal(got, want_b)
