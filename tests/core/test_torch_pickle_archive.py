@@ -61,15 +61,22 @@ def test_byteorder_may_be_padded_or_empty_but_not_big_or_long():
     with pytest.raises(CheckpointError) as e:
         read_zip("f.pt", _zip({"a/data.pkl": b"N.", "a/byteorder": b"big"}))
     assert e.value.reason == "was saved on a big-endian machine; this tool reads little-endian only"
+    assert e.value.path == "f.pt"
     with pytest.raises(CheckpointError) as e:
         read_zip("f.pt", _zip({"a/data.pkl": b"N.", "a/byteorder": b"little" + b" " * 11}))
-    assert e.value.reason == "a/byteorder is over 16 B; not a checkpoint pickle"
+    assert (e.value.path, e.value.reason) == (
+        "f.pt",
+        "a/byteorder is over 16 B; not a checkpoint pickle",
+    )
 
 
 def test_zip_damage_is_worded():
     with pytest.raises(CheckpointError) as e:
         read_zip("f.pt", io.BytesIO(b"PK\x03\x04 not really"))
-    assert e.value.reason == "is a damaged zip archive (File is not a zip file)"
+    assert (e.value.path, e.value.reason) == (
+        "f.pt",
+        "is a damaged zip archive (File is not a zip file)",
+    )
     with pytest.raises(CheckpointError) as e:
         read_zip("f.pt", _zip({"a/data.pkl": b"N.", "b/data.pkl": b"N."}))
     assert (
@@ -92,14 +99,19 @@ def test_a_tar_checkpoint_is_recognised_by_its_header():
 def test_the_legacy_header_is_checked_field_by_field():
     ok = {"little_endian": True}
     check_legacy_header("f", [LEGACY_MAGIC, LEGACY_PROTOCOL, ok])
+    big = "was saved on a big-endian machine; this tool reads little-endian only"
     for values, says in (
-        ([LEGACY_MAGIC + 1, LEGACY_PROTOCOL, ok], "no PyTorch magic number"),
+        (
+            [LEGACY_MAGIC + 1, LEGACY_PROTOCOL, ok],
+            "is a plain Python pickle, not a torch.save checkpoint (no PyTorch magic number)",
+        ),
         ([LEGACY_MAGIC, 1000, ok], "uses torch legacy protocol 1000; only 1001 is known"),
-        ([LEGACY_MAGIC, LEGACY_PROTOCOL, {"little_endian": False}], "big-endian"),
-        ([LEGACY_MAGIC, LEGACY_PROTOCOL, None], "big-endian"),  # not even a dict
+        ([LEGACY_MAGIC, LEGACY_PROTOCOL, {"little_endian": False}], big),
+        ([LEGACY_MAGIC, LEGACY_PROTOCOL, None], big),  # not even a dict
     ):
-        with pytest.raises(CheckpointError, match=says):
+        with pytest.raises(CheckpointError) as e:
             check_legacy_header("f", values)
+        assert (e.value.path, e.value.reason) == ("f", says)
 
 
 def _records(tmp_path, body: bytes):
@@ -136,4 +148,4 @@ def test_legacy_storage_damage_is_worded(tmp_path, body, keys, says):
     f, mm = _records(tmp_path, body)
     with f, mm, pytest.raises(CheckpointError) as e:
         legacy_storage_spans("f", mm, 5, keys, {"a": 4})
-    assert e.value.reason == says
+    assert (e.value.path, e.value.reason) == ("f", says)
