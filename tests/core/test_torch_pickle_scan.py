@@ -161,3 +161,36 @@ def test_what_looks_like_a_pickle(name, head, is_pickle):
     from inspector.core.torch_pickle.reader import looks_like_pickle
 
     assert looks_like_pickle(name, head) is is_pickle
+
+
+def test_every_scan_result_and_refusal_names_its_file(tmp_path):
+    import zipfile
+
+    with pytest.raises(CheckpointError) as e:
+        scan_path(tmp_path / "missing.pt")
+    assert e.value.path == str(tmp_path / "missing.pt")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(CheckpointError) as e:
+        scan_path(tmp_path / "empty")
+    assert (e.value.path, e.value.reason) == (
+        str(tmp_path / "empty"),
+        "holds no checkpoint file to scan",
+    )
+    folder_scan = scan_file(str(tmp_path / "empty"))  # not a regular file
+    assert (folder_scan.path, folder_scan.format) == (str(tmp_path / "empty"), "unknown")
+    # TorchScript: refused by the reader, still scanned member by member
+    ts = tmp_path / "model.pt"
+    with zipfile.ZipFile(ts, "w") as zf:
+        zf.writestr("m/code/__torch__.py", "x")
+        zf.writestr("m/data.pkl", b"\x80\x02cos\nsystem\n.")
+        zf.writestr("m/constants.pkl", b"\x80\x02).")
+    scan = scan_file(str(ts))
+    assert (scan.path, scan.format, scan.error) == (str(ts), "TorchScript", None)
+    assert scan.imports == [ImportSeen("os.system", R)]
+    # a torch zip whose pickle is damaged: the imports before the damage, and the damage
+    bad = tmp_path / "bad.pt"
+    with zipfile.ZipFile(bad, "w") as zf:
+        zf.writestr("m/data.pkl", b"\x80\x02cos\nsystem\n\xff")
+    scan = scan_file(str(bad))
+    assert (scan.path, scan.format) == (str(bad), "torch zip")
+    assert scan.error == "pickle unknown pickle opcode 0xff at byte 13"
