@@ -15,18 +15,10 @@ class RowOrder:
         self.mask: list[bool] | None = None  # by tensor index; None: all shown
         self.rows: list[int] = []  # ``order`` with the masked-out tensors left out
 
-    def reset(self, n: int) -> None:
-        self.order = list(range(n))
-        self.mask = None
-        self._update()
-
-    def set_order(self, order: list[int]) -> None:
-        self.order = order
-        self._update()
-
-    def set_mask(self, mask: list[bool] | None) -> None:
-        self.mask = mask
-        self._update()
+    def set(self, order: list[int], mask: list[bool] | None) -> None:
+        """A new sort order and/or filter mask (pass the current one to keep it)."""
+        self.order, self.mask = order, mask
+        self.rows = order if mask is None else [i for i in order if mask[i]]
 
     def row_of(self, index: int) -> int:
         """The row showing tensor ``index``, or -1 when the filter hides it."""
@@ -34,7 +26,3 @@ class RowOrder:
             return self.rows.index(index)  # a C scan: 1 ms for 200k rows, asked once per click
         except ValueError:
             return -1
-
-    def _update(self) -> None:
-        mask = self.mask
-        self.rows = self.order if mask is None else [i for i in self.order if mask[i]]

@@ -23,10 +23,6 @@ class TensorFilter:
     text: str = ""
     only_differing: bool = False
 
-    @property
-    def active(self) -> bool:
-        return bool(self.text.split()) or self.only_differing
-
     def mask(
         self, tensors: Sequence[TensorInfo], statuses: Sequence[TensorStatus]
     ) -> list[bool] | None:

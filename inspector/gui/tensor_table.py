@@ -87,7 +87,6 @@ class TensorTableModel(QAbstractTableModel):
         :class:`~inspector.core.summary.DTypeGroups` built on a worker) saves a pass over them."""
         self.beginResetModel()
         self._tensors = list(tensors)
-        self._rows.reset(len(self._tensors))
         self._pos = None  # name -> index, built on first lookup
         self._first_of_dtype = None
         self._dtype_names = (
@@ -100,9 +99,10 @@ class TensorTableModel(QAbstractTableModel):
         if target is not None:
             self._target = target
         self._recompute_status()
-        if self._sort_column >= 0:
-            self._rows.set_order(self._sorted_order(self._sort_column, self._sort_order))
-        self._rows.set_mask(self._filter.mask(self._tensors, self._status))
+        self._rows.set(  # file order when unsorted
+            self._sorted_order(self._sort_column, self._sort_order),
+            self._filter.mask(self._tensors, self._status),
+        )
         self.endResetModel()
 
     def set_intended(self, matcher: IntendedMatcher | None) -> None:
@@ -361,10 +361,10 @@ class TensorTableModel(QAbstractTableModel):
         old = self.persistentIndexList()
         rows = self._rows.rows
         old_ids = [(rows[p.row()], p.column()) for p in old]
-        if resort:
-            self._rows.set_order(self._sorted_order(self._sort_column, self._sort_order))
-        if refilter:
-            self._rows.set_mask(self._filter.mask(self._tensors, self._status))
+        self._rows.set(
+            self._sorted_order(self._sort_column, self._sort_order) if resort else self._rows.order,
+            self._filter.mask(self._tensors, self._status) if refilter else self._rows.mask,
+        )
         if old:
             where = {ti: r for r, ti in enumerate(self._rows.rows)} if len(old) > 8 else None
             new = []
