@@ -15,7 +15,9 @@ from .types import _U64_MAX, Header, TensorInfo
 from .wording import _clip, _dump, _json_type, _q
 
 _NEG_ZERO_INT = re.compile(r"-0(?![0-9.eE])")
-_LONG_DIGITS = re.compile(r"[0-9]{20}")  # an integer that may not fit a u64
+# every digit as "9": a run of 20 means an integer that may not fit a u64 (a regex search for
+# [0-9]{20} costs 0.2 s on a 22 MB header, this 0.03 s)
+_DIGITS_AS_NINES = str.maketrans("012345678", "999999999")
 _FIELDS = frozenset(("dtype", "shape", "data_offsets"))
 _MAX_DEPTH = 127  # serde_json's recursion limit, as the reference loader meets it
 
@@ -80,7 +82,8 @@ def _parse_json(
             return d
 
         kwargs["object_pairs_hook"] = hook
-    if ("-0" in text and _NEG_ZERO_INT.search(text)) or _LONG_DIGITS.search(text):
+    long_int = "9" * 20 in text.translate(_DIGITS_AS_NINES)
+    if long_int or ("-0" in text and _NEG_ZERO_INT.search(text)):
         kwargs["parse_int"] = _parse_int  # a Python call per integer: only when it can matter
     obj = json.loads(text, **kwargs)
     dropped = [v for _, _, gone in (repeats or {}).values() for _, v in gone]
