@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 
+import numpy as np
 import pytest
 
 from inspector.core.dtypes import DTYPES
@@ -111,3 +112,20 @@ def test_a_companion_never_replaces_an_input_of_the_save(tmp_path):
     with AtomicWriter([str(tmp_path / "config.json")]) as w, pytest.raises(CheckpointError) as e:
         copy_companions(w, str(tmp_path), str(tmp_path), None)
     assert e.value.reason == "is an input file of this save; the model file must not replace it"
+
+
+def test_big_companions_are_copied_whole(tmp_path):
+    """Files are streamed, not read in one piece: a 3 MiB tokenizer and a config.json over the
+    16 MiB config limit (not rewritten: it is copied as it is) arrive byte for byte."""
+    src, out = tmp_path / "src", tmp_path / "out"
+    src.mkdir()
+    out.mkdir()
+    tokenizer = np.random.default_rng(0).bytes(3 << 20)
+    config = b'{"torch_dtype": "float32", "pad": "' + b"x" * (17 << 20) + b'"}'
+    (src / "tokenizer.json").write_bytes(tokenizer)
+    (src / "config.json").write_bytes(config)
+    with AtomicWriter() as writer:
+        copy_companions(writer, str(src), str(out), DTYPES["F16"])
+        writer.commit()
+    assert (out / "tokenizer.json").read_bytes() == tokenizer
+    assert (out / "config.json").read_bytes() == config

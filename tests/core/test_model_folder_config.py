@@ -14,6 +14,7 @@ from inspector.core.model_folder.config import (
     MAX_CONFIG_BYTES,
     ModelConfig,
     read_model_config,
+    weights_disagree,
 )
 
 BF16, F16, F32 = DTYPES["BF16"], DTYPES["F16"], DTYPES["F32"]
@@ -63,6 +64,15 @@ BF16, F16, F32 = DTYPES["BF16"], DTYPES["F16"], DTYPES["F32"]
             True,
         ),
         ({"quantization_config": {}}, None, None, None, [], True),
+        (
+            {"llm_config": {"torch_dtype": "float16", "dtype": "bfloat16"}},
+            BF16,
+            "bfloat16",
+            "llm_config.dtype",
+            [],
+            False,
+        ),
+        ({"text_config": {"dtype": "auto"}}, None, None, None, [], False),
     ],
 )
 def test_what_a_config_says(tmp_path, config, dtype, text, key, skip, quantized):
@@ -94,10 +104,23 @@ def test_a_config_of_exactly_the_limit_is_read_one_byte_more_is_not(tmp_path):
         (b"{nope", "is not valid JSON"),
         (b"[1, 2]", "is not a JSON object"),
         (b"[" * 100_000 + b"]" * 100_000, "is nested too deeply to be a model config"),
+        (b'{"torch_dtype": "\xff"}', "is not valid JSON"),  # not UTF-8: no traceback
     ],
 )
 def test_a_config_that_cannot_be_read_says_why(tmp_path, raw, says):
     (tmp_path / "config.json").write_bytes(raw)
     with pytest.raises(CheckpointError) as e:
         read_model_config(str(tmp_path))
-    assert e.value.reason == says
+    assert (e.value.path, e.value.reason) == (str(tmp_path / "config.json"), says)
+
+
+def test_weights_off_the_config_name_each_kind_once():
+    class T:  # a tensor as weights_disagree reads it
+        def __init__(self, name):
+            self.dtype = DTYPES[name]
+
+    config = ModelConfig("config.json", BF16, "bfloat16", "torch_dtype")
+    off = weights_disagree(config, [T("F32"), T("F16"), T("F32"), T("BF16"), T("I64")])
+    assert (off.n_off, off.n_floats, off.kinds) == (3, 4, "F16/F32")
+    assert off.line() == "config.json torch_dtype = bfloat16, but 3 of 4 float tensors are F16/F32"
+    assert weights_disagree(config, [T("BF16"), T("I64")]) is None

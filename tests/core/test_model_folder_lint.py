@@ -282,3 +282,160 @@ def test_three_shards_are_a_series_the_last_one_is_the_remainder(tmp_path):
     _index(tmp_path, weight_map)
     found = _json(lint_path(str(tmp_path / IDX)))
     assert [(f["code"], f["files"]) for f in found] == [("odd_shard_size", [names[1]])]
+
+
+def test_every_list_stops_at_twenty_names_and_every_shard_is_checked(tmp_path):
+    """Each finding names twenty tensors but counts them all; a missing shard does not stop the
+    check of the next one (they are visited in name order)."""
+    z = np.zeros(1, np.float32)
+    _save(tmp_path / S2, **{f"extra{i:02d}": z for i in range(25)}, kept=z)
+    weight_map = {f"gone{i:02d}": "model-00001-of-00002.safetensors" for i in range(25)}
+    weight_map |= {f"absent{i:02d}": S2 for i in range(25)} | {"kept": S2}
+    _index(tmp_path, weight_map)
+    found = {f["code"]: f for f in _json(lint_path(str(tmp_path / IDX)))}
+    assert found["shard_missing"]["tensors"] == [f"gone{i:02d}" for i in range(20)]
+    assert found["tensor_not_in_index"]["tensors"] == [f"extra{i:02d}" for i in range(20)]
+    assert found["tensor_not_in_index"]["message"] == (
+        f"25 tensor(s) in {S2} are not mapped to it by {IDX}: loaders never read them"
+    )
+    assert found["index_names_missing_tensor"]["tensors"] == [f"absent{i:02d}" for i in range(20)]
+    assert found["index_names_missing_tensor"]["message"].startswith(f"{IDX} maps 25 tensor(s)")
+
+
+def test_an_unreadable_shard_does_not_stop_the_next(tmp_path):
+    (tmp_path / S1).write_bytes(b"nonsense")
+    _save(tmp_path / S2, a=np.zeros(1, np.float32), stray=np.zeros(1, np.float32))
+    _index(tmp_path, {"x": S1, "a": S2})
+    codes = [f["code"] for f in _json(lint_path(str(tmp_path / IDX)))]
+    assert codes[:2] == ["shard_unreadable", "tensor_not_in_index"]
+
+
+def test_tensors_mapped_elsewhere_are_counted_apart_from_unmapped_ones(tmp_path):
+    z = np.zeros(1, np.float32)
+    _save(tmp_path / S1, a=z, b=z, c=z, d=z)
+    _save(tmp_path / S2, e=z)
+    _index(tmp_path, {"a": S1, "b": S2, "e": S2})  # b elsewhere; c and d nowhere
+    (finding,) = [
+        f for f in _json(lint_path(str(tmp_path / IDX))) if f["code"] == "tensor_not_in_index"
+    ]
+    assert finding["message"] == (
+        f"3 tensor(s) in {S1} are not mapped to it by {IDX} (1 mapped to another shard): "
+        "loaders never read them"
+    )
+
+
+@pytest.mark.parametrize("metadata", [None, [], "x", {"total_size": "12"}])
+def test_an_index_without_a_usable_total_size_says_nothing_about_it(tmp_path, metadata):
+    _save(tmp_path / S1, a=np.zeros(1, np.float32))
+    _save(tmp_path / S2, b=np.zeros(1, np.float32))
+    (tmp_path / IDX).write_text(
+        json.dumps({"metadata": metadata, "weight_map": {"a": S1, "b": S2}})
+    )
+    assert lint_path(str(tmp_path / IDX)) == []
+
+
+def test_an_index_over_the_100_mb_cap_is_not_read(tmp_path):
+    """lint reads an index up to 100,000,001 bytes: a bigger one is unreadable, not parsed (its
+    closing brace lies past the cap)."""
+    _save(tmp_path / S1, a=np.zeros(1, np.float32))
+    head = json.dumps({"weight_map": {"a": S1}})[:-1]
+    index = tmp_path / IDX
+    index.write_bytes(head.encode() + b" " * (100_000_001 - len(head) - 1) + b"}")
+    with pytest.raises(CheckpointError, match="over 100 MB"):  # lint read it; opening refuses it
+        lint_path(str(index))
+    index.write_bytes(head.encode() + b" " * (100_000_002 - len(head) - 1) + b"}")
+    codes = [f.code for f in lint_path(str(index))]
+    assert codes == ["index_invalid", "stray_weights", "does_not_open"]
+
+
+def test_two_indexes_each_use_their_shards(tmp_path):
+    z = np.zeros(1, np.float32)
+    _save(tmp_path / S1, a=z)
+    _save(tmp_path / "model.fp16-00001-of-00001.safetensors", a=z.astype(np.float16))
+    _index(tmp_path, {"a": S1})
+    _index(
+        tmp_path,
+        {"a": "model.fp16-00001-of-00001.safetensors"},
+        name="model.safetensors.index.fp16.json",
+    )
+    assert [f["code"] for f in lint_path(str(tmp_path))] == []
+
+
+def test_pickle_twins_of_sharded_safetensors(tmp_path):
+    _save(tmp_path / S1, a=np.zeros(1, np.float32))
+    _index(tmp_path, {"a": S1})
+    for twin in ("weights.pt", "weights.pth", "model.ckpt"):
+        (tmp_path / twin).write_bytes(b"\x80\x02}.")
+    found = {f["files"][0]: f["code"] for f in _json(lint_path(str(tmp_path / IDX)))}
+    assert found == {"weights.pt": "pickle_twin", "weights.pth": "pickle_twin"} | (
+        {"model.ckpt": "stray_weights"} if "model.ckpt" in found else {}
+    )
+
+
+def test_duplicates_found_after_a_lone_tensor_and_a_lone_probe(tmp_path):
+    rng = np.random.default_rng(1)
+    pair = rng.standard_normal(512).astype(np.float32)
+    _save(
+        tmp_path / "m.safetensors",
+        a_lone=rng.standard_normal(300).astype(np.float32),  # a group of one, visited first
+        b_other=rng.standard_normal(512).astype(np.float32),  # same shape as the pair, other bytes
+        c=pair,
+        d=pair.copy(),
+    )
+    assert [f["tensors"] for f in _json(lint_path(str(tmp_path / "m.safetensors")))] == [["c", "d"]]
+
+
+def test_duplicates_differing_only_after_eight_mib(tmp_path):
+    """The full hash reads every chunk, not just the first (8 MiB)."""
+    big = np.zeros(3 << 20, np.float32)  # 12 MiB
+    late = big.copy()
+    late[-1] = 1
+    _save(tmp_path / "m.safetensors", a=big, b=late)
+    assert lint_path(str(tmp_path / "m.safetensors")) == []
+
+
+def test_the_config_dtype_names_every_kind_found(tmp_path):
+    _save(
+        tmp_path / "m.safetensors",
+        a=np.zeros(2, np.float32),
+        b=np.zeros(2, np.float16),
+        **{f"c{i:02d}": np.zeros(1, np.float64) for i in range(22)},
+    )
+    (tmp_path / "config.json").write_text(json.dumps({"torch_dtype": "bfloat16"}))
+    (finding,) = _json(lint_path(str(tmp_path / "m.safetensors")))
+    assert "24 of 24 float tensors are F16/F32/F64:" in finding["message"]
+    assert len(finding["tensors"]) == 20
+
+
+def test_nan_findings_list_twenty(tmp_path):
+    bad = np.array([np.nan], np.float32)
+    _save(tmp_path / "m.safetensors", **{f"t{i:02d}": bad for i in range(21)})
+    (finding,) = _json(lint_path(str(tmp_path / "m.safetensors"), stats=True))
+    assert finding["message"].startswith("21 tensor(s)")
+    assert finding["tensors"] == [f"t{i:02d}" for i in range(20)]
+
+
+def _shard_of_size(path, name: str, size: int, fill: int) -> None:
+    """A real safetensors shard whose file is exactly ``size`` bytes (the header's length
+    depends on the digits of the data length, so settle it by iteration)."""
+    n = size
+    for _ in range(5):
+        _save(path, **{name: np.full(n, fill, np.uint8)})  # no two shards alike
+        n += size - path.stat().st_size
+    assert path.stat().st_size == size
+
+
+@pytest.mark.parametrize(
+    ("odd_size", "flagged"),
+    [(20_000, False), (20_004, True), (25_000, True), (2_500, False), (2_496, True), (2_200, True)],
+)
+def test_the_odd_shard_thresholds_are_twice_and_a_quarter_of_the_median(
+    tmp_path, odd_size, flagged
+):
+    names = [f"model-0000{i}-of-00005.safetensors" for i in range(1, 6)]
+    sizes = [10_000, 10_000, 10_000, odd_size, 100]
+    for i, (name, size) in enumerate(zip(names, sizes, strict=True)):
+        _shard_of_size(tmp_path / name, f"t{i}", size, fill=i)
+    _index(tmp_path, {f"t{i}": name for i, name in enumerate(names)})
+    found = [f["files"] for f in _json(lint_path(str(tmp_path / IDX)))]
+    assert found == ([[names[3]]] if flagged else [])

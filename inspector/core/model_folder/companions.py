@@ -8,12 +8,13 @@ import os
 
 from ..dtypes import DType
 from ..writer import AtomicWriter
-from .config import CONFIG_NAME, config_with_dtype
+from .config import CONFIG_NAME, MAX_CONFIG_BYTES, config_with_dtype
 
 WEIGHT_SUFFIXES = (
     ".safetensors", ".bin", ".pt", ".pth", ".ckpt", ".gguf", ".h5", ".msgpack", ".onnx", ".pkl",
 )  # fmt: skip
 MAX_COMPANION_BYTES = 512 << 20  # a tokenizer.json is tens of MB; bigger files are weights
+_COPY_CHUNK = 1 << 20
 
 
 def companion_files(folder: str) -> list[str]:
@@ -48,14 +49,23 @@ def copy_companions(
     for name in names:
         src, dest = os.path.join(src_folder, name), os.path.join(out_folder, name)
         with open(src, "rb") as f:
-            data = f.read(MAX_COMPANION_BYTES + 1)
-        if name == CONFIG_NAME and target is not None:
-            try:
-                writer.write_text(dest, config_with_dtype(data.decode("utf-8"), target), like=src)
-                continue
-            except (ValueError, UnicodeDecodeError, AttributeError, TypeError, RecursionError):
-                pass  # not a JSON object: copied as it is (lint reports it)
-        pending = writer.open(dest, like=src)
-        pending.write(data)
-        pending.finish()
+            if name == CONFIG_NAME and target is not None:
+                text = _config_cast(f.read(MAX_CONFIG_BYTES + 1), target)
+                if text is not None:
+                    writer.write_text(dest, text, like=src)
+                    continue
+                f.seek(0)
+            pending = writer.open(dest, like=src)
+            while chunk := f.read(_COPY_CHUNK):  # a tokenizer.json of 100 MB is not held whole
+                pending.write(chunk)
+            pending.finish()
     return names
+
+
+def _config_cast(raw: bytes, target: DType) -> str | None:
+    """config.json naming ``target``, or None when it is not a JSON object (it is then copied as
+    it is, and lint reports it)."""
+    try:
+        return config_with_dtype(raw.decode("utf-8"), target)
+    except (ValueError, UnicodeDecodeError, AttributeError, TypeError, RecursionError):
+        return None

@@ -17,7 +17,7 @@ from ..errors import CheckpointError
 CONFIG_NAME = "config.json"
 DTYPE_KEYS = ("torch_dtype", "dtype")
 NESTED = ("text_config", "llm_config", "language_config")
-_TORCH_NAMES = {
+_TORCH_NAMES = {  # each dtype's canonical torch name comes first: it is the one written
     "float32": "F32", "float": "F32", "float16": "F16", "half": "F16", "bfloat16": "BF16",
     "float64": "F64", "double": "F64", "float8_e4m3fn": "F8_E4M3", "float8_e5m2": "F8_E5M2",
 }  # fmt: skip
@@ -72,7 +72,7 @@ def read_model_config(checkpoint_path: str) -> ModelConfig | None:
 def _config_from(path: str, obj: dict[str, Any]) -> ModelConfig:
     text, key = _find_dtype(obj)
     dtype = None
-    if isinstance(text, str):
+    if text is not None:
         name = _TORCH_NAMES.get(text.removeprefix("torch."))
         dtype = DTYPES[name] if name else None
     quant = obj.get("quantization_config")
@@ -80,12 +80,10 @@ def _config_from(path: str, obj: dict[str, Any]) -> ModelConfig:
     if isinstance(quant, dict):
         listed = quant.get("modules_to_not_convert") or []
         skip = [m for m in listed if isinstance(m, str)] if isinstance(listed, list) else []
-    return ModelConfig(
-        path, dtype, text if isinstance(text, str) else None, key, skip, isinstance(quant, dict)
-    )
+    return ModelConfig(path, dtype, text, key, skip, isinstance(quant, dict))
 
 
-def _find_dtype(obj: dict[str, Any]) -> tuple[Any, str | None]:
+def _find_dtype(obj: dict[str, Any]) -> tuple[str | None, str | None]:
     for k in DTYPE_KEYS[::-1]:  # the newer spelling wins when both are there
         if isinstance(obj.get(k), str) and obj[k] != "auto":
             return obj[k], k
@@ -112,7 +110,7 @@ def config_with_dtype(text: str, target: DType) -> str:
 
 def _torch_name(dtype: DType) -> str:
     for name, dt in _TORCH_NAMES.items():
-        if dt == dtype.name and name not in ("float", "half", "double"):
+        if dt == dtype.name:
             return name
     return dtype.name.lower()
 

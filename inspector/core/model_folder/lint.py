@@ -19,7 +19,7 @@ import numpy as np
 from ..checkpoint import open_checkpoint
 from ..errors import AmbiguousCheckpointError, CheckpointError
 from ..header import TensorInfo, _open_regular
-from ..opening import _SHARD_NAME, is_index_name, read_checkpoint_file
+from ..opening import _SHARD_NAME, MAX_INDEX_BYTES, is_index_name, read_checkpoint_file
 from .companions import WEIGHT_SUFFIXES
 from .config import ModelConfig, model_folder, read_model_config
 from .intended import is_intended, preset_globs
@@ -68,11 +68,9 @@ def lint_path(path: str, stats: bool = False) -> list[Finding]:
         used |= _lint_index(folder, index, findings)
     _lint_strays(folder, names, indexes, used, findings)
     try:
-        paths = [path]
         ckpts = [open_checkpoint(path)]  # what a loader would read
     except AmbiguousCheckpointError as e:  # variants side by side: each is linted
-        paths = e.choices
-        ckpts = [open_checkpoint(p) for p in paths]
+        ckpts = [open_checkpoint(p) for p in e.choices]
     except CheckpointError as e:
         if not findings:
             raise  # nothing to say but that it is unreadable: exit 2
@@ -101,7 +99,7 @@ def _lint_index(folder: str, index: str, findings: list[Finding]) -> set[str]:
     """Index against its shards: tensors missing either way, total_size. Returns the shards used."""
     try:
         with _open_regular(os.path.join(folder, index)) as f:  # a FIFO is refused, not waited on
-            obj = json.loads(f.read(100_000_001))
+            obj = json.loads(f.read(MAX_INDEX_BYTES + 1))  # one past the cap: no longer JSON
         weight_map = obj["weight_map"]
         assert isinstance(weight_map, dict)
     except (
@@ -226,16 +224,15 @@ def _lint_strays(
 
 
 def _lint_names(tensors: list[TensorInfo], findings: list[Finding]) -> None:
-    doubled = [t.name for t in tensors if _DOUBLED.search(t.name)]
+    doubled = [(t.name, m) for t in tensors if (m := _DOUBLED.search(t.name))]
     if doubled:
-        m = _DOUBLED.search(doubled[0])
         findings.append(
             Finding(
                 Severity.WARNING,
                 "doubled_key",
-                f"{len(doubled)} name(s) repeat a part ({m.group(0) if m else ''}): a save that "
+                f"{len(doubled)} name(s) repeat a part ({doubled[0][1].group(0)}): a save that "
                 "added a prefix twice? The model will not find them",
-                doubled[:20],
+                [name for name, _ in doubled[:20]],
             )
         )
 
@@ -244,7 +241,7 @@ def _digest(ckpt, t: TensorInfo, full: bool) -> bytes:
     """blake2b of the tensor's bytes (its first 64 KiB only, as a cheap probe, unless ``full``)."""
     h = hashlib.blake2b(digest_size=16)
     for chunk in ckpt.iter_chunks(t, _PROBE if not full else 8 << 20):
-        h.update(np.ascontiguousarray(chunk).view(np.uint8))
+        h.update(np.ascontiguousarray(chunk))  # its bytes, whatever the dtype
         if not full:
             break
     return h.digest()
