@@ -65,7 +65,7 @@ def _as_float64(x: np.ndarray) -> np.ndarray:
 
 
 def compare_arrays(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
-    """(max |a-b|, max |a-b| / max(|a|,|b|)) over one pair of equally long chunks."""
+    """(max |a-b|, max |a-b| / max(|a|,|b|)) over one pair of equally long, non-empty blocks."""
     if a.dtype.kind in "iub" and b.dtype.kind in "iub":
         return _compare_integers(a, b)
     a64, b64 = _as_float64(a), _as_float64(b)
@@ -74,13 +74,11 @@ def compare_arrays(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
         same = (a64 == b64) | (np.isnan(a64) & np.isnan(b64))
         d = np.where(same, 0.0, d)
         d = np.where(np.isnan(d), np.inf, d)  # NaN vs number, or inf - inf of opposite meaning
-        if d.size == 0:
-            return 0.0, 0.0
         max_abs = float(d.max())
         if max_abs == 0.0:
             return 0.0, 0.0
         scale = np.maximum(np.abs(a64), np.abs(b64))
-        rel = np.divide(d, scale, out=np.zeros_like(d, dtype=np.float64), where=scale > 0)
+        rel = np.divide(d, scale, out=np.zeros_like(d), where=scale > 0)
         rel = np.where(np.isnan(rel), np.inf, rel)
         return max_abs, float(rel.max())
 
@@ -95,8 +93,6 @@ def _as_wide_int(x: np.ndarray) -> np.ndarray:
 def _compare_integers(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
     """Exact equality for integers: float64 would call 2**53 and 2**53 + 1 equal."""
     a, b = _as_wide_int(a), _as_wide_int(b)
-    if a.size == 0:
-        return 0.0, 0.0
     if a.dtype == b.dtype:
         ne = a != b
         if not ne.any():
@@ -105,15 +101,17 @@ def _compare_integers(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
         # |a - b| exactly, as uint64 (the true difference of two 64-bit values fits in 64 bits)
         ua, ub = a.view(np.uint64), b.view(np.uint64)
         diff = np.where(a >= b, ua - ub, ub - ua)
-    else:  # one uint64, one int64: a negative value or one past int64 can never be equal
+    else:  # one uint64, one int64: compared as uint64 where the signed value is not negative
         u, s = (a, b) if a.dtype == np.uint64 else (b, a)
-        fits = (s >= 0) & (u <= np.iinfo(np.int64).max)
-        ne = ~fits | (u.astype(np.int64) != s)
+        neg = s < 0
+        su = s.astype(np.uint64)  # wraps where negative: those are told apart by ``neg``
+        ne = neg | (u != su)
         if not ne.any():
             return 0.0, 0.0
-        u, s = u[ne], s[ne]
-        sf = s.astype(np.float64)
-        diff = np.abs(u.astype(np.float64) - sf)  # magnitudes only: equality was decided exactly
+        u, s, su, neg = u[ne], s[ne], su[ne], neg[ne]
+        exact = np.where(u >= su, u - su, su - u)  # |u - s| for s >= 0, in uint64
+        # for s < 0, u - s >= 1: float64 can round the magnitude but not make it zero
+        diff = np.where(neg, u.astype(np.float64) - s.astype(np.float64), exact)
         a, b = u, s
     d = diff.astype(np.float64)
     scale = np.maximum(np.abs(a.astype(np.float64)), np.abs(b.astype(np.float64)))

@@ -255,3 +255,93 @@ def test_summary_counts_and_worst(tmp_path):
     assert s.count(DiffStatus.DIFFER) == 2 and s.count(DiffStatus.ONLY_B) == 0
     assert s.n_equal == 1 and s.count(DiffStatus.ONLY_A) == 1
     assert DiffSummary.of([]).worst_abs == 0.0
+
+
+def test_integers_past_float64_precision_and_integers_against_floats(tmp_path):
+    """2**53 + 1 against 2**53 differs by exactly 1 (float64 would call them equal, in one dtype
+    or across int64/uint64); an integer against a float is compared as floats, both ways."""
+    big = 2**53
+    diffs = _by_name(
+        _diff_pair(
+            tmp_path,
+            {
+                "same": torch.tensor([big + 1, -3], dtype=torch.int64),
+                "mixed": torch.tensor([big + 1, 2**63, 7], dtype=torch.uint64),
+                "negative": torch.tensor([0, 5], dtype=torch.uint64),
+                "i_vs_f": torch.tensor([1, 2], dtype=torch.int32),
+                "f_vs_i": torch.tensor([1.5, 2.0], dtype=torch.float32),
+            },
+            {
+                "same": torch.tensor([big, -3], dtype=torch.int64),
+                "mixed": torch.tensor([big, 2**63 - 1, 7], dtype=torch.int64),
+                "negative": torch.tensor([-1, 5], dtype=torch.int64),
+                "i_vs_f": torch.tensor([1.5, 2.0], dtype=torch.float32),
+                "f_vs_i": torch.tensor([1, 2], dtype=torch.int32),
+            },
+        )
+    )
+    rel = 1.0 / float(big + 1)
+    assert (diffs["same"].max_abs_diff, diffs["same"].max_rel_diff) == (1.0, rel)
+    assert (diffs["mixed"].max_abs_diff, diffs["mixed"].max_rel_diff) == (1.0, rel)
+    assert str(diffs["mixed"].status) == "differ"
+    assert (diffs["negative"].max_abs_diff, diffs["negative"].max_rel_diff) == (1.0, 1.0)
+    for name in ("i_vs_f", "f_vs_i"):
+        assert (diffs[name].max_abs_diff, diffs[name].max_rel_diff) == (0.5, 0.5 / 1.5), name
+
+
+def test_half_precision_differences_are_taken_in_float64(tmp_path):
+    """2048 - 0.5 is 2047.5, which F16 arithmetic would round back to 2048."""
+    (d,) = _diff_pair(
+        tmp_path,
+        {"x": torch.tensor([2048.0], dtype=torch.float16)},
+        {"x": torch.tensor([0.5], dtype=torch.float16)},
+    )
+    assert (d.max_abs_diff, d.max_rel_diff) == (2047.5, 2047.5 / 2048)
+
+
+def test_empty_tensors_are_equal_and_a_shape_mismatch_does_not_end_the_diff(tmp_path):
+    diffs = _diff_pair(
+        tmp_path,
+        {"e": torch.zeros(0), "f": torch.zeros(0), "m": torch.zeros(2), "z": torch.ones(2)},
+        {
+            "e": torch.zeros(0),
+            "f": torch.zeros(0, dtype=torch.float16),
+            "m": torch.zeros(3),
+            "z": torch.full((2,), 2.0),
+        },
+    )
+    rows = {d.name: (str(d.status), d.max_abs_diff, d.max_rel_diff) for d in diffs}
+    assert rows == {
+        "e": ("equal", 0.0, 0.0),
+        "f": ("dtype_only", 0.0, 0.0),
+        "m": ("shape_mismatch", None, None),
+        "z": ("differ", 1.0, 0.5),
+    }
+
+
+def test_progress_counts_bytes_chunk_by_chunk_across_tensors(tmp_path, monkeypatch):
+    """Each chunk adds its bytes; a tensor shaped differently adds its own, so the bar ends full."""
+    monkeypatch.setattr(diff_mod, "_CHUNK_ELEMS", 64)
+    a, b = _pair(
+        tmp_path,
+        {"a": torch.zeros(2), "b": torch.zeros(150), "c": torch.zeros(3, dtype=torch.float64)},
+        {"a": torch.zeros(3), "b": torch.ones(150), "c": torch.zeros(3)},
+    )
+    job = diff_checkpoints(a, b)
+    seen = []
+    with a, b:
+        while True:
+            try:
+                p = next(job)
+            except StopIteration:
+                break
+            seen.append((p.done, p.total, p.name))
+    assert seen == [  # in A's file order: safetensors puts the F64 tensor first
+        (0, 632, ""),
+        (24, 632, "c"),
+        (288, 632, "b"),  # after a's 8 bytes, shaped differently
+        (544, 632, "b"),
+        (632, 632, "b"),
+        (632, 632, ""),
+    ]
+    assert all(type(done) is int for done, _, _ in seen)
