@@ -58,22 +58,21 @@ class _Moments:
         self.nan = 0
         self.inf = 0
 
-    def add(self, chunk: np.ndarray, is_float: bool) -> None:
+    def add(self, chunk: np.ndarray) -> None:
         """Fold in a chunk, in cache-sized blocks (the float64 temporaries stay in the cache)."""
         if chunk.dtype.kind == "c":
             chunk = np.abs(chunk)
         for i in range(0, chunk.size, _STATS_BLOCK):
-            self._add_block(as_float64(chunk[i : i + _STATS_BLOCK]), is_float)
+            self._add_block(as_float64(chunk[i : i + _STATS_BLOCK]))
 
-    def _add_block(self, x: np.ndarray, is_float: bool) -> None:
-        if is_float or x.dtype.kind == "f":
-            finite = np.isfinite(x)
-            n_bad = x.size - int(np.count_nonzero(finite))
-            if n_bad:
-                n_nan = int(np.count_nonzero(np.isnan(x)))
-                self.nan += n_nan
-                self.inf += n_bad - n_nan
-                x = x[finite]
+    def _add_block(self, x: np.ndarray) -> None:
+        finite = np.isfinite(x)  # float64 whatever the dtype was: integers are all finite
+        n_bad = x.size - int(np.count_nonzero(finite))
+        if n_bad:
+            n_nan = int(np.count_nonzero(np.isnan(x)))
+            self.nan += n_nan
+            self.inf += n_bad - n_nan
+            x = x[finite]
         n = x.size
         if n == 0:
             return
@@ -123,7 +122,7 @@ def tensor_stats(ckpt: Checkpoint, tensor: TensorInfo) -> TensorStats:
     """Statistics of one tensor, reading it once in bounded chunks."""
     acc = _Moments()
     for chunk in ckpt.iter_chunks(tensor, STATS_CHUNK_BYTES):
-        acc.add(chunk, tensor.dtype.is_float)
+        acc.add(chunk)
     return acc.result(tensor)
 
 
@@ -139,7 +138,7 @@ def compute_stats(
     for t in todo:
         acc = _Moments()
         for chunk in ckpt.iter_chunks(t, STATS_CHUNK_BYTES):
-            acc.add(chunk, t.dtype.is_float)
+            acc.add(chunk)
             done += _chunk_bytes(chunk, t)
             yield Progress(done, total, t.name)
         out[t.name] = acc.result(t)
@@ -204,7 +203,7 @@ def stats_and_histogram(
     done = 0
     yield Progress(0, total, t.name)
     for chunk in ckpt.iter_chunks(t, STATS_CHUNK_BYTES):
-        acc.add(chunk, t.dtype.is_float)
+        acc.add(chunk)
         done += _chunk_bytes(chunk, t)
         yield Progress(done, total, t.name)
     s = acc.result(t)

@@ -83,7 +83,7 @@ def test_stats_property_against_numpy(values):
     arr = np.array(values, dtype=np.float32)
     acc = stats_mod._Moments()
     for part in np.array_split(arr, 7):
-        acc.add(part, True)
+        acc.add(part)
     finite = arr[np.isfinite(arr)].astype(np.float64)
     assert acc.nan == int(np.isnan(arr).sum())
     assert acc.inf == int(np.isinf(arr).sum())
@@ -210,3 +210,47 @@ def test_stats_of_a_subset(tmp_path):
     with open_checkpoint(tmp_path / "s.safetensors") as ckpt:
         only_b = run_job(compute_stats(ckpt, [ckpt["b"]]))
     assert list(only_b) == ["b"] and only_b["b"].name == "b" and only_b["b"].max == 0.0
+
+
+def test_progress_names_each_tensor_and_counts_every_chunk(tmp_path, monkeypatch):
+    from inspector.core.stats import stats_and_histogram
+
+    monkeypatch.setattr(stats_mod, "STATS_CHUNK_BYTES", 16)
+    ckpt = _write(tmp_path, a=torch.ones(6), b=torch.arange(3, dtype=torch.int64))
+    seen: list[Progress] = []
+    run_job(compute_stats(ckpt), seen.append)
+    assert [(p.done, p.name) for p in seen] == [
+        (0, ""), (16, "b"), (24, "b"), (40, "a"), (48, "a"), (48, ""),
+    ]  # fmt: skip  (file order: safetensors puts the 8-byte dtype first)
+    seen.clear()
+    run_job(stats_and_histogram(ckpt, ckpt["a"]), seen.append)
+    assert [p.done for p in seen] == [0, 16, 24, 40, 48]
+    assert {(p.total, p.name) for p in seen} == {(48, "a")}
+
+
+def test_histograms_count_in_integers_over_the_values_own_range(tmp_path):
+    """Without a range the histogram spans the values (not [0, 1]); 64 bins by default; counts
+    are integers; a complex tensor's histogram is of |z|, not of its real parts."""
+    from inspector.core.stats import stats_and_histogram
+
+    edges, counts = histogram(np.array([5.0, 6.0, 7.0]))
+    assert (len(counts), edges[0], edges[-1]) == (64, 5.0, 7.0)
+    ckpt = _write(
+        tmp_path, z=torch.tensor([3 + 4j, 6 + 8j], dtype=torch.complex64), x=torch.ones(2)
+    )
+    e, c = value_histogram(ckpt, ckpt["z"], bins=2)
+    assert list(e) == [5.0, 7.5, 10.0] and list(c) == [1, 1]
+    for counts in (
+        c,
+        value_histogram(ckpt, ckpt["x"])[1],
+        run_job(stats_and_histogram(ckpt, ckpt["x"]))[2],
+    ):
+        assert counts.dtype == np.int64
+
+
+def test_tiny_values_are_scaled_up_before_squaring(tmp_path):
+    """1e-200 and 3e-200 (squares underflow to 0): the std is 1e-200, not 0."""
+    ckpt = _write(tmp_path, x=torch.tensor([1e-200, 3e-200], dtype=torch.float64))
+    s = tensor_stats(ckpt, ckpt["x"])
+    assert s.mean == pytest.approx(2e-200, rel=1e-15)
+    assert s.std == pytest.approx(1e-200, rel=1e-15)
