@@ -80,12 +80,10 @@ class Checkpoint:
         return base + tensor.start, base + tensor.end
 
     # -- data -----------------------------------------------------------------------------
-    def _map(self, path: str) -> mmap.mmap | None:
+    def _map(self, path: str) -> mmap.mmap:
         mm = self._maps.get(path)
         if mm is None:
             header = self._by_file[path]
-            if header.file_size == 0:
-                return None
             try:
                 with open(path, "rb") as f:
                     if os.fstat(f.fileno()).st_size != header.file_size:

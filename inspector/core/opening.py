@@ -264,7 +264,7 @@ def _check_shard_series(index_path: str, folder: str, shard_names: list[str]) ->
     series = set()
     for shard in shard_names:
         m = _SHARD_NAME.fullmatch(shard)
-        if m and "/" not in shard and len(m.group(3)) <= 12:
+        if m and len(m.group(3)) <= 12:  # a shard in a subfolder never matches a listing
             series.add((m.group(1), len(m.group(2)), m.group(3), m.group(4)))
     if not series:
         return

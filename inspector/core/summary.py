@@ -14,7 +14,7 @@ def tensor_status(t: TensorInfo, target: DType) -> TensorStatus:
     """``MATCH``, ``DIFFERS`` or ``KEPT`` (not a float: FloatCastAdapter leaves it alone)."""
     if not t.dtype.is_float:
         return TensorStatus.KEPT
-    if t.dtype is target or t.dtype.name == target.name:
+    if t.dtype.name == target.name:
         return TensorStatus.MATCH
     return TensorStatus.DIFFERS
 

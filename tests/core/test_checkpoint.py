@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import struct
 
 import ml_dtypes
@@ -205,3 +206,51 @@ def test_packed_tensors_come_in_whole_elements_whatever_the_chunk(tmp_path):
             np.testing.assert_array_equal(got, want_a)
             got = np.concatenate([c.copy() for c in ckpt.iter_chunks(b, chunk_bytes)])
             np.testing.assert_array_equal(got, want_b)
+
+
+def test_views_of_one_byte_and_empty_tensors_keep_value_and_dtype(tmp_path):
+    save_file(
+        {"one": torch.tensor([7], dtype=torch.uint8), "none": torch.zeros(0, 3, dtype=torch.int64)},
+        tmp_path / "m.safetensors",
+    )
+    with open_checkpoint(tmp_path / "m.safetensors") as ckpt:
+        assert ckpt.view("one").tolist() == [7]
+        empty = ckpt.view("none")
+        assert (empty.dtype, empty.shape) == (np.dtype(np.int64), (0, 3))
+
+
+def test_a_packed_tensor_followed_by_others_is_viewed_alone(tmp_path):
+    header = {
+        "f4": {"dtype": "F4", "shape": [4], "data_offsets": [0, 2]},
+        "after": {"dtype": "U8", "shape": [6], "data_offsets": [2, 8]},
+    }
+    text = json.dumps(header)
+    text += " " * (-len(text) % 8)
+    payload = bytes([0x21, 0x43]) + bytes(range(6))
+    (tmp_path / "p.safetensors").write_bytes(struct.pack("<Q", len(text)) + text.encode() + payload)
+    with open_checkpoint(tmp_path / "p.safetensors") as ckpt:
+        assert ckpt.view("f4").astype(np.float32).tolist() == [0.5, 1.0, 1.5, 2.0]
+
+
+def test_a_shape_numpy_cannot_hold_is_named_in_one_line(tmp_path):
+    path = tmp_path / "deep.safetensors"
+    _raw_file(path, "x", "F32", [1] * 65, b"\0\0\0\0")
+    with open_checkpoint(path) as ckpt, pytest.raises(CheckpointError) as e:
+        ckpt.view("x")
+    assert e.value.path == str(path)
+    assert e.value.reason.startswith("tensor 'x': shape [1, 1, 1, 1, ")  # clipped
+    assert e.value.reason.endswith(
+        " cannot be shown as an array (numpy allows at most 64 dimensions and 2**63 bytes)"
+    )
+
+
+def test_a_file_truncated_while_reading_is_named(tmp_path):
+    save_file({"t": torch.arange(4096, dtype=torch.float32)}, tmp_path / "m.safetensors")
+    with open_checkpoint(tmp_path / "m.safetensors") as ckpt:
+        chunks = ckpt.iter_chunks(ckpt["t"], chunk_bytes=4096)
+        next(chunks)
+        os.truncate(tmp_path / "m.safetensors", 9000)
+        with pytest.raises(CheckpointError) as e:
+            list(chunks)
+    assert e.value.path == str(tmp_path / "m.safetensors")
+    assert e.value.reason == "file is shorter than its header says (truncated while reading)"

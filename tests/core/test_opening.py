@@ -63,3 +63,79 @@ def test_two_indexes_are_offered_as_choices(tmp_path):
     assert sorted(e.value.choices) == sorted(
         str(tmp_path / n) for n in ("a.safetensors.index.json", "a.safetensors.index.fp16.json")
     )
+
+
+def test_an_index_of_exactly_100_mb_opens_one_byte_more_does_not(tmp_path):
+    from inspector.core.errors import CheckpointError
+    from inspector.core.opening import MAX_INDEX_BYTES
+
+    save_file({"w": np.zeros(2, np.float32)}, str(tmp_path / "m-00001-of-00001.safetensors"))
+    body = json.dumps({"weight_map": {"w": "m-00001-of-00001.safetensors"}})[:-1].encode()
+    index = tmp_path / "m.safetensors.index.json"
+    index.write_bytes(body + b" " * (MAX_INDEX_BYTES - len(body) - 1) + b"}")
+    with open_checkpoint(index) as ckpt:
+        assert [t.name for t in ckpt.tensors] == ["w"]
+    index.write_bytes(body + b" " * (MAX_INDEX_BYTES - len(body)) + b"}")
+    with pytest.raises(CheckpointError) as e:
+        open_checkpoint(index)
+    assert e.value.reason == "index file is over 100 MB; not a safetensors index"
+
+
+@pytest.mark.parametrize(
+    ("shard", "says"),
+    [
+        ("..\\evil.safetensors", "points outside the index's folder"),
+        ("sub\\..\\..\\evil.safetensors", "points outside the index's folder"),
+        ("sub//x.safetensors", "is not a plain relative file name"),
+        ("./x.safetensors", "is not a plain relative file name"),
+        ("sub\\.\\x.safetensors", "is not a plain relative file name"),
+        ("sub/", "is not a plain relative file name"),
+    ],
+)
+def test_shard_names_that_leave_the_folder_or_are_not_plain_are_refused(tmp_path, shard, says):
+    from inspector.core.errors import CheckpointError
+
+    _index(tmp_path, "m.safetensors.index.json", shard)
+    with pytest.raises(CheckpointError) as e:
+        open_checkpoint(tmp_path / "m.safetensors.index.json")
+    assert e.value.reason == f"shard {shard!r} {says}"
+
+
+def test_many_tensors_in_one_shard_and_the_index_metadata(tmp_path):
+    z = np.zeros(2, np.float32)
+    save_file({"a": z, "b": z, "c": z}, str(tmp_path / "m-00001-of-00001.safetensors"))
+    shard = "m-00001-of-00001.safetensors"
+    for meta, kept in (({"total_size": 24, "format": "pt"}, {"total_size": 24, "format": "pt"}),
+                       ([1, 2], None), ("x", None)):  # fmt: skip
+        (tmp_path / "m.safetensors.index.json").write_text(
+            json.dumps({"metadata": meta, "weight_map": {"a": shard, "b": shard, "c": shard}})
+        )
+        with open_checkpoint(tmp_path / "m.safetensors.index.json") as ckpt:
+            assert [t.name for t in ckpt.tensors] == ["a", "b", "c"]
+            assert ckpt.index_metadata == kept
+
+
+@pytest.mark.parametrize(("digits", "checked"), [(12, True), (13, False)])
+def test_a_forgotten_shard_is_found_in_series_of_up_to_twelve_digits(tmp_path, digits, checked):
+    """A name claiming more siblings than that is not a series anyone writes: not looked for."""
+    from inspector.core.errors import CheckpointError
+
+    first, second = (f"m-{i:0{digits}d}-of-{2:0{digits}d}.safetensors" for i in (1, 2))
+    save_file({"w": np.zeros(2, np.float32)}, str(tmp_path / first))
+    save_file({"v": np.zeros(2, np.float32)}, str(tmp_path / second))
+    _index(tmp_path, "m.safetensors.index.json", first)
+    if checked:
+        with pytest.raises(CheckpointError, match=second):
+            open_checkpoint(tmp_path / "m.safetensors.index.json")
+    else:
+        with open_checkpoint(tmp_path / "m.safetensors.index.json") as ckpt:
+            assert [t.name for t in ckpt.tensors] == ["w"]
+
+
+def test_several_safetensors_files_are_offered_as_choices(tmp_path):
+    for name in ("b.safetensors", "a.safetensors"):
+        save_file({"w": np.zeros(2, np.float32)}, str(tmp_path / name))
+    with pytest.raises(AmbiguousCheckpointError) as e:
+        open_checkpoint(tmp_path)
+    assert e.value.path == str(tmp_path)
+    assert e.value.choices == [str(tmp_path / "a.safetensors"), str(tmp_path / "b.safetensors")]

@@ -220,7 +220,12 @@ def test_progress_names_each_tensor_and_counts_every_chunk(tmp_path, monkeypatch
     seen: list[Progress] = []
     run_job(compute_stats(ckpt), seen.append)
     assert [(p.done, p.name) for p in seen] == [
-        (0, ""), (16, "b"), (24, "b"), (40, "a"), (48, "a"), (48, ""),
+        (0, ""),
+        (16, "b"),
+        (24, "b"),
+        (40, "a"),
+        (48, "a"),
+        (48, ""),
     ]  # fmt: skip  (file order: safetensors puts the 8-byte dtype first)
     seen.clear()
     run_job(stats_and_histogram(ckpt, ckpt["a"]), seen.append)

@@ -51,7 +51,8 @@ def test_format_boundaries():
     }  # fmt: skip
     assert {n: format_bytes(n) for n in cases} == cases
     counts = {
-        0: "0", 999: "999", 1000: "1.0 k", 999_949: "999.9 k", 999_960: "1.0 M", 10**6: "1.0 M",
+        0: "0", 999: "999", 1000: "1.0 k", 999_949: "999.9 k", 999_950: "1.0 M", 999_960: "1.0 M",
+        10**6: "1.0 M",
         1_300_000_000: "1.3 B", 2 * 10**12: "2.0 T",
     }  # fmt: skip
     assert {n: format_count(n) for n in counts} == counts
