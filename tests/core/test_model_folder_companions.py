@@ -16,7 +16,7 @@ from inspector.core.model_folder.companions import (
     companion_files,
     copy_companions,
 )
-from inspector.core.model_folder.config import config_with_dtype
+from inspector.core.model_folder.config import MAX_CONFIG_BYTES, config_with_dtype
 from inspector.core.writer import AtomicWriter
 
 
@@ -129,3 +129,15 @@ def test_big_companions_are_copied_whole(tmp_path):
         writer.commit()
     assert (out / "tokenizer.json").read_bytes() == tokenizer
     assert (out / "config.json").read_bytes() == config
+
+
+def test_a_config_of_exactly_the_config_limit_is_still_cast(tmp_path):
+    src, out = tmp_path / "src", tmp_path / "out"
+    src.mkdir()
+    out.mkdir()
+    body = b'{"torch_dtype": "float32"'
+    (src / "config.json").write_bytes(body + b" " * (MAX_CONFIG_BYTES - len(body) - 1) + b"}")
+    with AtomicWriter() as writer:
+        copy_companions(writer, str(src), str(out), DTYPES["F16"])
+        writer.commit()
+    assert json.loads((out / "config.json").read_text()) == {"torch_dtype": "float16"}

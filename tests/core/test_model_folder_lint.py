@@ -427,15 +427,24 @@ def _shard_of_size(path, name: str, size: int, fill: int) -> None:
 
 @pytest.mark.parametrize(
     ("odd_size", "flagged"),
-    [(20_000, False), (20_004, True), (25_000, True), (2_500, False), (2_496, True), (2_200, True)],
+    [
+        (600_000, False),  # exactly twice the median
+        (600_004, True),
+        (750_000, True),
+        (75_000, False),  # exactly a quarter
+        (74_996, True),
+        (66_000, True),
+    ],
 )
 def test_the_odd_shard_thresholds_are_twice_and_a_quarter_of_the_median(
     tmp_path, odd_size, flagged
 ):
     names = [f"model-0000{i}-of-00005.safetensors" for i in range(1, 6)]
-    sizes = [10_000, 10_000, 10_000, odd_size, 100]
+    sizes = [300_000, 300_000, 300_000, odd_size, 100]
     for i, (name, size) in enumerate(zip(names, sizes, strict=True)):
         _shard_of_size(tmp_path / name, f"t{i}", size, fill=i)
     _index(tmp_path, {f"t{i}": name for i, name in enumerate(names)})
-    found = [f["files"] for f in _json(lint_path(str(tmp_path / IDX)))]
-    assert found == ([[names[3]]] if flagged else [])
+    found = _json(lint_path(str(tmp_path / IDX)))
+    assert [f["files"] for f in found] == ([[names[3]]] if flagged else [])
+    if flagged:
+        assert found[0]["message"] == "1 shard(s) far from the series' typical 0.3 MiB"
