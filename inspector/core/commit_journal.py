@@ -120,7 +120,7 @@ def _journal_renames(folder: str, text: bytes) -> list[tuple[str | None, str]] |
         if m is None or m.group(1) != os.path.basename(final):
             continue
         safe.append((os.path.join(folder, tmp), os.path.join(folder, final)))
-    for b in data.get("backups", ()) if isinstance(data, dict) else ():
+    for b in data.get("backups", ()):  # data is a dict: data["renames"] was found
         if isinstance(b, str) and "/" not in b and os.sep not in b and is_partial_name(b):
             safe.append((None, os.path.join(folder, b)))
     return safe

@@ -147,3 +147,68 @@ def test_a_bad_entry_does_not_stop_the_good_ones_after_it(tmp_path):
     )
     recover_folder(str(tmp_path), remove_leftovers=False)
     assert _files(tmp_path) == {"a": "new a"}
+
+
+def _hold(path) -> int:
+    """Lock ``path`` as a running save holds its journal or temp (flock: a second open file
+    conflicts even in this process)."""
+    import fcntl
+
+    fd = os.open(path, os.O_RDWR)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    return fd
+
+
+def test_a_live_save_keeps_its_journal_and_even_its_unlocked_temps(tmp_path):
+    """While another save's journal is held, nothing in the folder is a leftover."""
+    _plant(tmp_path, {"renames": [[_partial("a"), "a"]], "backups": []})
+    (tmp_path / _partial("a")).write_text("new a")  # closed, not held
+    fd = _hold(tmp_path / f".{'f' * 12}.txn")
+    try:
+        assert recover_folder(str(tmp_path)) == []
+        assert set(_files(tmp_path)) == {_partial("a"), f".{'f' * 12}.txn"}
+    finally:
+        os.close(fd)
+    assert recover_folder(str(tmp_path)) == [] and _files(tmp_path) == {"a": "new a"}
+
+
+def test_an_open_transaction_is_not_settled_by_a_recovery(tmp_path):
+    txn = Transaction(str(tmp_path))
+    try:
+        txn.write_journal([(_partial("a"), "a")])
+        (tmp_path / _partial("a")).write_text("new a")
+        assert recover_folder(str(tmp_path)) == []
+        assert _partial("a") in _files(tmp_path)  # neither renamed nor removed
+    finally:
+        txn.close()
+
+
+def test_a_journal_without_backups_or_with_backups_already_gone(tmp_path):
+    (tmp_path / _partial("a")).write_text("new a")
+    _plant(tmp_path, {"renames": [[_partial("a"), "a"]]})  # no "backups" key at all
+    recover_folder(str(tmp_path))
+    assert _files(tmp_path) == {"a": "new a"}
+    (tmp_path / _partial("b")).write_text("new b")
+    _plant(tmp_path, {"renames": [[_partial("b"), "b"]], "backups": [_partial("gone")]})
+    recover_folder(str(tmp_path))
+    assert _files(tmp_path) == {"a": "new a", "b": "new b"}
+
+
+def test_a_link_named_like_a_temp_is_neither_followed_nor_reported(tmp_path):
+    (tmp_path / "target").write_text("keep")
+    os.symlink(tmp_path / "target", tmp_path / _partial("x"))
+    assert recover_folder(str(tmp_path)) == []
+    assert os.path.islink(tmp_path / _partial("x")) and _files(tmp_path)["target"] == "keep"
+
+
+def test_a_folder_that_refuses_fsync_does_not_fail_the_commit(tmp_path, monkeypatch):
+    """Some filesystems answer fsync on a directory with EINVAL; the data was already synced."""
+    import errno
+
+    from inspector.core.commit_journal import fsync_dir
+
+    def refuse(fd):
+        raise OSError(errno.EINVAL, "Invalid argument")
+
+    monkeypatch.setattr(os, "fsync", refuse)
+    fsync_dir(str(tmp_path))  # no exception
