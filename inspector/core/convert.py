@@ -162,14 +162,10 @@ def _index_text(ckpt: Checkpoint, total_size: int) -> str:
     index = dict(ckpt.index)
     meta = index.get("metadata")
     index["metadata"] = {**(meta if isinstance(meta, dict) else {}), "total_size": total_size}
-    folder = os.path.dirname(os.path.abspath(ckpt.index_path))
+    # the opener checked that the index and the shards agree name for name
     index["weight_map"] = {
-        name: shard
-        for name, shard in index["weight_map"].items()
-        if name in ckpt  # the opener checked the index and shards agree
+        name: shard for name, shard in index["weight_map"].items() if name in ckpt
     }
-    for t in ckpt.tensors:
-        index["weight_map"].setdefault(t.name, os.path.relpath(t.file, folder))
     if ckpt.files[0].pickle is not None:  # converted: the shards have new names
         index["weight_map"] = {k: safetensors_name(v) for k, v in index["weight_map"].items()}
     try:

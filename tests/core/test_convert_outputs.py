@@ -1,0 +1,101 @@
+"""Where a cast writes: a pickle's output name, refusals of output names that cannot be right,
+a one-shard pickle index converted, config.json left alone when nothing was cast, and the
+report's file mode following the source's."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+import torch
+from safetensors.torch import load_file, save_file
+
+from inspector.core.checkpoint import open_checkpoint
+from inspector.core.convert import cast_checkpoint
+from inspector.core.dtypes import DTYPES
+from inspector.core.errors import CheckpointError
+from inspector.core.progress import run_job
+
+F16 = DTYPES["F16"]
+
+
+def _cast(path, out, target=F16, **kw):
+    with open_checkpoint(path) as ckpt:
+        return run_job(cast_checkpoint(ckpt, target, str(out), **kw))
+
+
+def test_a_pickle_cast_into_a_folder_is_named_safetensors(tmp_path):
+    torch.save({"w": torch.ones(2)}, tmp_path / "weights.pt")
+    save_file({"w": torch.ones(2)}, tmp_path / "plain.safetensors")
+    out = tmp_path / "out"
+    out.mkdir()
+    _cast(tmp_path / "weights.pt", out)
+    _cast(tmp_path / "plain.safetensors", out)
+    assert sorted(os.listdir(out)) == ["plain.safetensors", "weights.safetensors"]
+    assert load_file(str(out / "weights.safetensors"))["w"].dtype == torch.float16
+
+
+@pytest.mark.parametrize("name", ["out.bin", "OUT.PT", "x.pth"])
+def test_a_pickle_is_not_written_under_a_pickle_name(tmp_path, name):
+    torch.save({"w": torch.ones(2)}, tmp_path / "weights.pt")
+    with pytest.raises(CheckpointError) as e:
+        _cast(tmp_path / "weights.pt", tmp_path / name)
+    assert e.value.reason == (
+        "the output is safetensors (a pickle input is converted); name it .safetensors"
+    )
+
+
+def test_a_sharded_input_is_not_written_to_a_safetensors_file_name(tmp_path):
+    src = tmp_path / "in"
+    src.mkdir()
+    for i in (1, 2):
+        save_file({f"t{i}": torch.ones(2)}, src / f"m-0000{i}-of-00002.safetensors")
+    (src / "m.safetensors.index.json").write_text(
+        json.dumps({"weight_map": {f"t{i}": f"m-0000{i}-of-00002.safetensors" for i in (1, 2)}})
+    )
+    with pytest.raises(CheckpointError) as e:
+        _cast(src / "m.safetensors.index.json", tmp_path / "new.safetensors")
+    assert e.value.reason == (
+        "the input has 2 shards, so the output is a folder (weights, index and model files); "
+        "give a folder name, not a .safetensors file name"
+    )
+    assert not (tmp_path / "new.safetensors").exists()
+
+
+def test_a_one_shard_pickle_index_is_converted_with_its_index(tmp_path):
+    src = tmp_path / "in"
+    src.mkdir()
+    torch.save({"w": torch.ones(2), "b": torch.zeros(3)}, src / "pytorch_model-00001-of-00001.bin")
+    shard = "pytorch_model-00001-of-00001.bin"
+    (src / "pytorch_model.bin.index.json").write_text(
+        json.dumps({"metadata": {"total_size": 20}, "weight_map": {"w": shard, "b": shard}})
+    )
+    _cast(src / "pytorch_model.bin.index.json", tmp_path / "out")
+    index = json.loads((tmp_path / "out" / "model.safetensors.index.json").read_text())
+    assert index["weight_map"] == {
+        "w": "model-00001-of-00001.safetensors",
+        "b": "model-00001-of-00001.safetensors",
+    }
+    with open_checkpoint(tmp_path / "out") as ckpt:
+        assert {t.name: t.dtype.name for t in ckpt.tensors} == {"w": "F16", "b": "F16"}
+
+
+def test_config_json_is_copied_as_it_is_when_nothing_was_cast(tmp_path):
+    src = tmp_path / "in"
+    src.mkdir()
+    save_file({"w": torch.ones(2, dtype=torch.float16)}, src / "model.safetensors")
+    config = b'{"torch_dtype":"float16","b":1,"a":2}'  # not in transformers' layout
+    (src / "config.json").write_bytes(config)
+    _cast(src, tmp_path / "out")
+    assert (tmp_path / "out" / "config.json").read_bytes() == config
+
+
+def test_the_report_gets_the_source_s_permissions(tmp_path):
+    save_file({"w": torch.ones(2)}, tmp_path / "m.safetensors")
+    os.chmod(tmp_path / "m.safetensors", 0o600)
+    _cast(
+        tmp_path / "m.safetensors", tmp_path / "o.safetensors", report_path=str(tmp_path / "r.json")
+    )
+    assert os.stat(tmp_path / "r.json").st_mode & 0o777 == 0o600
+    assert os.stat(tmp_path / "o.safetensors").st_mode & 0o777 == 0o600
