@@ -69,7 +69,7 @@ class ErrorAccumulator:
         self.overflow = 0
         self.underflow = 0
         self.nan = 0
-        self.changed = 0
+        self.changed = False  # some non-NaN value changed (lossless needs none)
 
     def update(self, orig: np.ndarray, cast: np.ndarray) -> None:
         orig, cast = orig.reshape(-1), cast.reshape(-1)
@@ -94,7 +94,7 @@ class ErrorAccumulator:
         np.abs(ad, out=ad)
         m = float(ad.max())
         if np.isfinite(m):  # common case: every value finite before and after
-            self._finite(a, b, ad, m)
+            self._finite(a, ad, m)
             return
         nan_a = np.isnan(a)
         self.nan += int(np.count_nonzero(np.isnan(b)))
@@ -108,16 +108,16 @@ class ErrorAccumulator:
             self.overflow += int(np.count_nonzero(saturated))
             both &= ~saturated
         self.underflow += int(np.count_nonzero((b == 0) & (a != 0) & ~nan_a))
-        self.changed += int(np.count_nonzero((a != b) & ~nan_a))
+        self.changed = self.changed or bool(np.any((a != b) & ~nan_a))
         if both.any():
             a, b, ad = a[both], b[both], ad[both]
             self._accumulate(a, ad, float(ad.max()), count_underflow=False)
 
-    def _finite(self, a: np.ndarray, b: np.ndarray, ad: np.ndarray, m: float) -> None:
+    def _finite(self, a: np.ndarray, ad: np.ndarray, m: float) -> None:
         if m == 0.0:
             self.count += a.size
             return
-        self.changed += 1  # m > 0: some value changed (only "none changed" matters: lossless)
+        self.changed = True  # m > 0
         if self.sat_limit is not None and float(a.max()) > self.sat_limit:
             saturated = a > self.sat_limit
             n_sat = int(np.count_nonzero(saturated))
@@ -169,7 +169,7 @@ class ErrorAccumulator:
         self.overflow += part.overflow
         self.underflow += part.underflow
         self.nan += part.nan
-        self.changed += part.changed
+        self.changed = self.changed or part.changed
 
     def result(self) -> ErrorStats:
         unmeasured = self.count == 0 and self.overflow > 0
@@ -180,7 +180,7 @@ class ErrorAccumulator:
             overflow=self.overflow,
             underflow=self.underflow,
             nan=self.nan,
-            lossless=self.changed == 0 and self.overflow == 0,
+            lossless=not self.changed and self.overflow == 0,
         )
 
 

@@ -162,3 +162,27 @@ def test_close_waits_for_the_running_chunks_and_may_be_repeated():
     caster.close()
     assert threads and not any(t.is_alive() for t in threads)
     caster.close()
+
+
+def test_one_changed_value_in_any_chunk_or_block_makes_the_cast_lossy():
+    """ "lossless" survives merging only when no part changed a value, whichever part did; a
+    block holding an inf still sees the other values change."""
+    from inspector.core.dtypes import DTYPES
+    from inspector.core.precision import ErrorAccumulator
+
+    f32, f16 = DTYPES["F32"], DTYPES["F16"]
+    same = np.array([1.0, 2.0, -0.5], np.float32)  # exact in F16
+    changed = np.array([1.0001], np.float32)
+
+    def merged(*parts):
+        total = ErrorAccumulator(f32, f16)
+        for x in parts:
+            part = total.fresh()
+            part.update(x, cast_array(x, f32, f16))
+            total.merge(part)
+        return total.result().lossless
+
+    assert merged(same, same) is True
+    assert merged(changed, same) is False and merged(same, changed) is False
+    assert merged(np.array([np.inf, 1.0], np.float32)) is True
+    assert merged(np.array([np.inf, 1.0001], np.float32)) is False

@@ -312,6 +312,28 @@ def test_report_numbers_match_an_independent_computation(tmp_path, target):
     assert not by_name["x"].lossless
 
 
+@pytest.mark.parametrize(
+    ("source", "target"),
+    [("F16", "F8_E4M3"), ("F16", "F8_E5M2"), ("BF16", "F8_E4M3"), ("BF16", "F16"), ("F16", "BF16")],
+)
+def test_reports_from_half_precision_sources_match_an_independent_computation(
+    tmp_path, source, target
+):
+    """The error is measured in F32 from these sources (not in the source's own precision,
+    where a - cast(a) would round)."""
+    g = torch.Generator().manual_seed(4)
+    x = (torch.randn(3000, generator=g) * 30).to(TORCH[source])
+    x[:6] = torch.tensor([float("inf"), float("nan"), 1e-7, 0.0, 60000.0, -300.0])
+    src = tmp_path / "m.safetensors"
+    save_file({"x": x}, str(src))
+    (got,) = cast(src, target, tmp_path / "o.safetensors").tensors
+    got, want = got.to_json(), reference_report(x, target)
+    for k in ("overflow", "underflow", "nan", "lossless"):
+        assert got[k] == want[k], k
+    for k in ("max_abs_err", "mean_abs_err", "max_rel_err"):
+        assert got[k] == pytest.approx(want[k], rel=1e-12, abs=0), k
+
+
 def test_report_off_gives_names_only(tmp_path):
     src = tmp_path / "m.safetensors"
     save_file(state_dict(), str(src))
