@@ -152,8 +152,12 @@ def test_folder_with_several_files_and_no_index_is_an_error(tmp_path):
 
 
 def test_empty_folder_says_what_is_missing(tmp_path):
-    with pytest.raises(CheckpointError, match=r"no \.safetensors file"):
+    with pytest.raises(CheckpointError) as e:
         open_checkpoint(tmp_path)
+    assert (e.value.path, e.value.reason) == (
+        str(tmp_path),
+        "folder holds no .safetensors file and no *.safetensors.index.json (nor a PyTorch pickle)",
+    )
 
 
 def test_pytorch_pickle_named_safetensors_is_named_not_read(tmp_path):

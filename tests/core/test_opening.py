@@ -10,7 +10,7 @@ import pytest
 from safetensors.numpy import save_file
 
 from inspector.core.checkpoint import open_checkpoint
-from inspector.core.errors import AmbiguousCheckpointError
+from inspector.core.errors import AmbiguousCheckpointError, CheckpointError
 
 torch = pytest.importorskip("torch")
 
@@ -63,10 +63,14 @@ def test_two_indexes_are_offered_as_choices(tmp_path):
     assert sorted(e.value.choices) == sorted(
         str(tmp_path / n) for n in ("a.safetensors.index.json", "a.safetensors.index.fp16.json")
     )
+    assert (e.value.path, e.value.reason) == (
+        str(tmp_path),
+        "holds 2 index files (a.safetensors.index.fp16.json, a.safetensors.index.json); "
+        "open one of them",
+    )
 
 
 def test_an_index_of_exactly_100_mb_opens_one_byte_more_does_not(tmp_path):
-    from inspector.core.errors import CheckpointError
     from inspector.core.opening import MAX_INDEX_BYTES
 
     save_file({"w": np.zeros(2, np.float32)}, str(tmp_path / "m-00001-of-00001.safetensors"))
@@ -78,7 +82,10 @@ def test_an_index_of_exactly_100_mb_opens_one_byte_more_does_not(tmp_path):
     index.write_bytes(body + b" " * (MAX_INDEX_BYTES - len(body)) + b"}")
     with pytest.raises(CheckpointError) as e:
         open_checkpoint(index)
-    assert e.value.reason == "index file is over 100 MB; not a safetensors index"
+    assert (e.value.path, e.value.reason) == (
+        str(index),
+        "index file is over 100 MB; not a safetensors index",
+    )
 
 
 @pytest.mark.parametrize(
@@ -93,12 +100,13 @@ def test_an_index_of_exactly_100_mb_opens_one_byte_more_does_not(tmp_path):
     ],
 )
 def test_shard_names_that_leave_the_folder_or_are_not_plain_are_refused(tmp_path, shard, says):
-    from inspector.core.errors import CheckpointError
-
     _index(tmp_path, "m.safetensors.index.json", shard)
     with pytest.raises(CheckpointError) as e:
         open_checkpoint(tmp_path / "m.safetensors.index.json")
-    assert e.value.reason == f"shard {shard!r} {says}"
+    assert (e.value.path, e.value.reason) == (
+        str(tmp_path / "m.safetensors.index.json"),
+        f"shard {shard!r} {says}",
+    )
 
 
 def test_many_tensors_in_one_shard_and_the_index_metadata(tmp_path):
@@ -118,15 +126,14 @@ def test_many_tensors_in_one_shard_and_the_index_metadata(tmp_path):
 @pytest.mark.parametrize(("digits", "checked"), [(12, True), (13, False)])
 def test_a_forgotten_shard_is_found_in_series_of_up_to_twelve_digits(tmp_path, digits, checked):
     """A name claiming more siblings than that is not a series anyone writes: not looked for."""
-    from inspector.core.errors import CheckpointError
-
     first, second = (f"m-{i:0{digits}d}-of-{2:0{digits}d}.safetensors" for i in (1, 2))
     save_file({"w": np.zeros(2, np.float32)}, str(tmp_path / first))
     save_file({"v": np.zeros(2, np.float32)}, str(tmp_path / second))
     _index(tmp_path, "m.safetensors.index.json", first)
     if checked:
-        with pytest.raises(CheckpointError, match=second):
+        with pytest.raises(CheckpointError, match=second) as e:
             open_checkpoint(tmp_path / "m.safetensors.index.json")
+        assert e.value.path == str(tmp_path / "m.safetensors.index.json")
     else:
         with open_checkpoint(tmp_path / "m.safetensors.index.json") as ckpt:
             assert [t.name for t in ckpt.tensors] == ["w"]
@@ -139,3 +146,53 @@ def test_several_safetensors_files_are_offered_as_choices(tmp_path):
         open_checkpoint(tmp_path)
     assert e.value.path == str(tmp_path)
     assert e.value.choices == [str(tmp_path / "a.safetensors"), str(tmp_path / "b.safetensors")]
+
+
+@pytest.mark.parametrize("shard", [5, ["m.safetensors"], ""])
+def test_a_weight_map_entry_that_is_not_a_file_name(tmp_path, shard):
+    index = tmp_path / "m.safetensors.index.json"
+    index.write_text(json.dumps({"weight_map": {"w": shard}}))
+    with pytest.raises(CheckpointError) as e:
+        open_checkpoint(index)
+    assert (e.value.path, e.value.reason) == (
+        str(index),
+        "weight_map entry for 'w' is not a file name",
+    )
+
+
+def test_every_name_the_index_lists_for_a_shard_is_looked_for(tmp_path):
+    save_file({"a": np.zeros(2, np.float32)}, str(tmp_path / "s.safetensors"))
+    index = tmp_path / "m.safetensors.index.json"
+    index.write_text(json.dumps({"weight_map": {"ghost": "s.safetensors", "a": "s.safetensors"}}))
+    with pytest.raises(CheckpointError) as e:
+        open_checkpoint(index)
+    assert (e.value.path, e.value.reason) == (
+        str(index),
+        "tensor 'ghost' is listed in the index but missing from shard 's.safetensors'",
+    )
+
+
+def test_shard_zero_or_past_the_count_is_not_part_of_the_series(tmp_path):
+    """Only 1..N of an N-file series are looked for: ``-00000-of-00002`` and ``-00003-of-00002``
+    lying beside it are not 'forgotten' shards."""
+    for name, t in (("m-00001-of-00002", "a"), ("m-00002-of-00002", "b")):
+        save_file({t: np.zeros(2, np.float32)}, str(tmp_path / f"{name}.safetensors"))
+    for stray in ("m-00000-of-00002", "m-00003-of-00002"):
+        save_file({"x": np.zeros(2, np.float32)}, str(tmp_path / f"{stray}.safetensors"))
+    index = tmp_path / "m.safetensors.index.json"
+    index.write_text(
+        json.dumps(
+            {
+                "weight_map": {
+                    "a": "m-00001-of-00002.safetensors",
+                    "b": "m-00002-of-00002.safetensors",
+                }
+            }
+        )
+    )
+    with open_checkpoint(index) as ckpt:
+        assert [t.name for t in ckpt.tensors] == ["a", "b"]
+    index.write_text(json.dumps({"weight_map": {"b": "m-00002-of-00002.safetensors"}}))
+    with pytest.raises(CheckpointError) as e:  # shard 1 forgotten: found
+        open_checkpoint(index)
+    assert e.value.path == str(index) and "m-00001-of-00002.safetensors" in e.value.reason

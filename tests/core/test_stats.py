@@ -259,3 +259,11 @@ def test_tiny_values_are_scaled_up_before_squaring(tmp_path):
     s = tensor_stats(ckpt, ckpt["x"])
     assert s.mean == pytest.approx(2e-200, rel=1e-15)
     assert s.std == pytest.approx(1e-200, rel=1e-15)
+
+
+def test_bin_edges_of_a_single_value_widen_around_it():
+    from inspector.core.stats import bin_edges
+
+    assert list(bin_edges(3.0, 3.0, 2)) == [2.5, 3.0, 3.5]
+    big = bin_edges(1e300, 1e300, 2)  # ±0.5 is lost at 1e300: widened relative to the value
+    assert big[0] < 1e300 < big[-1] and big[1] == 1e300
