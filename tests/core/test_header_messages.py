@@ -140,9 +140,10 @@ def _write(tmp_path, header: str, data_len: int):
     ],
 )
 def test_exact_reasons(tmp_path, header, data_len, reason):
+    path = _write(tmp_path, header, data_len)
     with pytest.raises(CheckpointError) as err:
-        read_header(_write(tmp_path, header, data_len))
-    assert err.value.reason == reason
+        read_header(path)
+    assert (err.value.path, err.value.reason) == (str(path), reason)
 
 
 def test_careful_parser_accepts_adjacent_tensors_and_refuses_overlap():
@@ -237,9 +238,10 @@ W = '{"w": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]%s}}'
     ],
 )
 def test_more_exact_reasons(tmp_path, header, data_len, reason):
+    path = _write(tmp_path, header, data_len)
     with pytest.raises(CheckpointError) as err:
-        read_header(_write(tmp_path, header, data_len))
-    assert err.value.reason == reason
+        read_header(path)
+    assert (err.value.path, err.value.reason) == (str(path), reason)
 
 
 @pytest.mark.parametrize(
@@ -262,3 +264,42 @@ def test_headers_that_open_on_either_path(tmp_path, header, metadata):
     assert len(h.tensors) == 1 and h.tensors[0].shape == (1,)
     assert h.metadata == metadata
     assert gc.isenabled()  # the fast path pauses the collector while decoding, never for good
+
+
+def test_a_device_is_named_as_one():
+    with pytest.raises(CheckpointError) as err:
+        read_header("/dev/null")
+    assert (err.value.path, err.value.reason) == (
+        "/dev/null",
+        "is a device, not a .safetensors file",
+    )
+
+
+def test_a_four_byte_file_is_still_recognised_by_its_magic(tmp_path):
+    p = tmp_path / "x.safetensors"
+    p.write_bytes(b"GGUF")
+    with pytest.raises(CheckpointError) as err:
+        read_header(p)
+    assert err.value.path == str(p) and "GGUF" in err.value.reason
+
+
+@pytest.mark.parametrize(
+    "header, reason",
+    [
+        (  # "\u0061" is "a": the second entry replaces the first, as in the reference's map
+            '{"a": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}, '
+            '"\\u0061": {"dtype": "F32", "shape": [1], "data_offsets": [4, 8]}}',
+            "tensor 'a': data_offsets starts at byte 4, leaving a gap after byte 0",
+        ),
+        (
+            '{"\\ud800": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}}',
+            "header is not valid JSON (a \\u escape encodes a lone surrogate, which is not "
+            "valid UTF-8)",
+        ),
+    ],
+)
+def test_names_written_with_escapes_are_judged_after_decoding(tmp_path, header, reason):
+    path = _write(tmp_path, header, 8)
+    with pytest.raises(CheckpointError) as err:
+        read_header(path)
+    assert (err.value.path, err.value.reason) == (str(path), reason)
