@@ -45,8 +45,9 @@ def test_one_pickle_is_opened_two_are_named(tmp_path):
     torch.save({"v": torch.zeros(2)}, tmp_path / "other.pt")
     with pytest.raises(AmbiguousCheckpointError) as e:
         open_checkpoint(tmp_path)
-    assert e.value.reason == (
-        "folder holds 2 PyTorch pickle files but no index.json to join them; open one file"
+    assert (e.value.path, e.value.reason) == (
+        str(tmp_path),
+        "folder holds 2 PyTorch pickle files but no index.json to join them; open one file",
     )
     assert sorted(e.value.choices) == [
         str(tmp_path / "other.pt"),
@@ -196,3 +197,22 @@ def test_shard_zero_or_past_the_count_is_not_part_of_the_series(tmp_path):
     with pytest.raises(CheckpointError) as e:  # shard 1 forgotten: found
         open_checkpoint(index)
     assert e.value.path == str(index) and "m-00001-of-00002.safetensors" in e.value.reason
+
+
+def test_a_folder_with_only_a_pickle_index_opens_it(tmp_path):
+    torch.save({"w": torch.zeros(2)}, tmp_path / "pytorch_model-00001-of-00001.bin")
+    _index(tmp_path, "pytorch_model.bin.index.json", "pytorch_model-00001-of-00001.bin")
+    with open_checkpoint(tmp_path) as ckpt:
+        assert ckpt.index_path == str(tmp_path / "pytorch_model.bin.index.json")
+        assert ckpt.path == ckpt.index_path
+        assert [t.name for t in ckpt.tensors] == ["w"]
+
+
+def test_long_index_names_are_clipped_in_the_choice_message(tmp_path):
+    long = "m" * 100
+    for variant in ("", ".fp16"):
+        _index(tmp_path, f"{long}.safetensors.index{variant}.json", "x.safetensors")
+    with pytest.raises(AmbiguousCheckpointError) as e:
+        open_checkpoint(tmp_path)
+    names = e.value.reason.removeprefix("holds 2 index files (").split("); ")[0].split(", ")
+    assert [len(n) for n in names] == [80, 80] and all(n.endswith("...") for n in names)
