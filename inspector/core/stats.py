@@ -89,7 +89,14 @@ class _Moments:
 
     def _merge(self, n: int, mean: float, m2: float, exp: int) -> None:
         total = self.count + n
-        e = max(self.exp, exp)
+        # the larger scale of the two; a side holding only zeros (or nothing) has no scale, and
+        # its exp of 0 would flush the other side's tiny M2 to zero
+        if self.m2 == 0.0 and self.mean == 0.0:
+            e = exp
+        elif m2 == 0.0 and mean == 0.0:
+            e = self.exp
+        else:
+            e = max(self.exp, exp)
         own = math.ldexp(self.m2, 2 * (self.exp - e))
         new = math.ldexp(m2, 2 * (exp - e))
         delta = math.ldexp(mean, -e) - math.ldexp(self.mean, -e)  # scaled: never overflows

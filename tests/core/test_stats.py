@@ -136,13 +136,17 @@ def test_stats_and_histogram_job_matches_the_core_and_is_cancellable(tmp_path):
 
 
 def _exact_moments(values):
-    """Mean and population std from exact rationals (the reference for huge magnitudes)."""
+    """Mean and population std from exact rationals, the root taken in 60-digit decimals (the
+    variance of huge or subnormal values is far outside float64: ~1e600 or ~1e-645)."""
+    from decimal import Context
     from fractions import Fraction
 
     xs = [Fraction(v) for v in values]
     mean = sum(xs) / len(xs)
     var = sum((x - mean) ** 2 for x in xs) / len(xs)
-    return float(mean), math.ldexp(math.sqrt(float(var / 4**1000)), 1000)  # var is ~1e600
+    ctx = Context(prec=60, Emin=-999999, Emax=999999)
+    std = ctx.sqrt(ctx.divide(var.numerator, var.denominator))
+    return float(mean), float(std)
 
 
 def test_huge_magnitudes_across_blocks_and_chunks(tmp_path, monkeypatch):
@@ -174,7 +178,7 @@ def test_subnormal_values_keep_their_std(tmp_path):
     mean, std = _exact_moments(values)
     assert (s.min, s.max) == (0.0, 1e-322)
     assert abs(s.mean - mean) <= 5e-324 and s.mean != 0.0
-    assert s.std == pytest.approx(std, rel=0.2)  # the std itself is subnormal: few bits
+    assert s.std == pytest.approx(std, rel=0.2, abs=0)  # the std itself is subnormal: few bits
 
 
 def test_histograms_over_many_chunks_complex_and_all_nan(tmp_path, monkeypatch):
@@ -257,8 +261,8 @@ def test_tiny_values_are_scaled_up_before_squaring(tmp_path):
     """1e-200 and 3e-200 (squares underflow to 0): the std is 1e-200, not 0."""
     ckpt = _write(tmp_path, x=torch.tensor([1e-200, 3e-200], dtype=torch.float64))
     s = tensor_stats(ckpt, ckpt["x"])
-    assert s.mean == pytest.approx(2e-200, rel=1e-15)
-    assert s.std == pytest.approx(1e-200, rel=1e-15)
+    assert s.mean == pytest.approx(2e-200, rel=1e-15, abs=0)
+    assert s.std == pytest.approx(1e-200, rel=1e-15, abs=0)
 
 
 def test_bin_edges_of_a_single_value_widen_around_it():
@@ -267,3 +271,17 @@ def test_bin_edges_of_a_single_value_widen_around_it():
     assert list(bin_edges(3.0, 3.0, 2)) == [2.5, 3.0, 3.5]
     big = bin_edges(1e300, 1e300, 2)  # ±0.5 is lost at 1e300: widened relative to the value
     assert big[0] < 1e300 < big[-1] and big[1] == 1e300
+
+
+@pytest.mark.parametrize(
+    "values", [[5e-324, 1.5e-323, 1e-322, 0.0], [0.0, 1e-200, 3e-200], [1e-200, 0.0, 3e-200, 0.0]]
+)
+def test_tiny_and_zero_blocks_merge_without_losing_the_std(tmp_path, monkeypatch, values):
+    """One value per block: a block of zeros has no scale of its own, so merging it (first or
+    after tiny ones) must keep the tiny blocks' spread."""
+    monkeypatch.setattr(stats_mod, "_STATS_BLOCK", 1)
+    ckpt = _write(tmp_path, x=torch.tensor(values, dtype=torch.float64))
+    s = tensor_stats(ckpt, ckpt["x"])
+    mean, std = _exact_moments(values)
+    assert s.mean == pytest.approx(mean, rel=1e-12, abs=0)
+    assert s.std == pytest.approx(std, rel=1e-12, abs=0)
