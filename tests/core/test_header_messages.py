@@ -303,3 +303,46 @@ def test_names_written_with_escapes_are_judged_after_decoding(tmp_path, header, 
     with pytest.raises(CheckpointError) as err:
         read_header(path)
     assert (err.value.path, err.value.reason) == (str(path), reason)
+
+
+@pytest.mark.parametrize(
+    "header, reason",
+    [
+        (
+            '{"w": {"dtype": "F32", "shape": "x", "data_offsets": [0, 4]}}',
+            "tensor 'w': shape must be a list of non-negative integers, got \"x\"",
+        ),
+        (  # a start of exactly u64::MAX is a valid offset, out of place
+            '{"w": {"dtype": "F32", "shape": [0], "data_offsets": '
+            "[18446744073709551615, 18446744073709551615]}}",
+            "tensor 'w': data_offsets starts at byte 18446744073709551615, leaving a gap after "
+            "byte 0",
+        ),
+        (  # the reference judges the dropped first entry of a repeated name
+            '{"w": {"dtype": "NOPE", "shape": [1], "data_offsets": [0, 4]}, '
+            '"w": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}}',
+            "tensor 'w': unknown dtype \"NOPE\"",
+        ),
+        (
+            '{"w": {"dtype": "F32", "dtype": "F32", "shape": [1], "data_offsets": [0, 4]}, '
+            '"w": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}}',
+            "tensor 'w': field 'dtype' appears twice",
+        ),
+        (  # four escaped colons balance the four colons of the dropped entry: still found
+            '{"w": {"dtype": "NOPE", "shape": [1], "data_offsets": [0, 4]}, '
+            '"__metadata__": {"k": "\\u003a\\u003a\\u003a\\u003a"}, '
+            '"w": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}}',
+            "tensor 'w': unknown dtype \"NOPE\"",
+        ),
+        (
+            '{"w": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}, '
+            '"x": [1.7976931348623158e308]}',
+            "header holds a number too large for a 64-bit float: 1.7976931348623158e308",
+        ),
+    ],
+)
+def test_careful_path_reasons(tmp_path, header, reason):
+    path = _write(tmp_path, header, 4)
+    with pytest.raises(CheckpointError) as err:
+        read_header(path)
+    assert (err.value.path, err.value.reason) == (str(path), reason)

@@ -159,11 +159,11 @@ def parse_header_text(path: str, text: str, *, data_start: int, file_size: int) 
     obj, _ = _load(path, text, track_repeats=False)
     if type(obj) is not dict or not _could_repeat_fields(text, obj):
         try:
-            return _build(path, text, obj, None, data_start, file_size)
+            return _build(path, obj, None, data_start, file_size)
         except _NeedRepeats:
             pass
     obj, repeats = _load(path, text, track_repeats=True)
-    return _build(path, text, obj, repeats or {}, data_start, file_size)
+    return _build(path, obj, repeats or {}, data_start, file_size)
 
 
 def _load(
@@ -188,7 +188,6 @@ def _load(
 
 def _build(
     path: str,
-    text: str,
     obj: Any,
     repeats: dict[int, tuple[Any, set[str], list[tuple[str, Any]]]] | None,
     data_start: int,
@@ -211,9 +210,9 @@ def _build(
                 )
 
     # a repeated tensor name keeps its last entry, but serde judged the earlier ones first
+    # (a repeated __metadata__ was refused above, so every dropped entry is a tensor's)
     for name, info in repeats.get(id(obj), ((), (), ()))[2] if repeats else ():
-        if name != "__metadata__":
-            _tensor_entry(path, name, info, repeats)
+        _tensor_entry(path, name, info, repeats)
     tensors = [_tensor_entry(path, name, info, repeats) for name, info in obj.items()]
     validate_layout(path, tensors, data_len=file_size - data_start)
     return Header(path, tensors, metadata, data_start, file_size)
