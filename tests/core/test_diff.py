@@ -345,3 +345,28 @@ def test_progress_counts_bytes_chunk_by_chunk_across_tensors(tmp_path, monkeypat
         (632, 632, ""),
     ]
     assert all(type(done) is int for done, _, _ in seen)
+
+
+def test_mixed_integer_dtypes_both_ways_zeros_and_a_smaller_unsigned(tmp_path):
+    """int64 against uint64 with the int64 file first, equal zeros across the two dtypes, and
+    an unsigned value below the signed one: each exact, both directions."""
+    big = 2**53
+    diffs = _by_name(
+        _diff_pair(
+            tmp_path,
+            {
+                "rev": torch.tensor([big, -1], dtype=torch.int64),
+                "zeros": torch.tensor([0, 5], dtype=torch.uint64),
+                "below": torch.tensor([1, 9], dtype=torch.uint64),
+            },
+            {
+                "rev": torch.tensor([big + 1, 0], dtype=torch.uint64),
+                "zeros": torch.tensor([0, 5], dtype=torch.int64),
+                "below": torch.tensor([4, 9], dtype=torch.int64),
+            },
+        )
+    )
+    assert (diffs["rev"].max_abs_diff, diffs["rev"].max_rel_diff) == (1.0, 1.0)
+    assert (str(diffs["zeros"].status), diffs["zeros"].max_abs_diff) == ("dtype_only", 0.0)
+    assert diffs["zeros"].max_rel_diff == 0.0
+    assert (diffs["below"].max_abs_diff, diffs["below"].max_rel_diff) == (3.0, 0.75)

@@ -285,3 +285,23 @@ def test_tiny_and_zero_blocks_merge_without_losing_the_std(tmp_path, monkeypatch
     mean, std = _exact_moments(values)
     assert s.mean == pytest.approx(mean, rel=1e-12, abs=0)
     assert s.std == pytest.approx(std, rel=1e-12, abs=0)
+
+
+@pytest.mark.parametrize(("dtype", "nbytes"), [("F4", 32), ("F6_E2M3", 48)])
+def test_progress_of_packed_tensors_counts_their_packed_bytes(tmp_path, monkeypatch, dtype, nbytes):
+    """A packed chunk arrives unpacked (one value per byte or more); progress counts the bytes
+    the file holds, so it ends exactly at the tensor's size."""
+    import json
+    import struct
+
+    monkeypatch.setattr(stats_mod, "STATS_CHUNK_BYTES", 12)
+    header = json.dumps({"p": {"dtype": dtype, "shape": [64], "data_offsets": [0, nbytes]}})
+    header += " " * (-len(header) % 8)
+    path = tmp_path / "p.safetensors"
+    path.write_bytes(struct.pack("<Q", len(header)) + header.encode() + bytes(nbytes))
+    seen: list[Progress] = []
+    with open_checkpoint(path) as ckpt:
+        run_job(compute_stats(ckpt), seen.append)
+    dones = [p.done for p in seen]
+    assert dones[-1] == nbytes and all(type(d) is int for d in dones)
+    assert dones == sorted(dones) and max(dones) == nbytes
