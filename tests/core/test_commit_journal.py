@@ -212,3 +212,21 @@ def test_a_folder_that_refuses_fsync_does_not_fail_the_commit(tmp_path, monkeypa
 
     monkeypatch.setattr(os, "fsync", refuse)
     fsync_dir(str(tmp_path))  # no exception
+
+
+def test_a_leftover_that_cannot_be_deleted_is_kept_quietly(tmp_path, monkeypatch):
+    """A dead save's temp in a folder where deleting fails (a read-only share, an immutable
+    file): the cleanup reports nothing removed instead of failing the save."""
+    import errno
+
+    (tmp_path / _partial("old")).write_text("leftover")
+    real = os.unlink
+
+    def refuse(path, *a, **kw):
+        if str(path).endswith(".partial"):
+            raise OSError(errno.EPERM, "Operation not permitted")
+        return real(path, *a, **kw)
+
+    monkeypatch.setattr(os, "unlink", refuse)
+    assert recover_folder(str(tmp_path)) == []
+    assert _files(tmp_path) == {_partial("old"): "leftover"}
