@@ -149,3 +149,102 @@ def test_legacy_storage_damage_is_worded(tmp_path, body, keys, says):
     with f, mm, pytest.raises(CheckpointError) as e:
         legacy_storage_spans("f", mm, 5, keys, {"a": 4})
     assert (e.value.path, e.value.reason) == ("f", says)
+
+
+def test_each_zip_refusal_names_its_file():
+    cases = [
+        ({"a/other.txt": b"x"}, "is a zip archive with no <folder>/data.pkl; not a torch.save checkpoint"),
+        ({"a/data.pkl": b"N.", "b/data.pkl": b"N."},
+         "is a zip archive with 2 <folder>/data.pkl; not a torch.save checkpoint"),
+    ]  # fmt: skip
+    for members, reason in cases:
+        with pytest.raises(CheckpointError) as e:
+            read_zip("f.pt", _zip(members))
+        assert (e.value.path, e.value.reason) == ("f.pt", reason)
+
+
+def test_a_member_behind_a_bad_local_header_or_cut_out_is_named():
+    """A local header that is not one, or a storage whose bytes were cut out of the middle of
+    the file (zipfile then computes offsets before the start: a seek to -20 escaped as a
+    ValueError, which the CLI misreported as a failed write to standard output)."""
+    raw = bytearray(_zip({"a/data.pkl": b"N.", "a/data/0": b"\x01" * 64}).getvalue())
+    local = raw.index(b"PK\x03\x04", raw.index(b"a/data/0") - 40)  # the storage's local header
+    central = raw.index(b"PK\x01\x02")
+    for damaged in (
+        bytes(raw[:local]) + b"XX" + bytes(raw[local + 2 :]),
+        bytes(raw[: local + 40]) + bytes(raw[central:]),
+    ):
+        with pytest.raises(CheckpointError) as e:
+            read_zip("f.pt", io.BytesIO(damaged))
+        assert (e.value.path, e.value.reason) == (
+            "f.pt",
+            "zip member a/data/0 has a damaged local header",
+        )
+
+
+def test_a_damaged_compressed_pickle_is_named():
+    buf = io.BytesIO()
+    payload = bytes(range(256)) * 64  # 16 KiB that deflate cannot shrink much
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("a/data.pkl", payload)
+    raw = bytearray(buf.getvalue())
+    start = raw.index(b"a/data.pkl") + len("a/data.pkl")
+    raw[start + 100 : start + 140] = b"\xff" * 40  # inside the deflate stream
+    with pytest.raises(CheckpointError) as e:
+        read_zip("f.pt", io.BytesIO(bytes(raw)))
+    assert e.value.path == "f.pt" and e.value.reason.startswith("cannot read a/data.pkl (")
+
+
+def test_a_local_header_with_a_long_extra_field_is_skipped_exactly():
+    """Name and extra lengths are unsigned 16-bit: an extra field over 32 KiB still puts the
+    data where it is."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_STORED) as zf:
+        zf.writestr("a/data.pkl", b"N.")
+        info = zipfile.ZipInfo("a/data/0")
+        pad = 40_000
+        info.extra = struct.pack("<HH", 0xCAFE, pad) + b"\0" * pad
+        zf.writestr(info, b"\x01\x02\x03\x04")
+    buf.seek(0)
+    layout = read_zip("f.pt", buf)
+    span = layout.storages["0"]
+    assert buf.getvalue()[span.offset : span.offset + span.nbytes] == b"\x01\x02\x03\x04"
+
+
+def _with_size(raw: bytes, member: bytes, size: int) -> bytes:
+    """The archive with ``member``'s size in its central directory entry forged to ``size``."""
+    out = bytearray(raw)
+    entry = out.index(member, out.index(b"PK\x01\x02")) - 46
+    assert out[entry : entry + 4] == b"PK\x01\x02"
+    out[entry + 20 : entry + 28] = struct.pack("<II", size, size)
+    return bytes(out)
+
+
+def test_a_storage_whose_size_runs_past_the_end_of_the_file_is_named():
+    raw = _zip({"a/data.pkl": b"N.", "a/data/0": b"\x01" * 64}).getvalue()
+    fits = read_zip("f.pt", io.BytesIO(raw)).storages["0"]
+    room = len(raw) - fits.offset  # bytes from the storage's start to the end of the file
+    assert (
+        read_zip("f.pt", io.BytesIO(_with_size(raw, b"a/data/0", room))).storages["0"].nbytes
+        == room
+    )
+    with pytest.raises(CheckpointError) as e:
+        read_zip("f.pt", io.BytesIO(_with_size(raw, b"a/data/0", room + 1)))
+    assert (e.value.path, e.value.reason) == (
+        "f.pt",
+        "zip member a/data/0 runs past the end of the file (truncated?)",
+    )
+
+
+def test_a_damaged_extra_pickle_is_named():
+    buf = io.BytesIO()
+    payload = bytes(range(256)) * 64
+    with zipfile.ZipFile(buf, "w") as zf:
+        zf.writestr("a/data.pkl", b"N.")
+        zf.writestr("a/extra.pkl", payload, compress_type=zipfile.ZIP_DEFLATED)
+    raw = bytearray(buf.getvalue())
+    start = raw.index(b"a/extra.pkl") + len("a/extra.pkl")
+    raw[start + 100 : start + 140] = b"\xff" * 40
+    with pytest.raises(CheckpointError) as e:
+        read_zip("f.pt", io.BytesIO(bytes(raw)))
+    assert e.value.path == "f.pt" and e.value.reason.startswith("cannot read a/extra.pkl (")

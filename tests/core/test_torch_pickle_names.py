@@ -130,3 +130,23 @@ def test_keys_nest_sixteen_deep_and_no_deeper():
         check_key(("a", ("b", [1])))  # a list deep inside a tuple: not hashable
     assert str(e.value) == "uses a list as a dict key or set item"
     assert check_key(frozenset({("a", 1)})) == frozenset({("a", 1)})
+
+
+def test_a_cycle_at_the_top_and_a_long_key_and_a_contiguous_3d_tensor():
+    nameless: dict = {}
+    nameless[""] = nameless  # closes under an empty name
+    with pytest.raises(PickleError) as e:
+        flatten(nameless)
+    assert str(e.value) == "contains itself (a cycle at the top level)"
+    top: dict = {}
+    top["x"] = top
+    with pytest.raises(PickleError) as e:
+        flatten(top)
+    assert str(e.value) == "contains itself (a cycle at x)"
+    _t, values = flatten({("k" * 116,): 1, ("j" * 115,): 2})  # key reprs of 121 and 120
+    names = sorted(v.name for v in values)
+    assert names == ["('" + "j" * 115 + "',)", "('" + "k" * 116 + "'" + "…"]
+    # a contiguous 3-D view is a plain byte range (streamed), not a gathered strided one
+    rec = TensorRecord(StorageRef("0", DTYPES["F32"], 24), DTYPES["F32"], 0, (2, 3, 4), (12, 4, 1))
+    t = place_tensor("m.pt", "t", rec, lambda _key: StorageSpan(0, 96))
+    assert (type(t), t.data_offsets) == (TensorInfo, (0, 96))

@@ -352,3 +352,9 @@ def test_a_long_error_is_cut_to_its_first_line_and_200_characters():
     with pytest.raises(PickleError) as e:
         run(b"cm\nn\n.", Wordy())
     assert str(e.value) == "malformed pickle at byte 5: " + "x" * 200
+
+
+def test_empty_text_lines_of_protocol_0():
+    """An empty UNICODE line and a quoted empty STRING are values, not damage."""
+    assert run(b"V\n.") == "" and run(b"S''\n.") == "" and run(b'S""\n.') == ""
+    assert pickle.loads(b"V\n.") == "" and pickle.loads(b"S''\n.", encoding="latin1") == ""

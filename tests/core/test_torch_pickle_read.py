@@ -257,4 +257,31 @@ def test_two_tensors_named_alike_once_joined_are_refused(tmp_path):
     torch.save({"a.b": torch.ones(1), "a": {"b": torch.zeros(1)}}, path)
     with pytest.raises(CheckpointError) as e:
         read_pickle_checkpoint(str(path))
-    assert e.value.reason == "two tensors are both named 'a.b' once keys are joined with dots"
+    assert (e.value.path, e.value.reason) == (
+        str(path),
+        "two tensors are both named 'a.b' once keys are joined with dots",
+    )
+
+
+def test_a_legacy_header_or_key_list_that_is_wrong_names_the_file(tmp_path):
+    from inspector.core.torch_pickle.archive import LEGACY_MAGIC
+    from inspector.core.torch_pickle.machine import PickleMachine
+    from inspector.core.torch_pickle.policies import LoadPolicy
+
+    path = tmp_path / "old.pt"
+    path.write_bytes(b"".join(pickle.dumps(v, protocol=2) for v in (LEGACY_MAGIC, 1000, {})))
+    with pytest.raises(CheckpointError) as e:
+        read_pickle_checkpoint(str(path))
+    assert (e.value.path, e.value.reason) == (
+        str(path),
+        "uses torch legacy protocol 1000; only 1001 is known",
+    )
+    torch.save({"w": torch.ones(4)}, path, _use_new_zipfile_serialization=False)
+    data = path.read_bytes()
+    pos = 0
+    for _ in range(4):  # magic, protocol, system info, the object: the key list starts here
+        _obj, pos = PickleMachine(data, LoadPolicy()).run(pos)
+    path.write_bytes(data[: pos + 3])
+    with pytest.raises(CheckpointError) as e:
+        read_pickle_checkpoint(str(path))
+    assert e.value.path == str(path) and e.value.reason.startswith("pickle ")

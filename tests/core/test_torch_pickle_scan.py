@@ -194,3 +194,19 @@ def test_every_scan_result_and_refusal_names_its_file(tmp_path):
     scan = scan_file(str(bad))
     assert (scan.path, scan.format) == (str(bad), "torch zip")
     assert scan.error == "pickle unknown pickle opcode 0xff at byte 13"
+
+
+def test_a_refused_or_damaged_file_still_names_itself_in_the_scan(tmp_path):
+    import os as _os
+
+    from inspector.core.torch_pickle.scan import scan_file
+
+    fifo = tmp_path / "pipe.pt"
+    _os.mkfifo(fifo)
+    damaged = tmp_path / "damaged.pt"
+    damaged.write_bytes(b"PK\x03\x04 not a zip at all")
+    text = tmp_path / "notes.bin"
+    text.write_bytes(b"hello, not a checkpoint")
+    for path, fmt in ((fifo, "unknown"), (damaged, "torch zip"), (text, "unknown")):
+        result = scan_file(str(path))
+        assert (result.path, result.format, bool(result.error)) == (str(path), fmt, True)

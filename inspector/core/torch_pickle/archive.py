@@ -111,6 +111,8 @@ def _read_member(path: str, zf: zipfile.ZipFile, info: zipfile.ZipInfo, limit: i
 
 def _data_offset(path: str, fh: Any, info: zipfile.ZipInfo) -> int:
     """Absolute offset of a member's bytes: after its local header's name and extra field."""
+    if info.header_offset < 0:  # zipfile shifts offsets by what it thinks was cut or prepended
+        raise CheckpointError(path, f"zip member {info.filename} has a damaged local header")
     fh.seek(info.header_offset)
     local = fh.read(30)
     if len(local) != 30 or local[:4] != b"PK\x03\x04":
