@@ -201,3 +201,5 @@ def test_containers_and_numbers_are_rebuilt_or_refused_exactly():
         ALLOWED["builtins.set"].call(([[1]],))
     assert ALLOWED["builtins.complex"].call((1.0, 2.0)) == 1 + 2j
     assert ALLOWED["builtins.complex"].call((3,)) == 3 + 0j
+    encode = ALLOWED["_codecs.encode"]
+    assert encode.call(("é", "latin1")) == b"\xe9" and encode.call(("é",)) == b"\xc3\xa9"
