@@ -346,3 +346,18 @@ def test_careful_path_reasons(tmp_path, header, reason):
     with pytest.raises(CheckpointError) as err:
         read_header(path)
     assert (err.value.path, err.value.reason) == (str(path), reason)
+
+
+@pytest.mark.parametrize(
+    "dtype, reason",
+    [
+        ('["F32"]', "tensor 'w': unknown dtype [\"F32\"]"),  # one item, but not a map
+        ('"X"', "tensor 'w': unknown dtype \"X\""),  # one character
+        ("[1]", "tensor 'w': unknown dtype [1]"),
+    ],
+)
+def test_a_one_item_dtype_that_is_not_a_map_is_unknown(tmp_path, dtype, reason):
+    path = _write(tmp_path, '{"w": {"dtype": %s, "shape": [1], "data_offsets": [0, 4]}}' % dtype, 4)
+    with pytest.raises(CheckpointError) as err:
+        read_header(path)
+    assert (err.value.path, err.value.reason) == (str(path), reason)
