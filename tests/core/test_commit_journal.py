@@ -230,3 +230,21 @@ def test_a_leftover_that_cannot_be_deleted_is_kept_quietly(tmp_path, monkeypatch
     monkeypatch.setattr(os, "unlink", refuse)
     assert recover_folder(str(tmp_path)) == []
     assert _files(tmp_path) == {_partial("old"): "leftover"}
+
+
+def test_a_fifo_named_like_a_temp_does_not_block_the_cleanup(tmp_path):
+    """Opening a FIFO for reading waits for a writer: the cleanup opens without blocking, so it
+    returns (and, named like our temp and held by no save, the FIFO goes as a leftover)."""
+    import threading
+
+    fifo = tmp_path / _partial("pipe")
+    os.mkfifo(fifo)
+    done = []
+    t = threading.Thread(target=lambda: done.append(recover_folder(str(tmp_path))), daemon=True)
+    t.start()
+    t.join(10)
+    blocked = t.is_alive()
+    if blocked:  # release the blocked open before failing
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        t.join(5)
+    assert not blocked and done == [[str(fifo)]], "recover_folder blocked on a FIFO"

@@ -99,3 +99,19 @@ def test_the_report_gets_the_source_s_permissions(tmp_path):
     )
     assert os.stat(tmp_path / "r.json").st_mode & 0o777 == 0o600
     assert os.stat(tmp_path / "o.safetensors").st_mode & 0o777 == 0o600
+
+
+def test_a_large_tensor_after_small_ones_keeps_the_file_order(tmp_path):
+    """Small tensors are batched before they are handed to the writer; a large one arriving
+    while some are waiting must not overtake them."""
+    g = torch.Generator().manual_seed(5)
+    sd = {
+        "a": torch.randn(10, generator=g),
+        "b": torch.randn(3, generator=g),
+        "c": torch.randn(3 << 20, generator=g),  # 12 MiB: chunks past the batch limit
+    }
+    save_file(sd, tmp_path / "m.safetensors")
+    _cast(tmp_path / "m.safetensors", tmp_path / "o.safetensors")
+    out = load_file(str(tmp_path / "o.safetensors"))
+    for name, t in sd.items():
+        assert torch.equal(out[name], t.to(torch.float16)), name

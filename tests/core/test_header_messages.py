@@ -357,7 +357,8 @@ def test_careful_path_reasons(tmp_path, header, reason):
     ],
 )
 def test_a_one_item_dtype_that_is_not_a_map_is_unknown(tmp_path, dtype, reason):
-    path = _write(tmp_path, '{"w": {"dtype": %s, "shape": [1], "data_offsets": [0, 4]}}' % dtype, 4)
+    header = '{"w": {"dtype": ' + dtype + ', "shape": [1], "data_offsets": [0, 4]}}'
+    path = _write(tmp_path, header, 4)
     with pytest.raises(CheckpointError) as err:
         read_header(path)
     assert (err.value.path, err.value.reason) == (str(path), reason)
