@@ -355,18 +355,21 @@ def test_mixed_integer_dtypes_both_ways_zeros_and_a_smaller_unsigned(tmp_path):
         _diff_pair(
             tmp_path,
             {
-                "rev": torch.tensor([big, -1], dtype=torch.int64),
+                "rev": torch.tensor([big, 7], dtype=torch.int64),
+                "rev_neg": torch.tensor([-1, 7], dtype=torch.int64),
                 "zeros": torch.tensor([0, 5], dtype=torch.uint64),
                 "below": torch.tensor([1, 9], dtype=torch.uint64),
             },
             {
-                "rev": torch.tensor([big + 1, 0], dtype=torch.uint64),
+                "rev": torch.tensor([big + 1, 7], dtype=torch.uint64),
+                "rev_neg": torch.tensor([0, 7], dtype=torch.uint64),
                 "zeros": torch.tensor([0, 5], dtype=torch.int64),
                 "below": torch.tensor([4, 9], dtype=torch.int64),
             },
         )
     )
-    assert (diffs["rev"].max_abs_diff, diffs["rev"].max_rel_diff) == (1.0, 1.0)
+    assert (diffs["rev"].max_abs_diff, diffs["rev"].max_rel_diff) == (1.0, 1.0 / float(big + 1))
+    assert (diffs["rev_neg"].max_abs_diff, diffs["rev_neg"].max_rel_diff) == (1.0, 1.0)
     assert (str(diffs["zeros"].status), diffs["zeros"].max_abs_diff) == ("dtype_only", 0.0)
     assert diffs["zeros"].max_rel_diff == 0.0
     assert (diffs["below"].max_abs_diff, diffs["below"].max_rel_diff) == (3.0, 0.75)

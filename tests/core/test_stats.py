@@ -303,5 +303,16 @@ def test_progress_of_packed_tensors_counts_their_packed_bytes(tmp_path, monkeypa
     with open_checkpoint(path) as ckpt:
         run_job(compute_stats(ckpt), seen.append)
     dones = [p.done for p in seen]
-    assert dones[-1] == nbytes and all(type(d) is int for d in dones)
-    assert dones == sorted(dones) and max(dones) == nbytes
+    assert dones == [0, *range(12, nbytes, 12), nbytes, nbytes]  # 12-byte chunks, then the end
+    assert all(type(d) is int for d in dones)
+
+
+def test_a_tiny_block_then_a_normal_one_centred_on_zero(tmp_path, monkeypatch):
+    """A block whose mean is 0 but whose spread is not ([-1, 1]) has a scale of its own."""
+    monkeypatch.setattr(stats_mod, "_STATS_BLOCK", 2)
+    values = [1e-300, 5e-301, -1.0, 1.0]
+    ckpt = _write(tmp_path, x=torch.tensor(values, dtype=torch.float64))
+    s = tensor_stats(ckpt, ckpt["x"])
+    mean, std = _exact_moments(values)
+    assert s.mean == pytest.approx(mean, rel=1e-12, abs=1e-300)
+    assert s.std == pytest.approx(std, rel=1e-12, abs=0)

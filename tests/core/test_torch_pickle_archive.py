@@ -85,6 +85,10 @@ def test_zip_damage_is_worded():
     with pytest.raises(CheckpointError) as e:
         read_zip("f.pt", _zip({"a/code/x.py": b"", "a/data.pkl": b"N."}))
     assert e.value.reason.startswith("this is a TorchScript archive (torch.jit.save: code plus")
+    with pytest.raises(CheckpointError) as e:  # constants without code: TorchScript too
+        read_zip("f.pt", _zip({"a/constants.pkl": b"N.", "a/data.pkl": b"N."}))
+    assert e.value.path == "f.pt"
+    assert e.value.reason.startswith("this is a TorchScript archive (torch.jit.save: code plus")
 
 
 def test_a_tar_checkpoint_is_recognised_by_its_header():
@@ -247,4 +251,13 @@ def test_a_damaged_extra_pickle_is_named():
     raw[start + 100 : start + 140] = b"\xff" * 40
     with pytest.raises(CheckpointError) as e:
         read_zip("f.pt", io.BytesIO(bytes(raw)))
-    assert e.value.path == "f.pt" and e.value.reason.startswith("cannot read a/extra.pkl (")
+    assert (e.value.path, e.value.reason) == (
+        "f.pt",
+        "cannot read a/extra.pkl (Error -3 while decompressing data: invalid distance too far back)",
+    )
+
+
+def test_a_storage_stored_first_in_the_zip_is_read_at_offset_zero():
+    buf = _zip({"a/data/0": b"\x05\x06", "a/data.pkl": b"N."})
+    span = read_zip("f.pt", buf).storages["0"]
+    assert buf.getvalue()[span.offset : span.offset + span.nbytes] == b"\x05\x06"
