@@ -41,8 +41,9 @@ def test_a_pickle_is_not_written_under_a_pickle_name(tmp_path, name):
     torch.save({"w": torch.ones(2)}, tmp_path / "weights.pt")
     with pytest.raises(CheckpointError) as e:
         _cast(tmp_path / "weights.pt", tmp_path / name)
-    assert e.value.reason == (
-        "the output is safetensors (a pickle input is converted); name it .safetensors"
+    assert (e.value.path, e.value.reason) == (
+        str(tmp_path / name),
+        "the output is safetensors (a pickle input is converted); name it .safetensors",
     )
 
 
@@ -56,6 +57,7 @@ def test_a_sharded_input_is_not_written_to_a_safetensors_file_name(tmp_path):
     )
     with pytest.raises(CheckpointError) as e:
         _cast(src / "m.safetensors.index.json", tmp_path / "new.safetensors")
+    assert e.value.path == str(tmp_path / "new.safetensors")
     assert e.value.reason == (
         "the input has 2 shards, so the output is a folder (weights, index and model files); "
         "give a folder name, not a .safetensors file name"
@@ -115,3 +117,36 @@ def test_a_large_tensor_after_small_ones_keeps_the_file_order(tmp_path):
     out = load_file(str(tmp_path / "o.safetensors"))
     for name, t in sd.items():
         assert torch.equal(out[name], t.to(torch.float16)), name
+
+
+def test_a_model_folder_is_not_written_to_a_safetensors_file_name(tmp_path):
+    src = tmp_path / "model"
+    src.mkdir()
+    save_file({"w": torch.ones(2)}, src / "model.safetensors")
+    with pytest.raises(CheckpointError) as e:
+        _cast(src, tmp_path / "out.safetensors")
+    assert (e.value.path, e.value.reason) == (
+        str(tmp_path / "out.safetensors"),
+        "the input is a model folder, so the output is a folder (weights, index and model "
+        "files); give a folder name, not a .safetensors file name",
+    )
+
+
+def test_a_report_file_asked_for_gets_the_numbers_even_without_report(tmp_path):
+    save_file({"w": torch.tensor([1.0001, 2.0])}, tmp_path / "m.safetensors")
+    _cast(
+        tmp_path / "m.safetensors",
+        tmp_path / "o.safetensors",
+        report=False,
+        report_path=str(tmp_path / "r.json"),
+    )
+    (row,) = json.loads((tmp_path / "r.json").read_text())["tensors"]
+    assert row["max_abs_err"] is not None and row["lossless"] is False
+
+
+def test_an_odd_sized_strided_pickle_view_is_cast_bit_for_bit(tmp_path):
+    """A transposed 3×3 F32 view: 36 bytes, gathered and cast like any other tensor."""
+    t = torch.arange(9, dtype=torch.float32).reshape(3, 3).t() / 3
+    torch.save({"t": t}, tmp_path / "v.pt")
+    _cast(tmp_path / "v.pt", tmp_path / "o.safetensors")
+    assert torch.equal(load_file(str(tmp_path / "o.safetensors"))["t"], t.to(torch.float16))
