@@ -150,3 +150,17 @@ def test_an_odd_sized_strided_pickle_view_is_cast_bit_for_bit(tmp_path):
     torch.save({"t": t}, tmp_path / "v.pt")
     _cast(tmp_path / "v.pt", tmp_path / "o.safetensors")
     assert torch.equal(load_file(str(tmp_path / "o.safetensors"))["t"], t.to(torch.float16))
+
+
+def test_a_source_truncated_after_opening_names_itself_in_the_cast(tmp_path):
+    src = tmp_path / "m.safetensors"
+    save_file({"w": torch.ones(4096)}, src)
+    with open_checkpoint(src) as ckpt:
+        os.truncate(src, 9000)
+        with pytest.raises(CheckpointError) as e:
+            run_job(cast_checkpoint(ckpt, F16, str(tmp_path / "o.safetensors")))
+    assert (e.value.path, e.value.reason) == (
+        str(src),
+        "file is shorter than its header says (truncated while reading)",
+    )
+    assert not (tmp_path / "o.safetensors").exists()
