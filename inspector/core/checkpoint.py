@@ -190,20 +190,26 @@ def read_byte_chunks(
     With ``buf`` every chunk is read into it (valid until the next one: memory stays at one
     chunk, which mmap would not give); without, each chunk is a new array that may be kept.
     """
-    fh.seek(start)
+    try:
+        fh.seek(start)
+    except OSError as e:  # a disk error is the file's, not standard output's (the CLI's guess)
+        raise CheckpointError(path, f"cannot read: {_why(e)}") from None
     pos = start
     while pos < end:
         n = min(chunk, end - pos)
         arr = buf[:n] if buf is not None else np.empty(n, dtype=np.uint8)
         view = memoryview(arr)
-        got = fh.readinto(view) or 0
-        while got < n:
-            more = fh.readinto(view[got:])
-            if not more:
-                raise CheckpointError(
-                    path, "file is shorter than its header says (truncated while reading)"
-                )
-            got += more
+        try:
+            got = fh.readinto(view) or 0
+            while got < n:
+                more = fh.readinto(view[got:])
+                if not more:
+                    raise CheckpointError(
+                        path, "file is shorter than its header says (truncated while reading)"
+                    )
+                got += more
+        except OSError as e:
+            raise CheckpointError(path, f"cannot read: {_why(e)}") from None
         pos += n
         yield arr
 

@@ -258,3 +258,22 @@ def test_a_file_truncated_while_reading_is_named(tmp_path):
             list(chunks)
     assert e.value.path == str(tmp_path / "m.safetensors")
     assert e.value.reason == "file is shorter than its header says (truncated while reading)"
+
+
+def test_a_read_error_names_the_file_it_came_from():
+    """EIO from a failing disk is the checkpoint's problem; left as a bare OSError, the CLI
+    took it for a failed write to standard output."""
+    import errno
+
+    from inspector.core.checkpoint import read_byte_chunks
+
+    class FailingDisk:
+        def seek(self, pos):
+            return pos
+
+        def readinto(self, view):
+            raise OSError(errno.EIO, "Input/output error")
+
+    with pytest.raises(CheckpointError) as e:
+        list(read_byte_chunks(FailingDisk(), "m.safetensors", 0, 16, 8))
+    assert (e.value.path, e.value.reason) == ("m.safetensors", "cannot read: Input/output error")
