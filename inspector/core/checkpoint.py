@@ -198,20 +198,24 @@ def read_byte_chunks(
     while pos < end:
         n = min(chunk, end - pos)
         arr = buf[:n] if buf is not None else np.empty(n, dtype=np.uint8)
-        view = memoryview(arr)
-        try:
-            got = fh.readinto(view) or 0
-            while got < n:
-                more = fh.readinto(view[got:])
-                if not more:
-                    raise CheckpointError(
-                        path, "file is shorter than its header says (truncated while reading)"
-                    )
-                got += more
-        except OSError as e:
-            raise CheckpointError(path, f"cannot read: {_why(e)}") from None
+        _fill(fh, path, memoryview(arr))
         pos += n
         yield arr
+
+
+def _fill(fh: BinaryIO, path: str, view: memoryview) -> None:
+    """Read exactly ``len(view)`` bytes into ``view``; a short file or a disk error is named."""
+    got = 0
+    try:
+        while got < len(view):
+            more = fh.readinto(view[got:])
+            if not more:
+                raise CheckpointError(
+                    path, "file is shorter than its header says (truncated while reading)"
+                )
+            got += more
+    except OSError as e:
+        raise CheckpointError(path, f"cannot read: {_why(e)}") from None
 
 
 def unpack(raw: np.ndarray, dtype: DType) -> np.ndarray:

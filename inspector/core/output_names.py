@@ -12,6 +12,7 @@ import os
 
 PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt")
 PICKLE_METADATA = {"format": "pt"}  # what transformers expects of a converted checkpoint
+_TORCH_STEM = "pytorch_model"
 
 
 def safetensors_name(rel: str) -> str:
@@ -30,6 +31,3 @@ def _transformers_stem(name: str) -> str:
     if name.startswith(_TORCH_STEM):
         return "model" + name[len(_TORCH_STEM) :]
     return name
-
-
-_TORCH_STEM = "pytorch_model"
