@@ -19,6 +19,13 @@ def _write(tmp_path, header: str, data_len: int):
     return p
 
 
+def _refused(path) -> tuple[str | None, str]:
+    """The file a refusal names and its reason."""
+    with pytest.raises(CheckpointError) as e:
+        read_header(path)
+    return e.value.path, e.value.reason
+
+
 @pytest.mark.parametrize(
     "header, data_len, reason",
     [
@@ -141,9 +148,7 @@ def _write(tmp_path, header: str, data_len: int):
 )
 def test_exact_reasons(tmp_path, header, data_len, reason):
     path = _write(tmp_path, header, data_len)
-    with pytest.raises(CheckpointError) as err:
-        read_header(path)
-    assert (err.value.path, err.value.reason) == (str(path), reason)
+    assert _refused(path) == (str(path), reason)
 
 
 def test_careful_parser_accepts_adjacent_tensors_and_refuses_overlap():
@@ -239,9 +244,7 @@ W = '{"w": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]%s}}'
 )
 def test_more_exact_reasons(tmp_path, header, data_len, reason):
     path = _write(tmp_path, header, data_len)
-    with pytest.raises(CheckpointError) as err:
-        read_header(path)
-    assert (err.value.path, err.value.reason) == (str(path), reason)
+    assert _refused(path) == (str(path), reason)
 
 
 @pytest.mark.parametrize(
@@ -267,9 +270,7 @@ def test_headers_that_open_on_either_path(tmp_path, header, metadata):
 
 
 def test_a_device_is_named_as_one():
-    with pytest.raises(CheckpointError) as err:
-        read_header("/dev/null")
-    assert (err.value.path, err.value.reason) == (
+    assert _refused("/dev/null") == (
         "/dev/null",
         "is a device, not a .safetensors file",
     )
@@ -300,9 +301,7 @@ def test_a_four_byte_file_is_still_recognised_by_its_magic(tmp_path):
 )
 def test_names_written_with_escapes_are_judged_after_decoding(tmp_path, header, reason):
     path = _write(tmp_path, header, 8)
-    with pytest.raises(CheckpointError) as err:
-        read_header(path)
-    assert (err.value.path, err.value.reason) == (str(path), reason)
+    assert _refused(path) == (str(path), reason)
 
 
 @pytest.mark.parametrize(
@@ -343,9 +342,7 @@ def test_names_written_with_escapes_are_judged_after_decoding(tmp_path, header, 
 )
 def test_careful_path_reasons(tmp_path, header, reason):
     path = _write(tmp_path, header, 4)
-    with pytest.raises(CheckpointError) as err:
-        read_header(path)
-    assert (err.value.path, err.value.reason) == (str(path), reason)
+    assert _refused(path) == (str(path), reason)
 
 
 @pytest.mark.parametrize(
@@ -359,6 +356,4 @@ def test_careful_path_reasons(tmp_path, header, reason):
 def test_a_one_item_dtype_that_is_not_a_map_is_unknown(tmp_path, dtype, reason):
     header = '{"w": {"dtype": ' + dtype + ', "shape": [1], "data_offsets": [0, 4]}}'
     path = _write(tmp_path, header, 4)
-    with pytest.raises(CheckpointError) as err:
-        read_header(path)
-    assert (err.value.path, err.value.reason) == (str(path), reason)
+    assert _refused(path) == (str(path), reason)

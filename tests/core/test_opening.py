@@ -15,6 +15,13 @@ from inspector.core.errors import AmbiguousCheckpointError, CheckpointError
 torch = pytest.importorskip("torch")
 
 
+def _refused(path) -> tuple[str | None, str]:
+    """The file a refusal names and its reason."""
+    with pytest.raises(CheckpointError) as e:
+        open_checkpoint(path)
+    return e.value.path, e.value.reason
+
+
 def _index(folder, name, shard):
     (folder / name).write_text(json.dumps({"metadata": {}, "weight_map": {"w": shard}}))
 
@@ -81,9 +88,7 @@ def test_an_index_of_exactly_100_mb_opens_one_byte_more_does_not(tmp_path):
     with open_checkpoint(index) as ckpt:
         assert [t.name for t in ckpt.tensors] == ["w"]
     index.write_bytes(body + b" " * (MAX_INDEX_BYTES - len(body)) + b"}")
-    with pytest.raises(CheckpointError) as e:
-        open_checkpoint(index)
-    assert (e.value.path, e.value.reason) == (
+    assert _refused(index) == (
         str(index),
         "index file is over 100 MB; not a safetensors index",
     )
@@ -102,9 +107,7 @@ def test_an_index_of_exactly_100_mb_opens_one_byte_more_does_not(tmp_path):
 )
 def test_shard_names_that_leave_the_folder_or_are_not_plain_are_refused(tmp_path, shard, says):
     _index(tmp_path, "m.safetensors.index.json", shard)
-    with pytest.raises(CheckpointError) as e:
-        open_checkpoint(tmp_path / "m.safetensors.index.json")
-    assert (e.value.path, e.value.reason) == (
+    assert _refused(tmp_path / "m.safetensors.index.json") == (
         str(tmp_path / "m.safetensors.index.json"),
         f"shard {shard!r} {says}",
     )
@@ -153,9 +156,7 @@ def test_several_safetensors_files_are_offered_as_choices(tmp_path):
 def test_a_weight_map_entry_that_is_not_a_file_name(tmp_path, shard):
     index = tmp_path / "m.safetensors.index.json"
     index.write_text(json.dumps({"weight_map": {"w": shard}}))
-    with pytest.raises(CheckpointError) as e:
-        open_checkpoint(index)
-    assert (e.value.path, e.value.reason) == (
+    assert _refused(index) == (
         str(index),
         "weight_map entry for 'w' is not a file name",
     )
@@ -165,9 +166,7 @@ def test_every_name_the_index_lists_for_a_shard_is_looked_for(tmp_path):
     save_file({"a": np.zeros(2, np.float32)}, str(tmp_path / "s.safetensors"))
     index = tmp_path / "m.safetensors.index.json"
     index.write_text(json.dumps({"weight_map": {"ghost": "s.safetensors", "a": "s.safetensors"}}))
-    with pytest.raises(CheckpointError) as e:
-        open_checkpoint(index)
-    assert (e.value.path, e.value.reason) == (
+    assert _refused(index) == (
         str(index),
         "tensor 'ghost' is listed in the index but missing from shard 's.safetensors'",
     )
