@@ -141,3 +141,25 @@ def test_a_config_of_exactly_the_config_limit_is_still_cast(tmp_path):
         copy_companions(writer, str(src), str(out), DTYPES["F16"])
         writer.commit()
     assert json.loads((out / "config.json").read_text()) == {"torch_dtype": "float16"}
+
+
+def test_a_big_companion_is_copied_in_pieces_not_held_whole(tmp_path):
+    """A 64 MiB tokenizer is streamed: Python's own allocations stay at a few MiB (tracemalloc
+    counts bytes objects, so one whole read would show 64 MiB)."""
+    import tracemalloc
+
+    src, out = tmp_path / "src", tmp_path / "out"
+    src.mkdir()
+    out.mkdir()
+    with open(src / "tokenizer.json", "wb") as f:
+        f.truncate(64 << 20)  # sparse
+    tracemalloc.start()
+    try:
+        with AtomicWriter() as writer:
+            copy_companions(writer, str(src), str(out), None)
+            writer.commit()
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert (out / "tokenizer.json").stat().st_size == 64 << 20
+    assert peak < 8 << 20, f"peak {peak / (1 << 20):.1f} MiB"
