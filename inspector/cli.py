@@ -13,7 +13,15 @@ import sys
 from collections.abc import Sequence
 
 from .cli_model import FolderConfig, cmd_lint, config_line, intended_globs, resolve_target
-from .cli_output import clip, make_streams_safe, out, printable, symbol
+from .cli_output import (
+    StdoutError,
+    clip,
+    make_streams_safe,
+    out,
+    printable,
+    stdout_errors_tagged,
+    symbol,
+)
 from .cli_parser import PROG, UsageError, _build_gui_parser, _build_sub_parser
 from .cli_scan import cmd_scan
 from .cli_signals import Terminated, install_signal_handlers
@@ -318,8 +326,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if argv and argv[0] in SUBCOMMANDS:
             install_signal_handlers()
             args = _build_sub_parser().parse_args(argv)
-            code = COMMANDS[args.command](args)
-            sys.stdout.flush()  # a full disk or closed pipe is reported here, not at exit
+            with stdout_errors_tagged():
+                code = COMMANDS[args.command](args)
+                sys.stdout.flush()  # a full disk or closed pipe is reported here, not at exit
             return code
         return _run_gui(_build_gui_parser().parse_args(argv))
     except UsageError as e:
@@ -340,11 +349,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_OK
     except MemoryError:
         return _fail("out of memory")
-    except OSError as e:
+    except StdoutError as e:
+        _silence_stdout()  # the flush at exit would fail again
+        return _fail(f"standard output: cannot write: {e.strerror or e}")
+    except OSError as e:  # not stdout's: say what the system said, and the file if it is known
         if e.filename:
             return _fail(f"{e.filename}: {e.strerror or e}")
-        _silence_stdout()  # the failing stream is stdout: the flush at exit would fail again
-        return _fail(f"standard output: cannot write: {e.strerror or e}")
+        return _fail(e.strerror or str(e))
 
 
 def _silence_stdout() -> None:

@@ -10,6 +10,8 @@ from __future__ import annotations
 import contextlib
 import re
 import sys
+from collections.abc import Iterator
+from typing import TextIO
 
 # C0/C1 controls, DEL, line/paragraph separators, and the bidi embedding/override/isolate marks
 _UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]")
@@ -48,6 +50,50 @@ def symbol(fancy: str, plain: str) -> str:
 def out(line: str) -> None:
     """One line of human-readable output (the caller passed file-supplied text through printable)."""
     sys.stdout.write(line + "\n")
+
+
+class StdoutError(OSError):
+    """A write to standard output failed (a full disk, a closed descriptor): only this error
+    is reported as stdout's, never another OSError that happens to carry no file name."""
+
+
+class _TaggedStdout:
+    """``sys.stdout`` whose failed writes raise :class:`StdoutError` (a closed pipe stays a
+    ``BrokenPipeError``: the reader left, which is not an error)."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except BrokenPipeError:
+            raise
+        except OSError as e:
+            raise StdoutError(e.errno, e.strerror) from None
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            raise
+        except OSError as e:
+            raise StdoutError(e.errno, e.strerror) from None
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._stream, name)
+
+
+@contextlib.contextmanager
+def stdout_errors_tagged() -> Iterator[None]:
+    """While the block runs, a failed write to stdout raises :class:`StdoutError`."""
+    real = sys.stdout
+    sys.stdout = _TaggedStdout(real)  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        if isinstance(sys.stdout, _TaggedStdout):  # not replaced meanwhile (silenced)
+            sys.stdout = real
 
 
 def make_streams_safe() -> None:

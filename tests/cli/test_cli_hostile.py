@@ -328,3 +328,21 @@ def test_unreadable_folder_says_permission_denied_not_missing(tmp_path, capsys, 
     monkeypatch.setattr(os, "stat", stat)
     code, _, err = run(capsys, "list", folder / "model.safetensors")
     assert code == 2 and one_error_line(err).endswith("permission denied")
+
+
+def test_a_system_error_of_the_work_is_not_blamed_on_standard_output(src, capsys, monkeypatch):
+    """Only a failed write to stdout is reported as one; any other OSError without a file name
+    (a disk error deep in a read, say) used to be reported as 'standard output: cannot write'."""
+    import errno
+
+    import inspector.cli as cli_mod
+
+    def failing(_args):
+        print("a first line reached stdout")
+        raise OSError(errno.EIO, "Input/output error")
+
+    monkeypatch.setitem(cli_mod.COMMANDS, "list", failing)
+    code, out, err = run(capsys, "list", src)
+    assert code == 2 and out == "a first line reached stdout\n"
+    line = one_error_line(err)
+    assert "Input/output error" in line and "standard output" not in line
