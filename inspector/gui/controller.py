@@ -244,7 +244,7 @@ class WindowController(QObject):
             d = s.diff_summary
             text = translate(
                 "Controller",
-                "Compared with {ref}: {n} tensors differ (worst max |Δ| {worst}), {equal} are equal",
+                "Compared with {ref}: {n} differing (worst max |Δ| {worst}), {equal} equal",
             ).format(ref=ref, n=d.n_differ, worst=f"{d.worst_abs:.3g}", equal=d.n_equal)
             if d.n_unmatched:
                 text += translate(

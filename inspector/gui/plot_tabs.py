@@ -109,7 +109,7 @@ class PlotTabs(QTabWidget):
         )
         caption = translate(
             "PlotTabs",
-            "<b>{n} tensors differ from {ref}</b> (worst max |Δ| {worst}), {equal} equal",
+            "<b>{n} differing from {ref}</b> (worst max |Δ| {worst}), {equal} equal",
         ).format(
             n=summary.n_differ,
             ref=ref_name,

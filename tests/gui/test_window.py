@@ -214,7 +214,11 @@ def test_compare_with_reference_by_shift_drop(qtbot, loaded, f32_file):
     xl, _ = plot.lossless_item.getData()
     assert len(xl) == sum(1 for d in diffs.values() if d.max_abs_diff == 0)
     assert len(x) + len(xl) == 21
-    assert "Compared with model.f32.safetensors" in loaded.message_bar.text
+    # no "1 tensors differ": the banner counts without plural nouns
+    assert loaded.message_bar.text.startswith(
+        f"Compared with model.f32.safetensors: {len(x)} differing (worst max |Δ| "
+    )
+    assert loaded.message_bar.text.endswith(f", {len(xl)} equal.")
 
 
 def test_details_show_the_reference_difference(qtbot, loaded, f32_file):

@@ -291,7 +291,7 @@
     </message>
     <message>
         <location filename="../controller.py" line="247"/>
-        <source>Compared with {ref}: {n} tensors differ (worst max |Δ| {worst}), {equal} are equal</source>
+        <source>Compared with {ref}: {n} differing (worst max |Δ| {worst}), {equal} equal</source>
         <translation>已与 {ref} 对比：{n} 个张量有差异（最大 |Δ| 为 {worst}），{equal} 个完全相同</translation>
     </message>
     <message>
@@ -966,7 +966,7 @@ Shift+drop a second checkpoint to compare against it.</source>
     </message>
     <message>
         <location filename="../plot_tabs.py" line="110"/>
-        <source>&lt;b&gt;{n} tensors differ from {ref}&lt;/b&gt; (worst max |Δ| {worst}), {equal} equal</source>
+        <source>&lt;b&gt;{n} differing from {ref}&lt;/b&gt; (worst max |Δ| {worst}), {equal} equal</source>
         <translation>&lt;b&gt;{n} 个张量与 {ref} 有差异&lt;/b&gt;（最大 |Δ| 为 {worst}），{equal} 个相同</translation>
     </message>
     <message>
