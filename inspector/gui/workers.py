@@ -19,7 +19,13 @@ from inspector.core.progress import Progress
 
 
 class Worker(QObject):
-    """Base: signals plus a cancel flag. Subclasses implement :meth:`_work`."""
+    """Base: signals plus a cancel flag. Subclasses implement :meth:`_work`.
+
+    ``drops_late_results``: whether a result that arrives after a cancel is dropped (a read
+    that nobody wants any more), or delivered because it already happened (a job that wrote).
+    """
+
+    drops_late_results = True
 
     progress = Signal(object)  # Progress
     finished = Signal(object)  # result
@@ -51,7 +57,7 @@ class Worker(QObject):
             else:
                 self.errored.emit(e)
         else:
-            if self._cancel:
+            if self._cancel and self.drops_late_results:
                 self.aborted.emit()
             else:
                 self.finished.emit(result)
@@ -82,7 +88,13 @@ class FunctionWorker(Worker):
 
 
 class JobWorker(Worker):
-    """Drive a core job (generator of Progress returning a result), with throttled progress."""
+    """Drive a core job (generator of Progress returning a result), with throttled progress.
+
+    A job that ran to its end reports ``finished`` even when Cancel came during its last step:
+    a cast commits there, and "nothing was written" would then be false.
+    """
+
+    drops_late_results = False
 
     def __init__(
         self,
