@@ -1,79 +1,131 @@
-"""Casting (and measuring) the chunks of a checkpoint on both cores, results kept in order.
+"""Casting (and measuring) the chunks of a checkpoint on every core, results kept in order.
 
-numpy releases the GIL inside its loops, so the casting runs while the caller reads ahead and the
-writer thread writes behind. Two cast threads share the chunks; on a 2-vCPU machine the second
-adds little (GIL hand-offs between short numpy passes: docs/benchmarks.md), but costs nothing.
+Two kinds of workers share one ordered queue:
+
+* threads, for chunks the caller has read: numpy releases the GIL inside its loops, but on
+  its short passes the hand-offs eat most of the second core (docs/benchmarks.md);
+* worker processes, for large casts of plain byte ranges: each reads its range, casts it and
+  writes it in place in the temp file (:mod:`.cast_worker`), so the cores really run in parallel.
+
 Each chunk is measured into its own accumulator, merged in chunk order, so the report is the
-same on every run. At most ``depth`` chunks are in flight: memory stays at a few chunks whatever
-the file size.
+same on every run and either way. At most ``depth`` chunks are in flight: memory stays at a few
+chunks whatever the file size.
 """
 
 from __future__ import annotations
 
+import multiprocessing
+import os
 from collections import deque
-from collections.abc import Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Callable, Iterator
+from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from typing import Any
 
 import numpy as np
 
-from .cast import cast_bits
+from .cast_worker import RangeTask, cast_range, start_worker
+from .chunk_cast import cast_chunk
 from .dtypes import DType
-from .narrow_float import ROUNDED_FROM_F32, round_f32
-from .precision import BLOCK, ErrorAccumulator
+from .errors import CheckpointError
+from .precision import ErrorAccumulator
 from .thread_start import signals_held
 
+__all__ = ["ChunkCaster", "cast_chunk", "processes_supported", "usable_cores"]
 
-def cast_chunk(
-    raw: np.ndarray, src: DType, dst: DType, acc: ErrorAccumulator | None
-) -> tuple[np.ndarray, ErrorAccumulator | None]:
-    """The ``dst`` bytes of one chunk of ``src`` bytes, and its measurement (a fresh accumulator)."""
-    part = acc.fresh() if acc is not None else None
-    if src.name == "F32" and dst.name in ROUNDED_FROM_F32:
-        # the common case: one fused pass per block gives both the codes and the report's values
-        w = raw.view(np.uint32)
-        out = np.empty(w.size, dtype=np.uint8 if dst.bits == 8 else np.uint16)
-        with np.errstate(all="ignore"):
-            for i in range(0, w.size, BLOCK):
-                got = round_f32(w[i : i + BLOCK], dst.name, out[i : i + BLOCK], part is not None)
-                if part is not None:
-                    part.measure(got.magnitude, got.rounded)
-        return out.view(np.uint8), part
-    out = cast_bits(raw.view(f"u{src.bits // 8}"), src, dst)
-    if part is not None:
-        part.update(raw.view(src.numpy), out.view(dst.numpy))
-    return out.view(np.uint8), part
+
+def usable_cores() -> int:
+    """The cores this process may run on (its affinity where the system has one)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # macOS, Windows
+        return os.cpu_count() or 1
+
+
+def processes_supported() -> bool:
+    """Workers write with ``pwrite`` into a file the caller holds open: POSIX only (Windows
+    could not rename a temp another process has open, and has no ``pwrite``)."""
+    return hasattr(os, "pwrite") and hasattr(os, "readv")
 
 
 class ChunkCaster:
-    """``submit`` chunks in order; ``ready`` yields the cast bytes in the same order."""
+    """``submit``/``submit_range``/``copy`` chunks in order; ``ready`` yields them in that order:
+    an array to write, or the byte count a worker process already wrote in its place.
 
-    def __init__(self, workers: int = 2, depth: int = 4) -> None:
-        self._pool: ThreadPoolExecutor | None = None
-        self._workers, self._depth = workers, depth
-        self._pending: deque[tuple[Future, ErrorAccumulator | None]] = deque()
+    ``processes`` > 0 lets :meth:`submit_range` use that many worker processes, started on the
+    first such chunk with ``spawn`` (never ``fork`` a process that may run Qt's threads).
+    """
+
+    def __init__(self, workers: int = 2, depth: int = 4, processes: int = 0) -> None:
+        self._threads: ThreadPoolExecutor | None = None
+        self._processes: ProcessPoolExecutor | None = None
+        self._workers, self._n_processes = workers, processes
+        self._depth = max(depth, 2 * processes + 1)  # every process busy, the next one queued
+        self._pending: deque[tuple[Future, ErrorAccumulator | None, int]] = deque()
+
+    @property
+    def has_processes(self) -> bool:
+        return self._n_processes > 0
 
     def submit(self, raw: np.ndarray, src: DType, dst: DType, acc: ErrorAccumulator | None) -> None:
         """Queue one chunk (``raw`` must not be reused); ``acc`` gets its numbers in order."""
-        if self._pool is None:
-            self._pool = ThreadPoolExecutor(self._workers, thread_name_prefix="cast")
-        with signals_held():  # submit may start a worker thread
-            future = self._pool.submit(cast_chunk, raw, src, dst, acc)
-        self._pending.append((future, acc))
+        if self._threads is None:
+            self._threads = ThreadPoolExecutor(self._workers, thread_name_prefix="cast")
+        self._queue(self._threads, acc, -1, cast_chunk, raw, src, dst, acc)
 
-    def ready(self, drain: bool = False) -> Iterator[np.ndarray]:
+    def submit_range(self, task: RangeTask, out_nbytes: int, acc: ErrorAccumulator | None) -> None:
+        """Queue ``task`` (``out_nbytes`` of output) for a worker process; ``acc`` as above."""
+        if not self.has_processes:
+            raise ValueError("this caster has no worker processes")
+        if self._processes is None:
+            with signals_held():  # the pool starts a thread of its own
+                self._processes = ProcessPoolExecutor(
+                    self._n_processes,
+                    mp_context=multiprocessing.get_context("spawn"),
+                    initializer=start_worker,
+                )
+        self._queue(self._processes, acc, out_nbytes, cast_range, task)
+
+    def copy(self, raw: np.ndarray) -> None:
+        """Queue bytes that are written as they are, in their place in the order."""
+        done: Future = Future()
+        done.set_result((raw, None))
+        self._pending.append((done, None, -1))
+
+    def _queue(
+        self,
+        pool: Executor,
+        acc: ErrorAccumulator | None,
+        in_place: int,
+        fn: Callable[..., Any],
+        *args: object,
+    ) -> None:
+        with signals_held():  # submit may start a thread
+            future = pool.submit(fn, *args)
+        self._pending.append((future, acc, in_place))
+
+    def ready(self, drain: bool = False) -> Iterator[np.ndarray | int]:
         """Finished chunks, oldest first: while more than ``depth`` wait, or all with ``drain``."""
         while self._pending and (drain or len(self._pending) > self._depth):
-            future, acc = self._pending.popleft()
-            out, part = future.result()  # re-raises what the cast raised
+            future, acc, in_place = self._pending.popleft()
+            try:
+                result = future.result()  # re-raises what the cast raised
+            except BrokenProcessPool:
+                raise CheckpointError(
+                    None, "a cast worker process stopped unexpectedly (out of memory?)"
+                ) from None
+            out, part = (in_place, result) if in_place >= 0 else result
             if acc is not None and part is not None:
                 acc.merge(part)
             yield out
 
     def close(self) -> None:
-        """Stop: drop the chunks not started, wait for those running (they hold no file)."""
-        for future, _ in self._pending:
+        """Stop: drop the chunks not started, wait for those running, so that no worker
+        writes into a temp file once this returns."""
+        for future, _, _ in self._pending:
             future.cancel()
         self._pending.clear()
-        if self._pool is not None:
-            self._pool.shutdown(wait=True)
-            self._pool = None
+        for pool in (self._threads, self._processes):
+            if pool is not None:
+                pool.shutdown(wait=True, cancel_futures=True)
+        self._threads = self._processes = None

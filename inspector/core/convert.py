@@ -10,27 +10,25 @@ from __future__ import annotations
 import fnmatch
 import json
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 from .cast import can_cast
 from .cast_pool import ChunkCaster
-from .checkpoint import Checkpoint, read_byte_chunks
+from .cast_stream import OutputBatch, SourceReader, cast_processes
+from .checkpoint import Checkpoint
 from .dtypes import DType
 from .errors import CheckpointError
-from .header import Header, TensorInfo
+from .header import TensorInfo
 from .json_output import json_text, rows_document, with_depth_room
 from .model_folder.companions import copy_companions
 from .model_folder.config import model_folder
 from .output_names import PICKLE_METADATA, PICKLE_SUFFIXES, safetensors_index_name, safetensors_name
 from .precision import ErrorAccumulator
 from .progress import Job, Progress
-from .torch_pickle.names import StridedTensorInfo
 from .writeback import BackgroundWriter
-from .writer import AtomicWriter, PendingFile, TensorEntry
+from .writer import AtomicWriter, TensorEntry
 
 DEFAULT_CHUNK_BYTES = 8 << 20
 
@@ -183,6 +181,7 @@ def cast_checkpoint(
     report: bool = True,
     chunk_bytes: int = DEFAULT_CHUNK_BYTES,
     report_path: str | None = None,
+    processes: int | None = None,
 ) -> Job[CastReport]:
     """Write ``ckpt`` with float tensors cast to ``target`` to ``out`` (a file, or a folder if sharded).
 
@@ -190,7 +189,9 @@ def cast_checkpoint(
     the same chunks as they are cast (``report=False`` skips that arithmetic). Header order, data
     order and ``__metadata__`` follow the source. Every output path (``report_path`` too) is
     checked before the first byte is read; nothing appears until every byte is on disk, and the
-    shards, the index and the report are committed together.
+    shards, the index and the report are committed together. ``processes``: worker processes
+    for the narrowing casts (None: :func:`cast_processes` decides); the bytes written and the
+    report are the same either way.
     """
     out = os.fspath(out)
     if not out:
@@ -219,7 +220,7 @@ def cast_checkpoint(
             any_cast = any(d != t.dtype for t, d in plan)
             copy_companions(writer, model_folder(ckpt.path), out, target if any_cast else None)
         bg = BackgroundWriter()
-        casts = ChunkCaster()
+        casts = ChunkCaster(processes=cast_processes(plan) if processes is None else processes)
         try:
             out_bytes = 0
             for header in ckpt.files:
@@ -229,28 +230,25 @@ def cast_checkpoint(
                 out_bytes += sum(e.nbytes for e in entries)
                 meta = header.metadata if header.pickle is None else PICKLE_METADATA
                 f = writer.open_safetensors(paths[header.path], entries, meta, like=header.path)
-                batch = _Batch(bg, f)
-                reader = _Reader(ckpt, header, chunk_bytes)
+                batch = OutputBatch(bg, f)
+                reader = SourceReader(ckpt, header, chunk_bytes, f)
+                measured = []
                 with reader:
-                    for t in header.tensors:
+                    for t, entry in zip(header.tensors, entries, strict=True):
                         dst = dst_of[t.name]
                         acc = ErrorAccumulator(t.dtype, dst) if report and dst != t.dtype else None
                         yield Progress(done, total, t.name)
-                        if dst == t.dtype:  # copied byte for byte (packed dtypes stay packed)
-                            for raw in reader.chunks(t):
-                                batch.add(raw)
-                                done += raw.nbytes
-                                yield Progress(done, total, t.name)
-                            continue
-                        for raw in reader.chunks(t):  # cast on both cores
-                            casts.submit(raw, t.dtype, dst, acc)
+                        for n in reader.queue(t, dst, acc, casts):  # cast on every core
                             for data in casts.ready():
                                 batch.add(data)
-                            done += raw.nbytes
+                            done += n
                             yield Progress(done, total, t.name)
-                        for data in casts.ready(drain=True):
-                            batch.add(data)
-                        result.tensors.append(_entry(t, dst, acc))
+                        reader.out_pos += entry.nbytes
+                        if dst != t.dtype:  # the report lists the tensors cast
+                            measured.append((t, dst, acc))
+                    for data in casts.ready(drain=True):
+                        batch.add(data)
+                result.tensors.extend(_entry(t, dst, acc) for t, dst, acc in measured)
                 batch.flush()
                 bg.close()  # everything of this file written before it is fsynced
                 f.finish()
@@ -265,58 +263,6 @@ def cast_checkpoint(
             casts.close()
             bg.stop()
     return result
-
-
-class _Batch:
-    """Coalesces small outputs so thousands of tiny tensors cost one queue hand-off per MiBs."""
-
-    def __init__(self, bg: BackgroundWriter, f: PendingFile, limit: int = 4 << 20) -> None:
-        self.bg, self.f, self.limit = bg, f, limit
-        self.items: list[np.ndarray] = []
-        self.nbytes = 0
-
-    def add(self, data: np.ndarray) -> None:
-        if data.nbytes >= self.limit and not self.items:
-            self.bg.put(self.f, data)
-            return
-        self.items.append(data)
-        self.nbytes += data.nbytes
-        if self.nbytes >= self.limit:
-            self.flush()
-
-    def flush(self) -> None:
-        if self.items:
-            self.bg.put(self.f, self.items)
-            self.items, self.nbytes = [], 0
-
-
-class _Reader:
-    """One open handle per source file; tensors read in bounded chunks with ``readinto``, each
-    chunk a new array (the cast threads and the writer hold several at once)."""
-
-    def __init__(self, ckpt: Checkpoint, header: Header, chunk_bytes: int) -> None:
-        self.ckpt, self.path, self.base = ckpt, header.path, header.data_start
-        self.chunk = max(8, chunk_bytes // 8 * 8)  # whole elements of every dtype
-        self.fh = None
-
-    def __enter__(self) -> _Reader:
-        try:
-            self.fh = open(self.path, "rb", buffering=0)
-        except OSError as e:
-            raise CheckpointError(self.path, f"cannot read: {e.strerror or e}") from None
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self.fh is not None:
-            self.fh.close()
-
-    def chunks(self, t: TensorInfo) -> Iterator[np.ndarray]:
-        if isinstance(t, StridedTensorInfo):  # gathered into new contiguous arrays
-            for chunk in self.ckpt.iter_chunks(t, self.chunk):
-                yield chunk.view(np.uint8)
-            return
-        start, end = self.base + t.start, self.base + t.end
-        yield from read_byte_chunks(self.fh, self.path, start, end, self.chunk)
 
 
 def _entry(t: TensorInfo, dst: DType, acc: ErrorAccumulator | None) -> TensorCastReport:

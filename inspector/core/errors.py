@@ -19,6 +19,10 @@ class CheckpointError(Exception):
     def __str__(self) -> str:
         return f"{self.path}: {self.reason}" if self.path else self.reason
 
+    def __reduce__(self) -> tuple[type[CheckpointError], tuple[str | None, str]]:
+        """Pickled as its two parts: a cast worker process raises it for the caller."""
+        return (type(self), (self.path, self.reason))
+
 
 class Cancelled(Exception):
     """Raised inside a job when the caller asked it to stop; nothing partial is left behind."""

@@ -47,7 +47,9 @@ def file_kind(mode: int) -> str:
 class PendingFile:
     """An output being written to its locked temp file; it becomes ``path`` only on commit.
 
-    ``mode`` (permission bits) is applied to the temp, intersected with what the umask gave it.
+    ``mode`` (permission bits) is applied to the temp, intersected with what the umask gave it;
+    the owner keeps write permission until :meth:`finish` (a cast worker process opens the temp
+    by name to write its ranges: a read-only source's 0444 would lock it out).
     """
 
     def __init__(self, path: str, tmp_folder: str | None = None, mode: int | None = None) -> None:
@@ -79,9 +81,11 @@ class PendingFile:
             os.close(fd)
         else:
             raise CheckpointError(path, "could not create a temporary file next to it")
+        self._final_mode: int | None = None
         if mode is not None:
             with contextlib.suppress(OSError):
-                os.fchmod(self.fd, stat.S_IMODE(os.fstat(self.fd).st_mode) & mode)
+                self._final_mode = stat.S_IMODE(os.fstat(self.fd).st_mode) & mode
+                os.fchmod(self.fd, self._final_mode | stat.S_IWUSR)
         self.written = 0
         self.done = False
 
@@ -98,8 +102,19 @@ class PendingFile:
         except OSError as e:
             raise CheckpointError(self.path, f"cannot write: {os_error_reason(e)}") from None
 
+    def skip(self, nbytes: int) -> None:
+        """Count the next ``nbytes`` as written: a cast worker process wrote them in place."""
+        try:
+            os.lseek(self.fd, nbytes, os.SEEK_CUR)
+        except OSError as e:
+            raise CheckpointError(self.path, f"cannot write: {os_error_reason(e)}") from None
+        self.written += nbytes
+
     def finish(self) -> None:
         """Flush the data to the disk and close it (the save's ``.txn`` lock still covers it)."""
+        if self._final_mode is not None:
+            with contextlib.suppress(OSError):  # best effort, as at creation
+                os.fchmod(self.fd, self._final_mode)
         try:
             os.fsync(self.fd)
         except OSError as e:

@@ -34,6 +34,12 @@ _SYNC_FILE_RANGE = _load_sync_file_range()
 _SFR_WAIT_BEFORE, _SFR_WRITE, _SFR_WAIT_AFTER = 1, 2, 4
 
 
+def start_writeback(fd: int, start: int, nbytes: int) -> None:
+    """Hand ``nbytes`` at ``start`` to the kernel's writeback now (Linux; elsewhere nothing)."""
+    if _SYNC_FILE_RANGE is not None:
+        _SYNC_FILE_RANGE(fd, start, nbytes, _SFR_WRITE)
+
+
 def _write_behind(fd: int, start: int, end: int, older: int) -> None:
     """Start writeback of [start, end) and wait for [older, start) to reach the disk.
 
@@ -60,7 +66,7 @@ class BackgroundWriter:
         import queue
         import threading
 
-        self._q: queue.Queue[tuple[PendingFile, np.ndarray | list[np.ndarray]] | None]
+        self._q: queue.Queue[tuple[PendingFile, np.ndarray | list[np.ndarray] | int] | None]
         self._q = queue.Queue(maxsize=depth)
         self._error: BaseException | None = None
         self._kick = kick_bytes
@@ -82,8 +88,11 @@ class BackgroundWriter:
                 continue  # drain until told to stop
             f, data = item
             try:
-                for part in data if isinstance(data, list) else (data,):
-                    f.write(part)
+                if isinstance(data, int):  # bytes a cast worker process wrote in place
+                    f.skip(data)
+                else:
+                    for part in data if isinstance(data, list) else (data,):
+                        f.write(part)
                 if _SYNC_FILE_RANGE is not None:
                     kicked, waited = flushed.get(id(f), (0, 0))
                     if f.written - kicked >= self._kick:
@@ -97,8 +106,9 @@ class BackgroundWriter:
             err, self._error = self._error, None
             raise err
 
-    def put(self, f: PendingFile, data: np.ndarray | list[np.ndarray]) -> None:
-        """Queue ``data`` (an array or a list of them, never modified afterwards) for ``f``."""
+    def put(self, f: PendingFile, data: np.ndarray | list[np.ndarray] | int) -> None:
+        """Queue ``data`` (an array or a list of them, never modified afterwards) for ``f``; an
+        int is that many bytes already written in place (:meth:`PendingFile.skip`)."""
         self._raise()
         self._q.put((f, data))
 

@@ -50,3 +50,22 @@ def test_an_error_reads_path_colon_reason_or_the_reason_alone(tmp_path):
         ["d/a.json", "d/b.json"],
     )
     assert str(amb) == "d: holds 2 index files"
+
+
+def test_a_checkpoint_error_survives_pickling():
+    """A cast worker process raises it; the caller must get the same path and reason back."""
+    import pickle
+
+    from inspector.core.errors import CheckpointError
+
+    for err in (
+        CheckpointError("/x/m.safetensors", "cannot read: EIO"),
+        CheckpointError(None, "r"),
+    ):
+        back = pickle.loads(pickle.dumps(err))
+        assert (type(back), back.path, back.reason, str(back)) == (
+            CheckpointError,
+            err.path,
+            err.reason,
+            str(err),
+        )

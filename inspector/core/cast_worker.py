@@ -1,0 +1,147 @@
+"""What a cast worker process runs: read a byte range of the source, cast it, write it in place.
+
+Python threads do not make two cores of the cast: numpy's short passes hand the GIL back and
+forth (docs/benchmarks.md). So a large cast runs in worker processes, each handed a location,
+never bytes. It reads its range with ``pread``, casts and measures it, and ``pwrite``s the result
+at its offset in the pending temp file; only the measurement travels back. The caller keeps
+everything else: the order, the writeback, the fsync and the commit.
+
+Files are opened by path, so each open checks the identity (device and inode) the caller
+passed. A source replaced on disk since the caller opened it is refused, never mixed in, and
+nothing is ever written anywhere but the caller's own temp file.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from dataclasses import dataclass
+
+import numpy as np
+
+from .chunk_cast import cast_chunk
+from .dtypes import DTYPES
+from .errors import CheckpointError
+from .pending_file import os_error_reason
+from .precision import ErrorAccumulator
+from .writeback import start_writeback
+
+
+@dataclass(frozen=True)
+class FileId:
+    """A file as the caller holds it open: ``path`` (for opening, and for messages: ``name``)
+    and the identity the worker's own open must find there."""
+
+    path: str
+    device: int
+    inode: int
+    name: str
+
+    @classmethod
+    def of(cls, path: str, fd: int, name: str | None = None) -> FileId:
+        st = os.fstat(fd)
+        return cls(path, st.st_dev, st.st_ino, path if name is None else name)
+
+
+@dataclass(frozen=True)
+class RangeTask:
+    """Cast bytes ``[start, start + nbytes)`` of ``source`` from ``src`` to ``dst`` and write
+    them at ``out_offset`` of ``output``."""
+
+    source: FileId
+    start: int
+    nbytes: int
+    src: str
+    dst: str
+    report: bool
+    output: FileId
+    out_offset: int
+
+
+def start_worker() -> None:
+    """Each worker's first call. Ctrl-C reaches the whole process group: the caller cancels
+    and stops the workers, which must not die of it with a traceback half-way through."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+class _Open:
+    """The worker's one open descriptor per role, reopened when the task names another file."""
+
+    def __init__(self, flags: int) -> None:
+        self.flags = flags
+        self.file: FileId | None = None
+        self.fd = -1
+
+    def fd_for(self, file: FileId) -> int:
+        if file == self.file:
+            return self.fd
+        self.close()
+        fd = os.open(file.path, self.flags | getattr(os, "O_CLOEXEC", 0))
+        st = os.fstat(fd)
+        if (st.st_dev, st.st_ino) != (file.device, file.inode):
+            os.close(fd)
+            raise _Replaced
+        self.file, self.fd = file, fd
+        return fd
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+        self.file, self.fd = None, -1
+
+
+class _Replaced(Exception):
+    pass
+
+
+_source, _output = _Open(os.O_RDONLY), _Open(os.O_WRONLY)
+_buffer = np.empty(0, np.uint8)  # one chunk per process, reused
+
+
+def cast_range(task: RangeTask) -> ErrorAccumulator | None:
+    """Do ``task``; return its measurement (None without ``report``). Errors name the file."""
+    global _buffer
+    if _buffer.size < task.nbytes:
+        _buffer = np.empty(task.nbytes, np.uint8)
+    raw = _buffer[: task.nbytes]
+    _read(task.source, raw, task.start)
+    src, dst = DTYPES[task.src], DTYPES[task.dst]
+    acc = ErrorAccumulator(src, dst) if task.report else None
+    out, part = cast_chunk(raw, src, dst, acc)
+    _write(task.output, out, task.out_offset)
+    return part
+
+
+def _read(source: FileId, into: np.ndarray, offset: int) -> None:
+    try:
+        fd = _source.fd_for(source)
+        os.lseek(fd, offset, os.SEEK_SET)  # this process's own descriptor: no one else moves it
+        view, got = memoryview(into), 0
+        while got < len(view):
+            n = os.readv(fd, [view[got:]])
+            if not n:
+                raise CheckpointError(
+                    source.name, "file is shorter than its header says (truncated while reading)"
+                )
+            got += n
+    except _Replaced:
+        raise CheckpointError(
+            source.name, "file was replaced on disk while it was being cast"
+        ) from None
+    except OSError as e:
+        raise CheckpointError(source.name, f"cannot read: {os_error_reason(e)}") from None
+
+
+def _write(output: FileId, data: np.ndarray, offset: int) -> None:
+    try:
+        fd = _output.fd_for(output)
+        view, done = memoryview(data).cast("B"), 0
+        while done < len(view):
+            done += os.pwrite(fd, view[done:], offset + done)
+        start_writeback(fd, offset, done)  # the caller's write-behind waits for it later
+    except _Replaced:  # another process's cleanup took the temp: this save is over
+        raise CheckpointError(
+            output.name, "its temporary file was removed during the save"
+        ) from None
+    except OSError as e:
+        raise CheckpointError(output.name, f"cannot write: {os_error_reason(e)}") from None

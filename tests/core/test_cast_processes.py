@@ -1,0 +1,242 @@
+"""Casting in worker processes: the same bytes and report as threads, and every way it can go
+wrong (a replaced source, a killed worker, a full disk, a cancel) leaves no output, no temp
+file and no process behind."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+from huggingface_hub import save_torch_state_dict
+from safetensors.torch import save_file
+
+from inspector.core.cast_pool import processes_supported
+from inspector.core.cast_stream import PROCESSES_ENV, cast_processes
+from inspector.core.cast_worker import FileId, RangeTask, cast_range
+from inspector.core.checkpoint import open_checkpoint
+from inspector.core.convert import cast_checkpoint, plan_cast
+from inspector.core.dtypes import DTYPES
+from inspector.core.errors import CheckpointError
+from inspector.core.progress import Progress, run_job
+
+pytestmark = pytest.mark.skipif(not processes_supported(), reason="POSIX pwrite")
+CHUNK = 64 << 10  # many chunks per tensor, interleaved with copies
+
+
+def _state_dict() -> dict[str, torch.Tensor]:
+    g = torch.Generator().manual_seed(5)
+    w = torch.randn(300_000, generator=g) * 0.05
+    w[::997] = torch.tensor([1e-9, 70_000.0, float("inf"), float("nan")]).repeat(301)[:301]
+    return {
+        "a.weight": w.clone(),
+        "a.ids": torch.arange(50_000, dtype=torch.int64),  # copied between cast tensors
+        "b.weight": (torch.randn(70_001, generator=g) * 3).double(),  # odd size: a short chunk
+        "b.half": torch.randn(40_000, generator=g).bfloat16(),
+        "c.empty": torch.zeros(0),
+        "c.scale": torch.tensor([0.5]),
+    }
+
+
+def _leftovers(folder) -> list[str]:
+    return [n for n in os.listdir(folder) if n.endswith((".partial", ".txn"))]
+
+
+def _cast_with(path, out, target, processes):
+    with open_checkpoint(path) as ckpt:
+        return run_job(
+            cast_checkpoint(ckpt, target, str(out), chunk_bytes=CHUNK, processes=processes)
+        )
+
+
+@pytest.mark.parametrize("target", ["F16", "BF16", "F8_E4M3"])
+def test_processes_write_the_bytes_and_report_of_threads(tmp_path, target):
+    save_file(_state_dict(), tmp_path / "m.safetensors")
+    by_threads = _cast_with(
+        tmp_path / "m.safetensors", tmp_path / "t.safetensors", DTYPES[target], 0
+    )
+    by_processes = _cast_with(
+        tmp_path / "m.safetensors", tmp_path / "p.safetensors", DTYPES[target], 2
+    )
+    assert (tmp_path / "p.safetensors").read_bytes() == (tmp_path / "t.safetensors").read_bytes()
+    # merged in chunk order from the same blocks: the same float64 sums, bit for bit
+    assert by_processes.to_json_text() == by_threads.to_json_text()
+    assert {"a.weight", "b.weight", "c.scale"} <= {t.name for t in by_processes.tensors}
+    assert _leftovers(tmp_path) == []
+
+
+def test_a_sharded_cast_by_processes_matches_threads(tmp_path):
+    src = tmp_path / "in"
+    src.mkdir()
+    save_torch_state_dict(_state_dict(), str(src), max_shard_size=600_000)
+    index = next(src.glob("*.index.json"))
+    assert len(list(src.glob("*.safetensors"))) >= 2
+    _cast_with(index, tmp_path / "t", DTYPES["F16"], 0)
+    _cast_with(index, tmp_path / "p", DTYPES["F16"], 2)
+    names = sorted(os.listdir(tmp_path / "t"))
+    assert names == sorted(os.listdir(tmp_path / "p"))
+    for name in names:
+        assert (tmp_path / "p" / name).read_bytes() == (tmp_path / "t" / name).read_bytes()
+
+
+def _started(path, out, processes=2):
+    """A cast job run until its worker processes are casting."""
+    ckpt = open_checkpoint(path)
+    job = cast_checkpoint(ckpt, DTYPES["F16"], str(out), chunk_bytes=CHUNK, processes=processes)
+    for _ in range(12):
+        assert isinstance(next(job), Progress)
+    return ckpt, job
+
+
+def test_workers_run_during_the_cast_and_are_gone_after(tmp_path):
+    save_file(_state_dict(), tmp_path / "m.safetensors")
+    ckpt, job = _started(tmp_path / "m.safetensors", tmp_path / "o.safetensors")
+    with ckpt:
+        assert len(multiprocessing.active_children()) == 2
+        run_job(job)
+    assert multiprocessing.active_children() == []
+
+
+def test_a_cancel_leaves_no_output_no_temp_and_no_worker(tmp_path):
+    save_file(_state_dict(), tmp_path / "m.safetensors")
+    (tmp_path / "o.safetensors").write_bytes(b"the old file")
+    ckpt, job = _started(tmp_path / "m.safetensors", tmp_path / "o.safetensors")
+    with ckpt:
+        job.close()  # what Cancel does
+    assert multiprocessing.active_children() == []
+    assert (tmp_path / "o.safetensors").read_bytes() == b"the old file"
+    assert _leftovers(tmp_path) == []
+
+
+def test_a_killed_worker_is_one_clear_error_and_nothing_is_written(tmp_path):
+    save_file(_state_dict(), tmp_path / "m.safetensors")
+    ckpt, job = _started(tmp_path / "m.safetensors", tmp_path / "o.safetensors")
+    with ckpt, pytest.raises(CheckpointError) as e:
+        os.kill(multiprocessing.active_children()[0].pid, signal.SIGKILL)
+        run_job(job)
+    assert e.value.reason == "a cast worker process stopped unexpectedly (out of memory?)"
+    assert not (tmp_path / "o.safetensors").exists() and _leftovers(tmp_path) == []
+    assert multiprocessing.active_children() == []
+
+
+def test_a_source_replaced_before_the_workers_open_it_is_refused(tmp_path):
+    src = tmp_path / "m.safetensors"
+    save_file(_state_dict(), src)
+    with open_checkpoint(src) as ckpt:
+        job = cast_checkpoint(ckpt, DTYPES["F16"], str(tmp_path / "o.safetensors"), processes=2)
+        next(job)  # the source is open here; no worker has opened it yet
+        save_file({k: v * 2 for k, v in _state_dict().items()}, tmp_path / "new.safetensors")
+        os.replace(tmp_path / "new.safetensors", src)
+        with pytest.raises(CheckpointError) as e:
+            run_job(job)
+    assert (e.value.path, e.value.reason) == (
+        str(src),
+        "file was replaced on disk while it was being cast",
+    )
+    assert not (tmp_path / "o.safetensors").exists() and _leftovers(tmp_path) == []
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="Linux /dev/full")
+def test_a_full_disk_in_a_worker_names_the_destination(tmp_path):
+    src = tmp_path / "m.safetensors"
+    save_file({"w": torch.ones(1000)}, src)
+    with open(src, "rb") as fs, open("/dev/full", "wb") as full:
+        task = RangeTask(
+            FileId.of(str(src), fs.fileno()),
+            fs.seek(0, 2) - 4000,
+            4000,
+            "F32",
+            "F16",
+            True,
+            FileId.of("/dev/full", full.fileno(), name="/data/model.safetensors"),
+            0,
+        )
+        with pytest.raises(CheckpointError) as e:
+            cast_range(task)
+    assert (e.value.path, e.value.reason) == (
+        "/data/model.safetensors",
+        "cannot write: no space left on the disk",
+    )
+
+
+def test_a_truncated_source_is_named_by_the_worker(tmp_path):
+    src = tmp_path / "m.safetensors"
+    src.write_bytes(np.ones(10, np.float32).tobytes())
+    out = tmp_path / "out.bin"
+    out.write_bytes(b"")
+    with open(src, "rb") as fs, open(out, "r+b") as fo:
+        task = RangeTask(
+            FileId.of(str(src), fs.fileno()), 0, 80, "F32", "F16", False,
+            FileId.of(str(out), fo.fileno()), 0,
+        )  # fmt: skip
+        with pytest.raises(CheckpointError, match="truncated while reading"):
+            cast_range(task)
+
+
+def test_the_worker_count_follows_the_work_and_the_environment(tmp_path, monkeypatch):
+    save_file({"w": torch.ones(1000)}, tmp_path / "m.safetensors")
+    with open_checkpoint(tmp_path / "m.safetensors") as ckpt:
+        plan = plan_cast(ckpt, DTYPES["F16"])
+        monkeypatch.delenv(PROCESSES_ENV, raising=False)
+        assert cast_processes(plan) == 0  # 4 KB: threads start faster
+        monkeypatch.setenv(PROCESSES_ENV, "3")
+        assert cast_processes(plan) == 3
+        monkeypatch.setenv(PROCESSES_ENV, "many")
+        with pytest.raises(CheckpointError, match="must be a whole number"):
+            cast_processes(plan)
+
+
+def test_a_worker_survives_the_ctrl_c_its_caller_handles():
+    """Ctrl-C reaches the whole process group; a worker that died of it would print a
+    traceback and break the pool before the caller's own clean exit."""
+    code = (
+        "import os, signal\n"
+        "from inspector.core.cast_worker import start_worker\n"
+        "start_worker()\n"
+        "os.kill(os.getpid(), signal.SIGINT)\n"
+        "print('alive')\n"
+    )
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert (p.returncode, p.stdout, p.stderr) == (0, "alive\n", "")
+
+
+def test_the_cli_with_processes_forced_writes_what_threads_write(tmp_path):
+    save_file(_state_dict(), tmp_path / "m.safetensors")
+    outs = {}
+    for n in ("0", "2"):
+        out, report = tmp_path / f"o{n}.safetensors", tmp_path / f"r{n}.json"
+        env = dict(os.environ, **{PROCESSES_ENV: n})
+        p = subprocess.run(
+            [sys.executable, "-m", "inspector", "cast", str(tmp_path / "m.safetensors"),
+             "--target", "F8_E4M3", "-o", str(out), "--report", str(report)],
+            capture_output=True, text=True, env=env, timeout=120,
+        )  # fmt: skip
+        assert p.returncode == 0 and p.stderr == "", p.stderr
+        outs[n] = (
+            out.read_bytes(),
+            report.read_text(),
+            p.stdout.replace(f"o{n}.", "o.").replace(f"r{n}.", "r."),
+        )
+    assert outs["2"] == outs["0"]
+
+
+def test_a_read_only_source_is_cast_by_workers_and_its_mode_kept(tmp_path):
+    """The temp took a 0444 source's mode at once, so a worker (a process of its own, not
+    root) could not open it for writing; the owner keeps write permission until the commit."""
+    import stat
+
+    src = tmp_path / "m.safetensors"
+    save_file(_state_dict(), src)
+    src.chmod(0o444)
+    out = tmp_path / "o.safetensors"
+    ckpt, job = _started(src, out)
+    with ckpt:
+        (temp,) = [n for n in os.listdir(tmp_path) if n.endswith(".partial")]
+        assert stat.S_IMODE(os.stat(tmp_path / temp).st_mode) & 0o200  # writable while written
+        run_job(job)
+    assert stat.S_IMODE(out.stat().st_mode) == 0o444
