@@ -1,5 +1,6 @@
 """PyInstaller entry of `checkpoint-inspector-gui`: built windowed (no console on Windows/macOS)."""
 
+import multiprocessing
 import os
 import sys
 
@@ -12,4 +13,7 @@ for _name in ("stdout", "stderr"):
 from inspector.cli import gui_main  # noqa: E402
 
 if __name__ == "__main__":
+    # a large cast spawns worker processes: in the bundle each starts as this executable,
+    # and this call turns it into the worker instead of a second app
+    multiprocessing.freeze_support()
     sys.exit(gui_main())

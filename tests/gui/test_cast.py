@@ -6,6 +6,7 @@ import os
 
 import numpy as np
 import pytest
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDialogButtonBox
 
 pytest.importorskip("inspector.core.convert")
@@ -347,3 +348,44 @@ def test_details_ready_waits_for_the_before_after_plots_after_a_cast(qtbot, wind
         window.start_cast(str(tmp_path / "o.safetensors"), DTYPES["F16"])
     qtbot.waitUntil(lambda: bool(seen), timeout=10_000)
     assert all("100% exact" in message for _name, message in seen), seen
+
+
+def test_a_cast_in_worker_processes_from_the_window_writes_what_threads_write(
+    qtbot, loaded, model_file, tmp_path, monkeypatch
+):
+    """Worker processes are spawned from the window's job thread (never forked from Qt)."""
+    import multiprocessing
+
+    from inspector.cli import main as cli_main
+    from inspector.core.cast_stream import PROCESSES_ENV
+
+    monkeypatch.setenv(PROCESSES_ENV, "2")
+    cast_via_button(qtbot, loaded)
+    assert multiprocessing.active_children() == []
+    monkeypatch.setenv(PROCESSES_ENV, "0")
+    cli_out = tmp_path / "cli.safetensors"
+    assert cli_main(["cast", str(model_file), "--target", "F32", "-o", str(cli_out)]) == 0
+    assert (model_file.parent / "model.F32.safetensors").read_bytes() == cli_out.read_bytes()
+
+
+def test_cancel_with_worker_processes_leaves_no_file_and_no_process(
+    qtbot, window, big_file, tmp_path, monkeypatch
+):
+    import multiprocessing
+
+    from inspector.core.cast_stream import PROCESSES_ENV
+    from inspector.core.dtypes import DTYPES
+
+    monkeypatch.setenv(PROCESSES_ENV, "2")
+    with qtbot.waitSignal(window.loaded, timeout=20_000):
+        window.open_path(str(big_file))
+    out = tmp_path / "out" / "big.F16.safetensors"
+    out.parent.mkdir()
+    w = window.start_cast(str(out), DTYPES["F16"])
+    # workers finish 64 MB before a queued click arrives: cancel on the job's own thread
+    w.progress.connect(lambda p: p.done > 0 and w.cancel(), Qt.ConnectionType.DirectConnection)
+    with qtbot.waitSignal(window.cast_cancelled, timeout=30_000):
+        pass
+    qtbot.waitUntil(lambda: not window.cancel_button.isVisible(), timeout=5000)
+    assert os.listdir(out.parent) == []
+    assert multiprocessing.active_children() == []

@@ -127,6 +127,21 @@ def test_cast_check_diff(bundle, model, tmp_path):
     assert status["norm.weight"] in {"dtype_only", "differ"}  # BF16 → F16 was really cast
 
 
+def test_a_cast_in_worker_processes_matches_threads(bundle, model, tmp_path):
+    """The frozen executable starts its workers as itself (multiprocessing.freeze_support)."""
+    outs = []
+    for n in ("0", "2"):
+        out = tmp_path / f"out{n}.safetensors"
+        env = dict(os.environ, CHECKPOINT_INSPECTOR_CAST_PROCESSES=n)
+        r = subprocess.run(
+            [str(CLI), "cast", str(model), "--target", "F16", "-o", str(out)],
+            capture_output=True, text=True, env=env, timeout=120,
+        )  # fmt: skip
+        assert r.returncode == 0 and r.stderr == "", r.stderr
+        outs.append(out.read_bytes())
+    assert outs[0] == outs[1]
+
+
 @pytest.mark.parametrize(
     ("exe", "extra"),
     [(CLI, []), (GUI, []), (CLI, ["--reference"])],
