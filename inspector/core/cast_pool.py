@@ -100,8 +100,11 @@ class ChunkCaster:
         fn: Callable[..., Any],
         *args: object,
     ) -> None:
-        with signals_held():  # submit may start a thread
-            future = pool.submit(fn, *args)
+        try:
+            with signals_held():  # submit may start a thread
+                future = pool.submit(fn, *args)
+        except BrokenProcessPool:  # the pool already knows a worker died
+            raise _worker_died() from None
         self._pending.append((future, acc, in_place))
 
     def ready(self, drain: bool = False) -> Iterator[np.ndarray | int]:
@@ -111,9 +114,7 @@ class ChunkCaster:
             try:
                 result = future.result()  # re-raises what the cast raised
             except BrokenProcessPool:
-                raise CheckpointError(
-                    None, "a cast worker process stopped unexpectedly (out of memory?)"
-                ) from None
+                raise _worker_died() from None
             out, part = (in_place, result) if in_place >= 0 else result
             if acc is not None and part is not None:
                 acc.merge(part)
@@ -129,3 +130,8 @@ class ChunkCaster:
             if pool is not None:
                 pool.shutdown(wait=True, cancel_futures=True)
         self._threads = self._processes = None
+
+
+def _worker_died() -> CheckpointError:
+    """What a user is told when the kernel (or anyone) kills a worker mid-cast."""
+    return CheckpointError(None, "a cast worker process stopped unexpectedly (out of memory?)")

@@ -16,7 +16,7 @@ import torch
 from huggingface_hub import save_torch_state_dict
 from safetensors.torch import save_file
 
-from inspector.core.cast_pool import processes_supported
+from inspector.core.cast_pool import ChunkCaster, processes_supported
 from inspector.core.cast_stream import PROCESSES_ENV, cast_processes
 from inspector.core.cast_worker import FileId, RangeTask, cast_range
 from inspector.core.checkpoint import open_checkpoint
@@ -117,10 +117,43 @@ def test_a_killed_worker_is_one_clear_error_and_nothing_is_written(tmp_path):
     save_file(_state_dict(), tmp_path / "m.safetensors")
     ckpt, job = _started(tmp_path / "m.safetensors", tmp_path / "o.safetensors")
     with ckpt, pytest.raises(CheckpointError) as e:
-        os.kill(multiprocessing.active_children()[0].pid, signal.SIGKILL)
+        victim, other = multiprocessing.active_children()
+        os.kill(victim.pid, signal.SIGKILL)
+        other.join(timeout=30)  # stopped by the pool: it knows, before the job goes on
+        assert not other.is_alive()
         run_job(job)
     assert e.value.reason == "a cast worker process stopped unexpectedly (out of memory?)"
     assert not (tmp_path / "o.safetensors").exists() and _leftovers(tmp_path) == []
+    assert multiprocessing.active_children() == []
+
+
+def test_every_chunk_after_a_worker_died_is_the_same_clear_error(tmp_path):
+    """The pool marks itself broken before it fails the waiting chunks: from then on queueing
+    a chunk raises at once, and that too must be the one clear line (CI caught it raw)."""
+    src, out = tmp_path / "in.bin", tmp_path / "out.bin"
+    src.write_bytes(np.arange(64, dtype=np.float32).tobytes())
+    out.write_bytes(bytes(128))
+    caster = ChunkCaster(processes=1)
+    with open(src, "rb") as fs, open(out, "r+b") as fo:
+        task = RangeTask(
+            FileId.of(str(src), fs.fileno()), 0, 256, "F32", "F16", False,
+            FileId.of(str(out), fo.fileno()), 0,
+        )  # fmt: skip
+        try:
+            caster.submit_range(task, 128, None)
+            assert list(caster.ready(drain=True)) == [128]
+            (worker,) = multiprocessing.active_children()
+            os.kill(worker.pid, signal.SIGKILL)
+            worker.join()
+            reasons = []
+            for _ in range(2):
+                with pytest.raises(CheckpointError) as e:
+                    caster.submit_range(task, 128, None)
+                    list(caster.ready(drain=True))
+                reasons.append(e.value.reason)
+        finally:
+            caster.close()
+    assert reasons == ["a cast worker process stopped unexpectedly (out of memory?)"] * 2
     assert multiprocessing.active_children() == []
 
 
