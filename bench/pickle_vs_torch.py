@@ -19,7 +19,7 @@ import time
 from statistics import median
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from cast_vs_torch import measure  # the one-child RSS wrapper
+from cast_vs_torch import measure  # wall time, peak RSS of the process tree
 
 TORCH_LIST = """
 import sys, torch
