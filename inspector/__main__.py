@@ -1,5 +1,6 @@
 import sys
 
-from .cli import main
+from .cli import console_main
 
-sys.exit(main())
+if __name__ == "__main__":
+    sys.exit(console_main())

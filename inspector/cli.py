@@ -378,10 +378,19 @@ def _fail(message: str, code: int = EXIT_BAD_INPUT) -> int:
     return code
 
 
-def gui_main() -> int:
-    """The gui-scripts entry: same as main (on Windows it starts without a console window)."""
+def console_main() -> int:
+    """The program's entry (installed command, ``python -m inspector``, bundles): unlike a
+    library call of :func:`main`, its main module is safe for cast worker processes."""
+    from .core.cast_stream import allow_worker_processes
+
+    allow_worker_processes()
     return main()
 
 
+def gui_main() -> int:
+    """The gui-scripts entry: same as console_main (on Windows it starts without a console)."""
+    return console_main()
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(console_main())

@@ -5,6 +5,7 @@ file and no process behind."""
 from __future__ import annotations
 
 import multiprocessing
+import multiprocessing.connection
 import os
 import signal
 import subprocess
@@ -16,7 +17,8 @@ import torch
 from huggingface_hub import save_torch_state_dict
 from safetensors.torch import save_file
 
-from inspector.core.cast_pool import ChunkCaster, processes_supported
+from inspector.core import cast_stream
+from inspector.core.cast_pool import ChunkCaster, processes_supported, usable_cores
 from inspector.core.cast_stream import PROCESSES_ENV, cast_processes
 from inspector.core.cast_worker import FileId, RangeTask, cast_range
 from inspector.core.checkpoint import open_checkpoint
@@ -119,8 +121,9 @@ def test_a_killed_worker_is_one_clear_error_and_nothing_is_written(tmp_path):
     with ckpt, pytest.raises(CheckpointError) as e:
         victim, other = multiprocessing.active_children()
         os.kill(victim.pid, signal.SIGKILL)
-        other.join(timeout=30)  # stopped by the pool: it knows, before the job goes on
-        assert not other.is_alive()
+        # the pool stops the other worker once it knows: wait for that before the job goes on
+        # (on the exit pipe: the pool's thread reaps the process, a join here would race it)
+        assert multiprocessing.connection.wait([other.sentinel], timeout=30)
         run_job(job)
     assert e.value.reason == "a cast worker process stopped unexpectedly (out of memory?)"
     assert not (tmp_path / "o.safetensors").exists() and _leftovers(tmp_path) == []
@@ -144,7 +147,6 @@ def test_every_chunk_after_a_worker_died_is_the_same_clear_error(tmp_path):
             assert list(caster.ready(drain=True)) == [128]
             (worker,) = multiprocessing.active_children()
             os.kill(worker.pid, signal.SIGKILL)
-            worker.join()
             reasons = []
             for _ in range(2):
                 with pytest.raises(CheckpointError) as e:
@@ -222,6 +224,53 @@ def test_the_worker_count_follows_the_work_and_the_environment(tmp_path, monkeyp
         monkeypatch.setenv(PROCESSES_ENV, "many")
         with pytest.raises(CheckpointError, match="must be a whole number"):
             cast_processes(plan)
+
+
+def test_a_library_script_without_a_main_guard_runs_once(tmp_path):
+    """A spawned worker imports its parent's main script: without the ``__main__`` guard the
+    script's top level would run again in every worker (then fail as 'stopped unexpectedly').
+    Only programs that opted in start workers on their own; a library call stays in threads."""
+    save_file(_state_dict(), tmp_path / "m.safetensors")
+    script = tmp_path / "convert.py"
+    script.write_text(
+        "from inspector.core import cast_stream\n"
+        "from inspector.core.checkpoint import open_checkpoint\n"
+        "from inspector.core.convert import cast_checkpoint\n"
+        "from inspector.core.dtypes import DTYPES\n"
+        "from inspector.core.progress import run_job\n"
+        "with open('runs.log', 'a') as log:\n"
+        "    log.write('ran\\n')\n"
+        "cast_stream.PROCESS_MIN_BYTES = 0  # any cast is large enough\n"
+        "with open_checkpoint('m.safetensors') as ckpt:\n"
+        "    run_job(cast_checkpoint(ckpt, DTYPES['F16'], 'o.safetensors'))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != PROCESSES_ENV}
+    p = subprocess.run(
+        [sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, env=env,
+        timeout=120,
+    )  # fmt: skip
+    assert (p.returncode, p.stderr) == (0, "")
+    assert (tmp_path / "runs.log").read_text() == "ran\n"
+    assert (tmp_path / "o.safetensors").exists()
+
+
+def test_programs_that_opted_in_start_workers_for_large_casts(tmp_path, monkeypatch):
+    save_file({"w": torch.ones(1000)}, tmp_path / "m.safetensors")
+    monkeypatch.delenv(PROCESSES_ENV, raising=False)
+    monkeypatch.setattr(cast_stream, "PROCESS_MIN_BYTES", 4000)
+    cores = usable_cores()
+    with open_checkpoint(tmp_path / "m.safetensors") as ckpt:
+        plan = plan_cast(ckpt, DTYPES["F16"])
+        assert cast_processes(plan) == 0  # pytest is a library caller: threads
+        try:
+            cast_stream.allow_worker_processes()
+            assert cast_processes(plan) == (
+                min(cores, cast_stream.MAX_PROCESSES) if cores > 1 else 0
+            )
+            monkeypatch.setenv(PROCESSES_ENV, "0")
+            assert cast_processes(plan) == 0
+        finally:
+            cast_stream.allow_worker_processes(False)
 
 
 def test_a_worker_survives_the_ctrl_c_its_caller_handles():

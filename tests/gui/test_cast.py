@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 
 import numpy as np
 import pytest
@@ -143,10 +144,12 @@ def test_cancel_leaves_no_file(qtbot, window, big_file, tmp_path):
     out.parent.mkdir()
     from inspector.core.dtypes import DTYPES
 
-    seen = []
+    seen, clicked = [], threading.Event()
     w = window.start_cast(str(out), DTYPES["F16"])
     assert window.cancel_button.isVisible()
-    w.progress.connect(lambda p: seen.append(p) or window.cancel_button.click())
+    w.progress.connect(lambda p: seen.append(p) or window.cancel_button.click() or clicked.set())
+    # the job waits for that click: on a busy machine it could finish first (cast_done instead)
+    w.progress.connect(lambda p: clicked.wait(20), Qt.ConnectionType.DirectConnection)
     with qtbot.waitSignal(window.cast_cancelled, timeout=30_000):
         pass
     assert seen and seen[0].done < seen[0].total

@@ -400,7 +400,7 @@ def test_console_and_gui_entry_points_resolve():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     scripts = project["scripts"]
     gui = project["gui-scripts"]
-    assert scripts["checkpoint-inspector"] == "inspector.cli:main"
+    assert scripts["checkpoint-inspector"] == "inspector.cli:console_main"
     assert gui["checkpoint-inspector-gui"] == "inspector.cli:gui_main"
     for target in (*scripts.values(), *gui.values()):
         module, _, attr = target.partition(":")
