@@ -21,8 +21,7 @@ import numpy as np
 
 from .chunk_cast import cast_chunk
 from .dtypes import DTYPES
-from .errors import CheckpointError
-from .pending_file import os_error_reason
+from .errors import CheckpointError, os_error_reason
 from .precision import ErrorAccumulator
 from .writeback import start_writeback
 

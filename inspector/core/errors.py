@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 
 
@@ -61,7 +62,6 @@ class RefusedPickleError(CheckpointError):
 
 def path_problem(path: str, e: OSError) -> str:
     """Why ``path`` cannot be used, in words: not the C library's "No such device or address"."""
-    import errno
     import stat
 
     if e.errno == errno.ELOOP:
@@ -83,3 +83,16 @@ def path_problem(path: str, e: OSError) -> str:
     if stat.S_ISSOCK(mode):
         return "is a socket, not a file"
     return (e.strerror or str(e)).rstrip(".")
+
+
+def os_error_reason(e: OSError) -> str:
+    """The reason for a failed read or write, in the words a person looks for."""
+    if e.errno == errno.ENOSPC:
+        return "no space left on the disk"
+    if e.errno == errno.EDQUOT:
+        return "disk quota exceeded"
+    if e.errno in (errno.EACCES, errno.EPERM):
+        return "permission denied"
+    if e.errno == errno.EROFS:
+        return "the disk is read-only"
+    return e.strerror or str(e)

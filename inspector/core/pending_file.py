@@ -4,7 +4,6 @@ fsynced, then renamed over it. :class:`~.writer.AtomicWriter` commits several to
 from __future__ import annotations
 
 import contextlib
-import errno
 import os
 import secrets
 import stat
@@ -13,25 +12,13 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from .commit_journal import PARTIAL_SUFFIX
-from .errors import CheckpointError
+from .errors import CheckpointError, os_error_reason
 from .header.encode import TensorEntry, encode_header
 
 try:
     import fcntl
 except ImportError:  # Windows: no flock, so temps are unlocked and leftovers are never guessed at
     fcntl = None  # type: ignore[assignment]
-
-
-def os_error_reason(e: OSError) -> str:
-    if e.errno == errno.ENOSPC:
-        return "no space left on the disk"
-    if e.errno == errno.EDQUOT:
-        return "disk quota exceeded"
-    if e.errno in (errno.EACCES, errno.EPERM):
-        return "permission denied"
-    if e.errno == errno.EROFS:
-        return "the disk is read-only"
-    return e.strerror or str(e)
 
 
 def file_kind(mode: int) -> str:

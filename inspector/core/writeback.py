@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -16,13 +17,16 @@ if TYPE_CHECKING:
 
 
 def _load_sync_file_range():
-    """Linux ``sync_file_range``: start writing dirty pages now so the final fsync waits less."""
+    """Linux ``sync_file_range``: start writing dirty pages now so the final fsync waits less.
+
+    Looked up among the process's own symbols (libc is loaded): ``ctypes.util.find_library``
+    would fork ``ldconfig -p`` in every process, cast workers included."""
+    if not sys.platform.startswith("linux"):
+        return None
     try:
         import ctypes
-        import ctypes.util
 
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-        fn = libc.sync_file_range
+        fn = ctypes.CDLL(None, use_errno=True).sync_file_range
         fn.argtypes = (ctypes.c_int, ctypes.c_int64, ctypes.c_int64, ctypes.c_uint)
         fn.restype = ctypes.c_int
         return fn

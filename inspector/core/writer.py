@@ -29,9 +29,9 @@ from .commit_journal import (
     recover_folder,
 )
 from .dtypes import DType
-from .errors import CheckpointError
+from .errors import CheckpointError, os_error_reason
 from .header.encode import TensorEntry, encode_header
-from .pending_file import PendingFile, SafetensorsFile, file_kind, os_error_reason
+from .pending_file import PendingFile, SafetensorsFile, file_kind
 
 __all__ = [
     "AtomicWriter",

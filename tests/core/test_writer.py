@@ -21,9 +21,9 @@ from safetensors.torch import load_file, save_file
 
 from inspector.core import writer as writer_mod
 from inspector.core.dtypes import DTYPES
-from inspector.core.errors import CheckpointError
+from inspector.core.errors import CheckpointError, os_error_reason
 from inspector.core.header import read_header
-from inspector.core.pending_file import file_kind, os_error_reason
+from inspector.core.pending_file import file_kind
 from inspector.core.writer import (
     AtomicWriter,
     TensorEntry,
