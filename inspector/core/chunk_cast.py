@@ -27,7 +27,7 @@ def cast_chunk(
             for i in range(0, w.size, BLOCK):
                 got = round_f32(w[i : i + BLOCK], dst.name, out[i : i + BLOCK], part is not None)
                 if part is not None:
-                    part.measure(got.magnitude, got.rounded)
+                    part.measure(got.magnitude, got.rounded, got.top)
         return out.view(np.uint8), part
     out = cast_bits(raw.view(f"u{src.bits // 8}"), src, dst)
     if part is not None:

@@ -55,10 +55,12 @@ ROUNDED_FROM_F32 = frozenset({*NARROW, "BF16"})  # the targets round_f32 handles
 
 
 class Rounded(NamedTuple):
-    """What :func:`round_f32` measured on the way: |x| and |cast(x)| as F32 (None unless asked)."""
+    """What :func:`round_f32` measured on the way: |x| and |cast(x)| as F32 (None unless asked),
+    and the largest |x| (NaN if there is a NaN), which the report's saturation check needs."""
 
     magnitude: np.ndarray | None
     rounded: np.ndarray | None
+    top: float | None = None
 
 
 def round_f32(w: np.ndarray, dst: str, out: np.ndarray, values: bool = False) -> Rounded:
@@ -104,7 +106,7 @@ def round_f32(w: np.ndarray, dst: str, out: np.ndarray, values: bool = False) ->
     sign >>= _U32(fmt.sign_shift)
     code |= sign
     np.copyto(out, code, casting="unsafe")
-    return Rounded(a.view(_F32), rounded) if values else _NOTHING
+    return Rounded(a.view(_F32), rounded, float(_U32(top).view(_F32))) if values else _NOTHING
 
 
 def _round_bf16(w: np.ndarray, out: np.ndarray, values: bool) -> Rounded:

@@ -17,7 +17,7 @@ from inspector.core.cast_pool import ChunkCaster, cast_chunk
 from inspector.core.checkpoint import open_checkpoint
 from inspector.core.convert import cast_checkpoint
 from inspector.core.dtypes import DTYPES
-from inspector.core.precision import ErrorAccumulator
+from inspector.core.precision import BLOCK, ErrorAccumulator
 
 from .precision_reference import Float64ErrorAccumulator, assert_same_stats
 
@@ -68,6 +68,26 @@ def test_underflow_and_saturation_counts_of_the_fused_path():
     stats = _fused(x, "F8_E4M3")[1]
     assert (stats.underflow, stats.overflow, stats.nan) == (1, 2, 1)
     assert _fused(np.array([0.0, -0.0, 1e-10, 1.0001], np.float32), "F16")[1].underflow == 1
+
+
+@pytest.mark.parametrize("dst", FUSED)
+def test_underflows_after_a_block_that_already_reached_ratio_one(dst):
+    # once a block's largest relative error is 1 (a value became 0), the later blocks of the
+    # chunk count underflows without dividing: with zeros, -0, saturated and NaN values among them
+    rng = np.random.default_rng(11)
+    n = BLOCK * 4 + 123
+    x = (rng.standard_normal(n) * 10.0 ** rng.integers(-46, 3, n)).astype(np.float32)
+    x[0] = 1e-45  # block 0 underflows for every format (BF16 only below F32 normals)
+    x[BLOCK + 5 : BLOCK + 50] = 0.0
+    x[BLOCK + 50 : BLOCK + 60] = -0.0
+    x[2 * BLOCK + 7 : 2 * BLOCK + 9] = [470.0, -1e5]  # E4M3 saturates: the subset path
+    x[3 * BLOCK + 1] = np.nan
+    out, stats = _fused(x, dst)
+    assert out.tobytes() == cast_array(x, F32, DTYPES[dst]).tobytes()
+    assert stats == _unfused(x, dst)
+    reference = _reference(x, dst)
+    assert reference.underflow > 100
+    assert_same_stats(stats, reference, rel_tol=1e-15)
 
 
 @settings(max_examples=200, deadline=None)
