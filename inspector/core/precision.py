@@ -150,9 +150,9 @@ class ErrorAccumulator:
         self.max_abs = max(self.max_abs, m)
         if m > 0 and self.max_rel == 1.0 and b is not None:
             # no ratio exceeds 1 (see below), so no division is needed: only the underflows are
-            # counted, as the non-zero values whose cast is zero (a zero stays zero)
-            if count_underflow:
-                self.underflow += _count_nonzero_bits(a) - _count_nonzero_bits(b)
+            # counted, as the non-zero values whose cast is zero (a zero stays zero); b comes
+            # only from the all-finite path, which counts its own underflows
+            self.underflow += _count_nonzero_bits(a) - _count_nonzero_bits(b)
             return
         if m > 0:
             rel = np.divide(
