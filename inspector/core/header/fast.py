@@ -50,8 +50,9 @@ def parse_fast(path: str, raw: bytes, *, data_start: int, file_size: int) -> Hea
         # inside a name also trips it; such rare headers take the careful path.
         if (
             raw.count(b":") != 4 * n + (1 + len(metadata or ()) if has_meta else 0)
-            or b"\\u" in raw
-            or (b"-0" in raw and _NEGATIVE_ZERO.search(raw))
+            # a one-byte test first: it is memchr, a two-byte search is 30× slower on 22 MB
+            or (b"\\" in raw and b"\\u" in raw)
+            or (b"-" in raw and _NEGATIVE_ZERO.search(raw))
         ):
             return None
         tensors = list(entries.values())
