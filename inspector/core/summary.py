@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -60,15 +61,17 @@ class DTypeGroups:
         groups: dict[str, _Group] = {}  # in order of first appearance
         names: list[str] = []
         add = names.append
-        for t in tensors:
+        prod = math.prod
+        for t in tensors:  # fields, not properties: this loop runs on every open
             name = t.dtype_name
             add(name)
             g = groups.get(name)
             if g is None:
                 g = groups[name] = _Group(t)
             g.count += 1
-            g.params += t.numel
-            g.nbytes += t.nbytes
+            g.params += prod(t.shape)
+            start, end = t.data_offsets
+            g.nbytes += end - start
         self.groups = groups
         self.dtype_names = names
 
