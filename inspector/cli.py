@@ -381,6 +381,9 @@ def _fail(message: str, code: int = EXIT_BAD_INPUT) -> int:
 def console_main() -> int:
     """The program's entry (installed command, ``python -m inspector``, bundles): unlike a
     library call of :func:`main`, its main module is safe for cast worker processes."""
+    from .core.worker_boot import single_threaded_blas
+
+    single_threaded_blas()  # before anything imports numpy
     from .core.cast_stream import allow_worker_processes
 
     allow_worker_processes()

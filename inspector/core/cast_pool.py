@@ -24,14 +24,21 @@ from typing import Any
 
 import numpy as np
 
-from .cast_worker import RangeTask, cast_range, start_worker
+from .cast_worker import RangeTask, cast_range
 from .chunk_cast import cast_chunk
 from .dtypes import DType
 from .errors import CheckpointError
 from .precision import ErrorAccumulator
 from .thread_start import signals_held
+from .worker_boot import boot_worker
 
-__all__ = ["ChunkCaster", "cast_chunk", "processes_supported", "usable_cores"]
+__all__ = [
+    "ChunkCaster",
+    "cast_chunk",
+    "processes_supported",
+    "start_processes",
+    "usable_cores",
+]
 
 
 def usable_cores() -> int:
@@ -48,12 +55,21 @@ def processes_supported() -> bool:
     return hasattr(os, "pwrite") and hasattr(os, "readv")
 
 
+def start_processes(n: int) -> ProcessPoolExecutor:
+    """``n`` cast worker processes, started with ``spawn`` (never ``fork`` a process that may
+    run Qt's threads), each booted by :func:`.worker_boot.boot_worker` before numpy loads."""
+    with signals_held():  # the pool starts a thread of its own
+        return ProcessPoolExecutor(
+            n, mp_context=multiprocessing.get_context("spawn"), initializer=boot_worker
+        )
+
+
 class ChunkCaster:
     """``submit``/``submit_range``/``copy`` chunks in order; ``ready`` yields them in that order:
     an array to write, or the byte count a worker process already wrote in its place.
 
     ``processes`` > 0 lets :meth:`submit_range` use that many worker processes, started on the
-    first such chunk with ``spawn`` (never ``fork`` a process that may run Qt's threads).
+    first such chunk (:func:`start_processes`).
     """
 
     def __init__(self, workers: int = 2, depth: int = 4, processes: int = 0) -> None:
@@ -78,12 +94,7 @@ class ChunkCaster:
         if not self.has_processes:
             raise ValueError("this caster has no worker processes")
         if self._processes is None:
-            with signals_held():  # the pool starts a thread of its own
-                self._processes = ProcessPoolExecutor(
-                    self._n_processes,
-                    mp_context=multiprocessing.get_context("spawn"),
-                    initializer=start_worker,
-                )
+            self._processes = start_processes(self._n_processes)
         self._queue(self._processes, acc, out_nbytes, cast_range, task)
 
     def copy(self, raw: np.ndarray) -> None:

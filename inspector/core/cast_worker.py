@@ -14,7 +14,6 @@ nothing is ever written anywhere but the caller's own temp file.
 from __future__ import annotations
 
 import os
-import signal
 from dataclasses import dataclass
 
 import numpy as np
@@ -55,12 +54,6 @@ class RangeTask:
     report: bool
     output: FileId
     out_offset: int
-
-
-def start_worker() -> None:
-    """Each worker's first call. Ctrl-C reaches the whole process group: the caller cancels
-    and stops the workers, which must not die of it with a traceback half-way through."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 class _Open:

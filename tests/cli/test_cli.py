@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -221,3 +222,23 @@ def test_module_and_console_script_entry(model):
             [*cmd, "list", str(path) + ".nope"], capture_output=True, text=True, timeout=60
         )
         assert bad.returncode == 2 and bad.stderr.count("\n") == 1
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="Linux /proc")
+def test_the_program_loads_numpy_with_one_blas_thread(tmp_path):
+    """numpy's OpenBLAS starts a spinning thread per extra core when it loads; the program never
+    multiplies matrices, and on two cores those threads took CPU from every cast."""
+    save_file({"w": torch.ones(4)}, str(tmp_path / "m.safetensors"))
+    code = (
+        "import os, sys\n"
+        "from inspector.cli import console_main\n"
+        "sys.argv = ['checkpoint-inspector', 'list', sys.argv[1]]\n"
+        "console_main()\n"
+        "print('numpy' in sys.modules, len(os.listdir('/proc/self/task')), file=sys.stderr)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    p = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path / "m.safetensors")],
+        capture_output=True, text=True, env=env, timeout=60,
+    )  # fmt: skip
+    assert p.returncode == 0 and p.stderr == "True 1\n", p.stderr

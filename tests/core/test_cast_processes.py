@@ -18,7 +18,12 @@ from huggingface_hub import save_torch_state_dict
 from safetensors.torch import save_file
 
 from inspector.core import cast_stream
-from inspector.core.cast_pool import ChunkCaster, processes_supported, usable_cores
+from inspector.core.cast_pool import (
+    ChunkCaster,
+    processes_supported,
+    start_processes,
+    usable_cores,
+)
 from inspector.core.cast_stream import PROCESSES_ENV, cast_processes
 from inspector.core.cast_worker import FileId, RangeTask, cast_range
 from inspector.core.checkpoint import open_checkpoint
@@ -278,13 +283,26 @@ def test_a_worker_survives_the_ctrl_c_its_caller_handles():
     traceback and break the pool before the caller's own clean exit."""
     code = (
         "import os, signal\n"
-        "from inspector.core.cast_worker import start_worker\n"
-        "start_worker()\n"
+        "from inspector.core.worker_boot import boot_worker\n"
+        "boot_worker()\n"
         "os.kill(os.getpid(), signal.SIGINT)\n"
         "print('alive')\n"
     )
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert (p.returncode, p.stdout, p.stderr) == (0, "alive\n", "")
+
+
+@pytest.mark.skipif(
+    not os.path.isdir("/proc/self/task") or usable_cores() < 2, reason="Linux /proc, 2+ cores"
+)
+def test_workers_load_numpy_without_spinning_blas_threads(monkeypatch):
+    """numpy's OpenBLAS starts a thread per extra core when it loads, which spins before it
+    sleeps: in every worker that was CPU taken from the cast. A worker runs one thread."""
+    monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
+    probe = "'numpy' in __import__('sys').modules, __import__('os').listdir('/proc/self/task')"
+    with start_processes(1) as pool:
+        numpy_loaded, threads = pool.submit(eval, probe).result(timeout=60)
+    assert numpy_loaded and len(threads) == 1, threads
 
 
 def test_the_cli_with_processes_forced_writes_what_threads_write(tmp_path):
