@@ -3,7 +3,8 @@ keys instead of millions of ``lessThan`` calls. Names sort naturally (layer 2 be
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from typing import Any
 
 from inspector.core.header import TensorInfo
@@ -22,10 +23,16 @@ def sort_keys(
     statuses: Sequence[TensorStatus],
     cast: Mapping[str, Any],
     diff: Mapping[str, Any],
+    names: Callable[[], list[str]] | None = None,
 ) -> list:
+    """The sort key of each tensor for column ``col``. ``names`` gives the natural keys of the
+    names when the caller keeps them (0.2 s for 200k names: the name and status columns and
+    every change of target share one list)."""
     inf = float("inf")
+    if names is None:
+        names = partial(_natural_keys_of, tensors)
     if col == Col.NAME:
-        return natural_keys([t.name for t in tensors])
+        return names()
     if col == Col.DTYPE:
         return [(t.dtype.kind != "float", t.dtype.bits, t.dtype.name) for t in tensors]
     if col == Col.SHAPE:
@@ -36,9 +43,8 @@ def sort_keys(
         return [t.nbytes for t in tensors]
     if col == Col.STATUS:  # differing first, each group in natural name order: the default view
         # one string per row (the rank as its first character): compared in C, unlike tuples
-        names = natural_keys([t.name for t in tensors])
         prefix = {s: _RANK_CHAR[status_rank(s)] for s in set(statuses)}  # a few statuses
-        return [prefix[s] + k for s, k in zip(statuses, names, strict=True)]
+        return [prefix[s] + k for s, k in zip(statuses, names(), strict=True)]
     if col == Col.CAST_ERR:
         values = [cast_error_value(cast.get(t.name)) for t in tensors]
         return [(v is None, -inf if v is None else v) for v in values]
@@ -50,3 +56,7 @@ def sort_keys(
             keys.append((v is None, -inf if v is None else v))
         return keys
     return list(range(len(tensors)))
+
+
+def _natural_keys_of(tensors: Sequence[TensorInfo]) -> list[str]:
+    return natural_keys([t.name for t in tensors])

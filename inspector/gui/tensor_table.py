@@ -24,6 +24,7 @@ from PySide6.QtWidgets import QApplication, QStyle
 from inspector.core.dtypes import DType
 from inspector.core.header import TensorInfo
 from inspector.core.model_folder.intended import IntendedMatcher
+from inspector.core.natural_order import natural_keys
 from inspector.core.status import TensorStatus
 from inspector.core.summary import format_bytes, tensor_status
 
@@ -70,6 +71,7 @@ class TensorTableModel(QAbstractTableModel):
         self._cast_active = False  # a report is shown (tensors missing from it were not cast)
         self._diff: dict[str, Any] = {}  # name -> TensorDiff
         self._sort_keys: dict[int, list] = {}
+        self._natural: list[str] | None = None  # natural keys of the names, built on first sort
         self._sort_column = -1
         self._sort_order = Qt.SortOrder.AscendingOrder
         self._bg, _ = highlight_colors()
@@ -96,6 +98,7 @@ class TensorTableModel(QAbstractTableModel):
         self._cast_active = False
         self._diff = {}
         self._sort_keys = {}
+        self._natural = None
         if target is not None:
             self._target = target
         self._recompute_status()
@@ -336,9 +339,14 @@ class TensorTableModel(QAbstractTableModel):
         keys = self._sort_keys.get(col)
         if keys is None:
             keys = self._sort_keys[col] = sort_keys(
-                col, self._tensors, self._status, self._cast, self._diff
+                col, self._tensors, self._status, self._cast, self._diff, self._natural_keys
             )
         return keys
+
+    def _natural_keys(self) -> list[str]:
+        if self._natural is None:
+            self._natural = natural_keys([t.name for t in self._tensors])
+        return self._natural
 
     def _sorted_order(self, column: int, order: Qt.SortOrder) -> list[int]:
         n = len(self._tensors)
