@@ -191,3 +191,28 @@ def test_corrupted_valid_files(scratch, h, cut, flip, byte):
     blob[flip % len(blob)] = byte
     scratch.write_bytes(bytes(blob[: max(0, len(blob) - cut % 9)]))
     agree(scratch)
+
+
+@pytest.mark.parametrize(
+    "meta",
+    [
+        '{"format":"pt"}',
+        "{}",
+        ' { "a" : "x}{\\"y[:" , "b" : "" } ',
+        '{"k":"v","k":"w"}',
+        '{"k":1}',
+        '{"k":{"n":"v"}}',
+        '{"k":["v"]}',
+        "null",
+        '{"k":"v"},"__metadata__":{"j":"w"}',
+        '{"k":"v\\\\"}',
+    ],
+)
+def test_metadata_written_first_reads_as_the_reference_reads_it(scratch, meta):
+    """The fast path decodes a leading ``__metadata__`` from its own span: braces, quotes and
+    colons inside its strings, repeats and non-string values end as the reference's do."""
+    w = '"w":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}'
+    scratch.write_bytes(frame(('{"__metadata__":' + meta + "," + w + "}").encode(), 4))
+    agree(scratch)
+    if meta == '{"format":"pt"}':
+        assert ours(scratch)[0] == {"format": "pt"}

@@ -27,6 +27,20 @@ class _Top(msgspec.Struct):
 
 
 _TOP = msgspec.json.Decoder(_Top)
+_METADATA = msgspec.json.Decoder(dict[str, str])
+# where writers put it: the first key, a flat object of strings (anything else: _TOP decides)
+_LEADING_METADATA = re.compile(
+    rb'\{\s*"__metadata__"\s*:\s*(\{(?:[^{}"\\]++|"(?:[^"\\]++|\\.)*+")*+\})'
+)
+
+
+def _metadata(raw: bytes) -> dict[str, str] | None:
+    """The value of ``__metadata__``: decoded from its own span when it comes first, which saves
+    a second decode of the whole header (20 ms of a 200k-tensor open)."""
+    first = _LEADING_METADATA.match(raw)
+    if first is None:
+        return _TOP.decode(raw).metadata
+    return _METADATA.decode(first.group(1))
 
 
 def parse_fast(path: str, raw: bytes, *, data_start: int, file_size: int) -> Header | None:
@@ -39,7 +53,7 @@ def parse_fast(path: str, raw: bytes, *, data_start: int, file_size: int) -> Hea
             metadata = None
             has_meta = "__metadata__" in entries
             if has_meta:
-                metadata = _TOP.decode(raw).metadata
+                metadata = _metadata(raw)
                 del entries["__metadata__"]
         except (msgspec.DecodeError, msgspec.ValidationError):
             return None
