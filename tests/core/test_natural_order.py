@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from inspector.core import natural_order
 from inspector.core.natural_order import natural_key, natural_keys
 
 NAME = st.text(alphabet="ab.0123456789_é٣", max_size=30)  # dots, digit runs, a non-ASCII digit
@@ -25,3 +27,30 @@ def test_numbers_sort_as_numbers():
 @given(st.lists(NAME, max_size=30))
 def test_batch_keys_equal_single_keys(names):
     assert natural_keys(names) == [natural_key(n) for n in names]
+
+
+ASCII_NAME = st.text(alphabet="ab.0123456789_\n", max_size=30)  # a newline inside a name too
+
+
+@given(st.lists(ASCII_NAME | NAME, max_size=30), st.sampled_from([0, 10, 79, 80, 250]))
+def test_keys_built_on_the_joined_text_equal_single_keys(names, run):
+    """The numpy path for many names (forced here for short lists): digit runs at either end,
+    empty names, runs too long for an ASCII length character, newlines and non-ASCII digits."""
+    names = [*names, "w" + "7" * run, "7" * run]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(natural_order, "VECTOR_MIN_NAMES", 0)
+        assert natural_keys(names) == [natural_key(n) for n in names]
+        assert natural_keys(iter(names)) == [natural_key(n) for n in names]
+
+
+def test_many_names_sort_naturally():
+    names = [f"model.layers.{i}.mlp.w{i % 3}" for i in range(3000, 0, -1)]
+    assert len(names) >= natural_order.VECTOR_MIN_NAMES
+    keys = natural_keys(names)
+    assert keys == [natural_key(n) for n in names]
+    order = sorted(range(len(names)), key=keys.__getitem__)
+    assert [names[i] for i in order[:3]] == [
+        "model.layers.1.mlp.w1",
+        "model.layers.2.mlp.w2",
+        "model.layers.3.mlp.w0",
+    ]
