@@ -194,17 +194,14 @@ class TensorTableModel(QAbstractTableModel):
         if tgt is None:
             self._status = [TensorStatus.MATCH] * len(self._tensors)
             return
-        if self._first_of_dtype is None:
-            first: dict[str, int] = {}
-            for i, n in enumerate(self._dtype_names):
-                if n not in first:
-                    first[n] = i
-            self._first_of_dtype = first
+        names = self._dtype_names
+        if self._first_of_dtype is None:  # C loops only: this runs on every open
+            self._first_of_dtype = {n: names.index(n) for n in dict.fromkeys(names)}
         # one core call per distinct dtype, not per tensor
         by_dtype = {
             n: tensor_status(self._tensors[i], tgt) for n, i in self._first_of_dtype.items()
         }
-        self._status = [by_dtype[n] for n in self._dtype_names]
+        self._status = list(map(by_dtype.__getitem__, names))
 
     def _changed_column(self, col: int, resort: bool = True) -> None:
         if resort:
