@@ -43,11 +43,19 @@ def natural_keys(names: Iterable[str]) -> list[str]:
     (digit runs never span a dot, and the parts repeat from name to name)."""
     names = names if isinstance(names, list) else list(names)
     if len(names) >= VECTOR_MIN_NAMES:
-        keys = _ascii_keys(names)
-        if keys is not None:
+        keys: list[str] = []
+        for i in range(0, len(names), _VECTOR_BATCH):  # the temporaries stay a few MiB
+            batch = _ascii_keys(names[i : i + _VECTOR_BATCH])
+            if batch is None:
+                break
+            keys += batch
+        else:
             return keys
     part = _PartKeys().__getitem__
     return [".".join(map(part, name.split("."))) for name in names]
+
+
+_VECTOR_BATCH = 1 << 15
 
 
 def _ascii_keys(names: list[str]) -> list[str] | None:

@@ -32,13 +32,19 @@ def test_batch_keys_equal_single_keys(names):
 ASCII_NAME = st.text(alphabet="ab.0123456789_\n", max_size=30)  # a newline inside a name too
 
 
-@given(st.lists(ASCII_NAME | NAME, max_size=30), st.sampled_from([0, 10, 79, 80, 250]))
-def test_keys_built_on_the_joined_text_equal_single_keys(names, run):
-    """The numpy path for many names (forced here for short lists): digit runs at either end,
-    empty names, runs too long for an ASCII length character, newlines and non-ASCII digits."""
+@given(
+    st.lists(ASCII_NAME | NAME, max_size=30),
+    st.sampled_from([0, 10, 79, 80, 250]),
+    st.sampled_from([1, 2, 7, 1 << 15]),
+)
+def test_keys_built_on_the_joined_text_equal_single_keys(names, run, batch):
+    """The numpy path for many names (forced here for short lists, in batches): digit runs at
+    either end, empty names, runs too long for an ASCII length character, newlines and non-ASCII
+    digits (in any batch: then every name takes the per-part path)."""
     names = [*names, "w" + "7" * run, "7" * run]
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(natural_order, "VECTOR_MIN_NAMES", 0)
+        mp.setattr(natural_order, "_VECTOR_BATCH", batch)
         assert natural_keys(names) == [natural_key(n) for n in names]
         assert natural_keys(iter(names)) == [natural_key(n) for n in names]
 
