@@ -1,8 +1,8 @@
 """What a process does before it imports numpy: the cast workers, and the program itself.
 
 numpy's OpenBLAS starts one thread per extra core when it loads, and those threads spin for a
-while before they sleep. In a two-core F32→F8_E4M3 cast that was 12% of all CPU time, taken from
-the casts by the main process and each worker (perf stat, docs/benchmarks.md). Nothing here
+while before they sleep. In a two-core F32→F8_E4M3 cast they took 6% of all CPU samples from the
+casts, in the main process and each worker (perf record, docs/benchmarks.md). Nothing here
 multiplies matrices, so numpy is loaded with one BLAS thread. This module imports no numpy: a
 worker unpickles :func:`boot_worker` (and so imports this module) before anything else.
 """

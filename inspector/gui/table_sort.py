@@ -4,11 +4,10 @@ keys instead of millions of ``lessThan`` calls. Names sort naturally (layer 2 be
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from functools import partial
 from typing import Any
 
 from inspector.core.header import TensorInfo
-from inspector.core.natural_order import natural_keys, status_rank
+from inspector.core.natural_order import status_rank
 from inspector.core.status import TensorStatus
 
 from .table_text import cast_error_value
@@ -23,14 +22,12 @@ def sort_keys(
     statuses: Sequence[TensorStatus],
     cast: Mapping[str, Any],
     diff: Mapping[str, Any],
-    names: Callable[[], list[str]] | None = None,
+    names: Callable[[], list[str]],
 ) -> list:
     """The sort key of each tensor for column ``col``. ``names`` gives the natural keys of the
-    names when the caller keeps them (0.2 s for 200k names: the name and status columns and
-    every change of target share one list)."""
+    names, kept by the caller: the name and status columns and every change of target share
+    one list."""
     inf = float("inf")
-    if names is None:
-        names = partial(_natural_keys_of, tensors)
     if col == Col.NAME:
         return names()
     if col == Col.DTYPE:
@@ -56,7 +53,3 @@ def sort_keys(
             keys.append((v is None, -inf if v is None else v))
         return keys
     return list(range(len(tensors)))
-
-
-def _natural_keys_of(tensors: Sequence[TensorInfo]) -> list[str]:
-    return natural_keys([t.name for t in tensors])
