@@ -137,7 +137,7 @@ class WindowController(QObject):
         win.window_actions.set_config_dtype(win.target_box, config_dtype)
         if config_dtype is not None:  # the model's own dtype: chosen for this checkpoint
             win.target_box.setCurrentIndex(0)
-        page.model.set_rows(ckpt.tensors, self.session.target, self.session.groups.dtype_names)
+        page.model.set_rows(ckpt.tensors, self.session.target, self.session.groups)
         skip = config.modules_to_not_convert if config is not None else ()
         page.model.set_intended(IntendedMatcher(preset_globs("fp32-norms", skip)))
         page.refresh_tree()

@@ -26,7 +26,7 @@ from inspector.core.header import TensorInfo
 from inspector.core.model_folder.intended import IntendedMatcher
 from inspector.core.natural_order import natural_keys
 from inspector.core.status import TensorStatus
-from inspector.core.summary import format_bytes, tensor_status
+from inspector.core.summary import DTypeGroups, format_bytes, tensor_status
 
 from .i18n import translate
 from .row_order import RowOrder
@@ -61,8 +61,7 @@ class TensorTableModel(QAbstractTableModel):
         self._rows = RowOrder()  # display row -> tensor index
         self._filter = TensorFilter()
         self._pos: dict[str, int] | None = {}  # name -> tensor index (lazy)
-        self._dtype_names: list[str] = []
-        self._first_of_dtype: dict[str, int] | None = None
+        self._groups = DTypeGroups(())  # the tensors by dtype: one status per group
         self._target: DType | None = None
         self._status: list[str] = []
         self._intended: IntendedMatcher | None = None  # F32 tensors kept on purpose (norms…)
@@ -83,17 +82,14 @@ class TensorTableModel(QAbstractTableModel):
         self,
         tensors: Sequence[TensorInfo],
         target: DType | None = None,
-        dtype_names: Sequence[str] | None = None,
+        groups: DTypeGroups | None = None,
     ) -> None:
-        """Show ``tensors``. ``dtype_names`` (each tensor's dtype name, e.g. from
-        :class:`~inspector.core.summary.DTypeGroups` built on a worker) saves a pass over them."""
+        """Show ``tensors``. ``groups`` (the same tensors by dtype, e.g. built on a worker) saves
+        a pass over them."""
         self.beginResetModel()
         self._tensors = list(tensors)
         self._pos = None  # name -> index, built on first lookup
-        self._first_of_dtype = None
-        self._dtype_names = (
-            list(dtype_names) if dtype_names is not None else [t.dtype.name for t in self._tensors]
-        )
+        self._groups = groups if groups is not None else DTypeGroups(self._tensors)
         self._cast = {}
         self._cast_active = False
         self._diff = {}
@@ -194,14 +190,9 @@ class TensorTableModel(QAbstractTableModel):
         if tgt is None:
             self._status = [TensorStatus.MATCH] * len(self._tensors)
             return
-        names = self._dtype_names
-        if self._first_of_dtype is None:  # C loops only: this runs on every open
-            self._first_of_dtype = {n: names.index(n) for n in dict.fromkeys(names)}
         # one core call per distinct dtype, not per tensor
-        by_dtype = {
-            n: tensor_status(self._tensors[i], tgt) for n, i in self._first_of_dtype.items()
-        }
-        self._status = list(map(by_dtype.__getitem__, names))
+        by_dtype = {n: tensor_status(g.sample, tgt) for n, g in self._groups.groups.items()}
+        self._status = list(map(by_dtype.__getitem__, self._groups.dtype_names))
 
     def _changed_column(self, col: int, resort: bool = True) -> None:
         if resort:
