@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from .cast_worker import RangeTask, cast_range
+from .cast_worker import FileId, RangeTask, cast_range
 from .chunk_cast import cast_chunk
 from .dtypes import DType
 from .errors import CheckpointError
@@ -78,6 +78,7 @@ class ChunkCaster:
         self._workers, self._n_processes = workers, processes
         self._depth = max(depth, 2 * processes + 1)  # every process busy, the next one queued
         self._pending: deque[tuple[Future, ErrorAccumulator | None, int]] = deque()
+        self._read_to: dict[FileId, int] = {}  # how far into each source the workers read
 
     @property
     def has_processes(self) -> bool:
@@ -95,6 +96,8 @@ class ChunkCaster:
             raise ValueError("this caster has no worker processes")
         if self._processes is None:
             self._processes = start_processes(self._n_processes)
+        end = task.start + task.nbytes
+        self._read_to[task.source] = max(end, self._read_to.get(task.source, 0))
         self._queue(self._processes, acc, out_nbytes, cast_range, task)
 
     def copy(self, raw: np.ndarray) -> None:
@@ -115,7 +118,7 @@ class ChunkCaster:
             with signals_held():  # submit may start a thread
                 future = pool.submit(fn, *args)
         except BrokenProcessPool:  # the pool already knows a worker died
-            raise _worker_died() from None
+            raise self._worker_died() from None
         self._pending.append((future, acc, in_place))
 
     def ready(self, drain: bool = False) -> Iterator[np.ndarray | int]:
@@ -125,7 +128,7 @@ class ChunkCaster:
             try:
                 result = future.result()  # re-raises what the cast raised
             except BrokenProcessPool:
-                raise _worker_died() from None
+                raise self._worker_died() from None
             out, part = (in_place, result) if in_place >= 0 else result
             if acc is not None and part is not None:
                 acc.merge(part)
@@ -142,7 +145,16 @@ class ChunkCaster:
                 pool.shutdown(wait=True, cancel_futures=True)
         self._threads = self._processes = None
 
-
-def _worker_died() -> CheckpointError:
-    """What a user is told when the kernel (or anyone) kills a worker mid-cast."""
-    return CheckpointError(None, "a cast worker process stopped unexpectedly (out of memory?)")
+    def _worker_died(self) -> CheckpointError:
+        """What a user is told when a worker stopped mid-cast: a source truncated in place
+        under a worker's map (SIGBUS) is named; otherwise the kernel or someone killed it."""
+        for source, end in self._read_to.items():
+            try:
+                st = os.stat(source.path)
+            except OSError:
+                continue
+            if (st.st_dev, st.st_ino) == (source.device, source.inode) and st.st_size < end:
+                return CheckpointError(
+                    source.name, "file was truncated on disk while it was being cast"
+                )
+        return CheckpointError(None, "a cast worker process stopped unexpectedly (out of memory?)")

@@ -164,6 +164,56 @@ def test_every_chunk_after_a_worker_died_is_the_same_clear_error(tmp_path):
     assert multiprocessing.active_children() == []
 
 
+def test_a_source_truncated_under_a_workers_map_is_named(tmp_path):
+    """A worker reads its range through a map: a file truncated in place while it is mapped
+    kills that worker with SIGBUS. The caller then finds the short file and says so, instead
+    of blaming memory (the kill is sent by hand here: the real race is a millisecond wide)."""
+    src, out = tmp_path / "in.bin", tmp_path / "out.bin"
+    src.write_bytes(np.arange(1024, dtype=np.float32).tobytes())
+    out.write_bytes(bytes(2048))
+    caster = ChunkCaster(processes=1)
+    with open(src, "rb") as fs, open(out, "r+b") as fo:
+        source = FileId.of(str(src), fs.fileno(), name="/data/model.safetensors")
+        task = RangeTask(source, 0, 4096, "F32", "F16", False, FileId.of(str(out), fo.fileno()), 0)
+        try:
+            caster.submit_range(task, 2048, None)
+            assert list(caster.ready(drain=True)) == [2048]
+            (worker,) = multiprocessing.active_children()
+            os.truncate(src, 1000)
+            os.kill(worker.pid, signal.SIGBUS)
+            with pytest.raises(CheckpointError) as e:
+                caster.submit_range(task, 2048, None)
+                list(caster.ready(drain=True))
+        finally:
+            caster.close()
+    assert (e.value.path, e.value.reason) == (
+        "/data/model.safetensors",
+        "file was truncated on disk while it was being cast",
+    )
+
+
+def test_a_worker_maps_only_its_range_and_leaves_the_source_as_it_was(tmp_path):
+    """Ranges at unaligned offsets, mapped from the page boundary below them."""
+    values = np.random.default_rng(3).standard_normal(50_000).astype(np.float32)
+    src, out = tmp_path / "in.bin", tmp_path / "out.bin"
+    src.write_bytes(b"\0" * 12 + values.tobytes())
+    before = src.read_bytes()
+    out.write_bytes(bytes(values.size * 2))
+    with open(src, "rb") as fs, open(out, "r+b") as fo:
+        for first, count in ((0, 1), (1, 1020), (1021, 3075), (4096, 45_903), (49_999, 1)):
+            task = RangeTask(
+                FileId.of(str(src), fs.fileno()), 12 + first * 4, count * 4, "F32", "F16", True,
+                FileId.of(str(out), fo.fileno()), first * 2,
+            )  # fmt: skip
+            part = cast_range(task)
+            assert part is not None and part.count == count
+    assert np.array_equal(
+        np.frombuffer(out.read_bytes(), np.uint16),
+        torch.from_numpy(values).to(torch.float16).view(torch.int16).numpy().view(np.uint16),
+    )
+    assert src.read_bytes() == before
+
+
 def test_a_source_replaced_before_the_workers_open_it_is_refused(tmp_path):
     src = tmp_path / "m.safetensors"
     save_file(_state_dict(), src)
