@@ -53,7 +53,7 @@ for k in a:
 
 OURS_CAST_NO_REPORT = """
 import sys
-from inspector.core.cast_stream import allow_worker_processes
+from inspector.core.worker_policy import allow_worker_processes
 allow_worker_processes()  # what the CLI does: this -c script is safe for spawned workers
 from inspector.core.checkpoint import open_checkpoint
 from inspector.core.convert import cast_checkpoint

@@ -201,6 +201,17 @@ def _cmd_check(args: argparse.Namespace) -> int:
 
 
 def _cmd_cast(args: argparse.Namespace) -> int:
+    from .core.worker_boot import drop_early_workers, start_workers_early
+    from .core.worker_policy import bytes_on_disk, processes_for
+
+    start_workers_early(processes_for(bytes_on_disk(args.path)))  # they load while we do
+    try:
+        return _cast(args)
+    finally:
+        drop_early_workers()
+
+
+def _cast(args: argparse.Namespace) -> int:
     from .core.checkpoint import open_checkpoint
     from .core.convert import cast_checkpoint
     from .core.progress import run_job
@@ -384,7 +395,7 @@ def console_main() -> int:
     from .core.worker_boot import single_threaded_blas
 
     single_threaded_blas()  # before anything imports numpy
-    from .core.cast_stream import allow_worker_processes
+    from .core.worker_policy import allow_worker_processes
 
     allow_worker_processes()
     return main()

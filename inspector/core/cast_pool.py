@@ -14,7 +14,6 @@ chunks whatever the file size.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 from collections import deque
 from collections.abc import Callable, Iterator
@@ -30,38 +29,14 @@ from .dtypes import DType
 from .errors import CheckpointError
 from .precision import ErrorAccumulator
 from .thread_start import signals_held
-from .worker_boot import boot_worker
+from .worker_boot import spawn_workers, take_early_workers
 
-__all__ = [
-    "ChunkCaster",
-    "cast_chunk",
-    "processes_supported",
-    "start_processes",
-    "usable_cores",
-]
-
-
-def usable_cores() -> int:
-    """The cores this process may run on (its affinity where the system has one)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # macOS, Windows
-        return os.cpu_count() or 1
-
-
-def processes_supported() -> bool:
-    """Workers write with ``pwrite`` into a file the caller holds open: POSIX only (Windows
-    could not rename a temp another process has open, and has no ``pwrite``)."""
-    return hasattr(os, "pwrite") and hasattr(os, "readv")
+__all__ = ["ChunkCaster", "cast_chunk", "start_processes"]
 
 
 def start_processes(n: int) -> ProcessPoolExecutor:
-    """``n`` cast worker processes, started with ``spawn`` (never ``fork`` a process that may
-    run Qt's threads), each booted by :func:`.worker_boot.boot_worker` before numpy loads."""
-    with signals_held():  # the pool starts a thread of its own
-        return ProcessPoolExecutor(
-            n, mp_context=multiprocessing.get_context("spawn"), initializer=boot_worker
-        )
+    """``n`` cast worker processes: those the program started early if it did, else new ones."""
+    return take_early_workers(n) or spawn_workers(n)
 
 
 class ChunkCaster:

@@ -3,12 +3,11 @@ output written in order through the background writer, and how many processes to
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator, Sequence
 
 import numpy as np
 
-from .cast_pool import ChunkCaster, processes_supported, usable_cores
+from .cast_pool import ChunkCaster
 from .cast_worker import FileId, RangeTask
 from .checkpoint import Checkpoint, read_byte_chunks
 from .dtypes import DType
@@ -17,13 +16,8 @@ from .header import Header, TensorInfo
 from .pending_file import PendingFile
 from .precision import ErrorAccumulator
 from .torch_pickle.names import StridedTensorInfo
+from .worker_policy import processes_for
 from .writeback import BackgroundWriter
-
-# Worker processes take ~0.2 s to start; below this much narrowing work, threads finish first.
-PROCESS_MIN_BYTES = 256 << 20
-MAX_PROCESSES = 4  # each holds ~45 MiB: an interpreter, numpy, one chunk
-PROCESSES_ENV = "CHECKPOINT_INSPECTOR_CAST_PROCESSES"  # a count forces it; 0 turns them off
-_workers_allowed = False  # see allow_worker_processes
 
 
 class OutputBatch:
@@ -121,33 +115,7 @@ def in_process_range(t: TensorInfo, dst: DType) -> bool:
     )
 
 
-def allow_worker_processes(allowed: bool = True) -> None:
-    """Let :func:`cast_processes` start workers on its own in this process.
-
-    A ``spawn``ed worker imports its parent's main script: a script without the
-    ``if __name__ == "__main__"`` guard would run its top level again in every worker. So only
-    programs whose main module is safe to import call this (``python -m inspector``, the
-    installed commands, the bundles); a library caller gets threads unless it passes
-    ``processes=`` itself or the user sets :data:`PROCESSES_ENV`.
-    """
-    global _workers_allowed
-    _workers_allowed = allowed
-
-
 def cast_processes(plan: Sequence[tuple[TensorInfo, DType]]) -> int:
-    """Worker processes for ``plan``: one per core (at most :data:`MAX_PROCESSES`) once its
-    narrowing casts reach :data:`PROCESS_MIN_BYTES`, in a program that allowed them
-    (:func:`allow_worker_processes`); none on one core or without ``pwrite``. The environment
-    variable :data:`PROCESSES_ENV` overrides the count (0: threads only)."""
-    if not processes_supported():
-        return 0
-    forced = os.environ.get(PROCESSES_ENV, "").strip()
-    if forced:
-        if not forced.isdigit():
-            raise CheckpointError(None, f"{PROCESSES_ENV} must be a whole number, not {forced!r}")
-        return min(int(forced), 64)
-    if not _workers_allowed:
-        return 0
-    work = sum(t.nbytes for t, dst in plan if in_process_range(t, dst))
-    cores = usable_cores()
-    return min(cores, MAX_PROCESSES) if work >= PROCESS_MIN_BYTES and cores > 1 else 0
+    """Worker processes for ``plan``: as many as :func:`.worker_policy.processes_for` gives
+    its narrowing casts of plain byte ranges."""
+    return processes_for(sum(t.nbytes for t, dst in plan if in_process_range(t, dst)))

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
 
 @dataclass(frozen=True)
@@ -41,7 +43,11 @@ class DType:
 @functools.cache
 def _numpy_dtype(spec: str) -> np.dtype:
     # ml_dtypes costs ~0.9 s to import (it registers every float8/6/4 type with numpy): only
-    # commands that touch BF16/F8 data pay for it, not `list` or `check`
+    # commands that touch BF16/F8 data pay for it, not `list` or `check`. Nor is numpy loaded
+    # before a dtype is viewed: the CLI parses `--target` first, then starts the cast workers
+    # (.worker_boot.start_workers_early) while numpy loads
+    import numpy as np
+
     if spec.startswith("ml_dtypes."):
         import ml_dtypes
 

@@ -1,5 +1,9 @@
 """What a process does before it imports numpy: the cast workers, and the program itself.
 
+The program loads numpy and the cast modules on one core for ~0.25 s while the other idles; the
+workers a large cast will use start there meanwhile (:func:`start_workers_early`: about 0.1 s
+of a 2.1 s F32→F8_E4M3 cast of 1.5 GiB, medians of 12 alternating runs, docs/benchmarks.md).
+
 numpy's OpenBLAS starts one thread per extra core when it loads, and those threads spin for a
 while before they sleep. In a two-core F32→F8_E4M3 cast they took 6% of all CPU samples from the
 casts, in the main process and each worker (perf record, docs/benchmarks.md). Nothing here
@@ -11,6 +15,12 @@ from __future__ import annotations
 
 import os
 import signal
+from typing import TYPE_CHECKING
+
+from .thread_start import signals_held
+
+if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
 
 BLAS_THREADS_ENV = "OPENBLAS_NUM_THREADS"
 
@@ -29,3 +39,49 @@ def boot_worker() -> None:
     os.environ[BLAS_THREADS_ENV] = "1"  # a worker never uses BLAS, whatever the caller set
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     from . import cast_worker  # noqa: F401 - numpy and the kernels, loaded before the first task
+
+
+def spawn_workers(n: int) -> ProcessPoolExecutor:
+    """``n`` cast worker processes, started with ``spawn`` (never ``fork`` a process that may
+    run Qt's threads), each booted by :func:`boot_worker` before numpy loads."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    with signals_held():  # the pool starts a thread of its own
+        return ProcessPoolExecutor(
+            n, mp_context=multiprocessing.get_context("spawn"), initializer=boot_worker
+        )
+
+
+_early: tuple[ProcessPoolExecutor, int] | None = None  # the pool start_workers_early started
+
+
+def start_workers_early(n: int) -> None:
+    """Start ``n`` workers now, before this process loads the cast; the cast takes them
+    (:func:`take_early_workers`), or :func:`drop_early_workers` stops them."""
+    global _early
+    if n <= 0 or _early is not None:
+        return
+    pool = spawn_workers(n)
+    with signals_held():
+        for _ in range(n):  # a pool starts a process per task while none is idle
+            pool.submit(os.getpid)
+    _early = pool, n
+
+
+def take_early_workers(n: int) -> ProcessPoolExecutor | None:
+    """The workers started early, if there are ``n`` of them (others are stopped)."""
+    global _early
+    if _early is None:
+        return None
+    (pool, count), _early = _early, None
+    if count == n:
+        return pool
+    pool.shutdown(wait=True, cancel_futures=True)  # once loaded (~0.2 s): none outlives us
+    return None
+
+
+def drop_early_workers() -> None:
+    """Stop the workers started early that no cast took (a cast with nothing to narrow, or an
+    error before it started), waiting until they have loaded and exited."""
+    take_early_workers(-1)

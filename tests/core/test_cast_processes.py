@@ -17,20 +17,16 @@ import torch
 from huggingface_hub import save_torch_state_dict
 from safetensors.torch import save_file
 
-from inspector.core import cast_stream
-from inspector.core.cast_pool import (
-    ChunkCaster,
-    processes_supported,
-    start_processes,
-    usable_cores,
-)
-from inspector.core.cast_stream import PROCESSES_ENV, cast_processes
+from inspector.core import worker_policy
+from inspector.core.cast_pool import ChunkCaster, start_processes
+from inspector.core.cast_stream import cast_processes
 from inspector.core.cast_worker import FileId, RangeTask, cast_range
 from inspector.core.checkpoint import open_checkpoint
 from inspector.core.convert import cast_checkpoint, plan_cast
 from inspector.core.dtypes import DTYPES
 from inspector.core.errors import CheckpointError
 from inspector.core.progress import Progress, run_job
+from inspector.core.worker_policy import PROCESSES_ENV, processes_supported, usable_cores
 
 pytestmark = pytest.mark.skipif(not processes_supported(), reason="POSIX pwrite")
 CHUNK = 64 << 10  # many chunks per tensor, interleaved with copies
@@ -288,14 +284,14 @@ def test_a_library_script_without_a_main_guard_runs_once(tmp_path):
     save_file(_state_dict(), tmp_path / "m.safetensors")
     script = tmp_path / "convert.py"
     script.write_text(
-        "from inspector.core import cast_stream\n"
+        "from inspector.core import worker_policy\n"
         "from inspector.core.checkpoint import open_checkpoint\n"
         "from inspector.core.convert import cast_checkpoint\n"
         "from inspector.core.dtypes import DTYPES\n"
         "from inspector.core.progress import run_job\n"
         "with open('runs.log', 'a') as log:\n"
         "    log.write('ran\\n')\n"
-        "cast_stream.PROCESS_MIN_BYTES = 0  # any cast is large enough\n"
+        "worker_policy.PROCESS_MIN_BYTES = 0  # any cast is large enough\n"
         "with open_checkpoint('m.safetensors') as ckpt:\n"
         "    run_job(cast_checkpoint(ckpt, DTYPES['F16'], 'o.safetensors'))\n"
     )
@@ -312,20 +308,20 @@ def test_a_library_script_without_a_main_guard_runs_once(tmp_path):
 def test_programs_that_opted_in_start_workers_for_large_casts(tmp_path, monkeypatch):
     save_file({"w": torch.ones(1000)}, tmp_path / "m.safetensors")
     monkeypatch.delenv(PROCESSES_ENV, raising=False)
-    monkeypatch.setattr(cast_stream, "PROCESS_MIN_BYTES", 4000)
+    monkeypatch.setattr(worker_policy, "PROCESS_MIN_BYTES", 4000)
     cores = usable_cores()
     with open_checkpoint(tmp_path / "m.safetensors") as ckpt:
         plan = plan_cast(ckpt, DTYPES["F16"])
         assert cast_processes(plan) == 0  # pytest is a library caller: threads
         try:
-            cast_stream.allow_worker_processes()
+            worker_policy.allow_worker_processes()
             assert cast_processes(plan) == (
-                min(cores, cast_stream.MAX_PROCESSES) if cores > 1 else 0
+                min(cores, worker_policy.MAX_PROCESSES) if cores > 1 else 0
             )
             monkeypatch.setenv(PROCESSES_ENV, "0")
             assert cast_processes(plan) == 0
         finally:
-            cast_stream.allow_worker_processes(False)
+            worker_policy.allow_worker_processes(False)
 
 
 def test_a_worker_survives_the_ctrl_c_its_caller_handles():

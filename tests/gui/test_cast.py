@@ -367,7 +367,7 @@ def test_a_cast_in_worker_processes_from_the_window_writes_what_threads_write(
     import multiprocessing
 
     from inspector.cli import main as cli_main
-    from inspector.core.cast_stream import PROCESSES_ENV
+    from inspector.core.worker_policy import PROCESSES_ENV
 
     monkeypatch.setenv(PROCESSES_ENV, "2")
     cast_via_button(qtbot, loaded)
@@ -383,8 +383,8 @@ def test_cancel_with_worker_processes_leaves_no_file_and_no_process(
 ):
     import multiprocessing
 
-    from inspector.core.cast_stream import PROCESSES_ENV
     from inspector.core.dtypes import DTYPES
+    from inspector.core.worker_policy import PROCESSES_ENV
 
     monkeypatch.setenv(PROCESSES_ENV, "2")
     with qtbot.waitSignal(window.loaded, timeout=20_000):
