@@ -94,7 +94,7 @@ class ErrorAccumulator:
         ad = np.subtract(b, a, out=scratch("measure.ad", a.size, a.dtype))
         np.abs(ad, out=ad)
         m = float(ad.max())
-        if np.isfinite(m):  # common case: every value finite before and after
+        if math.isfinite(m):  # common case: every value finite before and after
             self._finite(a, b, ad, m, a_max)
             return
         nan_a = np.isnan(a)
