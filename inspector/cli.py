@@ -12,6 +12,7 @@ import os
 import sys
 from collections.abc import Sequence
 
+from .cli_cast import cmd_cast
 from .cli_model import FolderConfig, cmd_lint, config_line, intended_globs, resolve_target
 from .cli_output import (
     StdoutError,
@@ -19,6 +20,7 @@ from .cli_output import (
     make_streams_safe,
     out,
     printable,
+    progress_printer,
     stdout_errors_tagged,
     symbol,
 )
@@ -34,23 +36,6 @@ EXIT_OK, EXIT_DIFFERENT, EXIT_BAD_INPUT = 0, 1, 2
 # -- commands -----------------------------------------------------------------------------
 
 
-def _progress_printer(label: str):
-    """A one-line progress meter on stderr when it is a terminal; silent otherwise."""
-    if not sys.stderr.isatty():
-        return None
-    from .core.summary import format_bytes
-
-    def show(p) -> None:
-        sys.stderr.write(
-            f"\r{label} {p.fraction * 100:5.1f}%  {format_bytes(p.done)} / {format_bytes(p.total)}\033[K"
-        )
-        if p.done >= p.total:
-            sys.stderr.write("\r\033[K")
-        sys.stderr.flush()
-
-    return show
-
-
 def _cmd_list(args: argparse.Namespace) -> int:
     from .core.checkpoint import open_checkpoint
     from .core.natural_order import natural_order
@@ -62,7 +47,7 @@ def _cmd_list(args: argparse.Namespace) -> int:
     folder = FolderConfig.of(args.path)  # config.json, read once
     target = resolve_target(args, folder)
     tensors = natural_order(ckpt.tensors, target) if args.order == "natural" else ckpt.tensors
-    stats = run_job(compute_stats(ckpt), _progress_printer("stats")) if args.stats else {}
+    stats = run_job(compute_stats(ckpt), progress_printer("stats")) if args.stats else {}
     if args.json:
         file_names = {h.path: os.path.basename(h.path) for h in ckpt.files}
         rows = []
@@ -200,61 +185,6 @@ def _cmd_check(args: argparse.Namespace) -> int:
     return EXIT_DIFFERENT
 
 
-def _cmd_cast(args: argparse.Namespace) -> int:
-    from .core.worker_boot import drop_early_workers, start_workers_early
-    from .core.worker_policy import bytes_on_disk, processes_for
-
-    start_workers_early(processes_for(bytes_on_disk(args.path)))  # they load while we do
-    try:
-        return _cast(args)
-    finally:
-        drop_early_workers()
-
-
-def _cast(args: argparse.Namespace) -> int:
-    from .core.checkpoint import open_checkpoint
-    from .core.convert import cast_checkpoint
-    from .core.progress import run_job
-
-    ckpt = open_checkpoint(args.path)
-    presets = intended_globs(FolderConfig.of(args.path)) if args.keep_preset else ()
-    keep = [*args.keep, *presets]
-    job = cast_checkpoint(
-        ckpt, args.target, args.output, keep=keep, report=True, report_path=args.report
-    )
-    report = run_job(job, _progress_printer("cast"))
-    totals = report.totals()  # report.tensors: the tensors whose dtype the cast changed
-    out(
-        f"wrote {printable(args.output)}: {totals['tensors_cast']} of {len(ckpt)} tensors cast to "
-        f"{args.target.name}, {totals['lossless']} of them lossless"
-        + (f"; report in {printable(args.report)}" if args.report else "")
-    )
-    for line in _loss_lines(report):
-        out(line)
-    return EXIT_OK
-
-
-def _loss_lines(report) -> list[str]:
-    """What the cast changed beyond rounding: overflow, underflow, NaN, each with its worst tensors."""
-    lines = []
-    for key, what in (
-        ("overflow", "values overflowed to ±inf or were saturated"),
-        ("underflow", "non-zero values became zero"),
-        ("nan", "NaN values (already in the source)"),
-    ):
-        counts = sorted(
-            ((getattr(r, key) or 0, r.name) for r in report.tensors if getattr(r, key)),
-            reverse=True,
-        )
-        if not counts:
-            continue
-        total = sum(n for n, _ in counts)
-        worst = ", ".join(f"{clip(printable(name))} ({n:,})" for n, name in counts[:3])
-        more = f" and {len(counts) - 3} more tensors" if len(counts) > 3 else ""
-        lines.append(f"  {total:,} {symbol(what, what.replace('±', '+/-'))}: {worst}{more}")
-    return lines
-
-
 def _cmd_diff(args: argparse.Namespace) -> int:
     from .core.checkpoint import open_checkpoint
     from .core.diff import DiffSummary, diff_checkpoints
@@ -263,7 +193,7 @@ def _cmd_diff(args: argparse.Namespace) -> int:
 
     a = open_checkpoint(args.a)
     b = open_checkpoint(args.b)
-    diffs = run_job(diff_checkpoints(a, b, atol=args.atol), _progress_printer("diff"))
+    diffs = run_job(diff_checkpoints(a, b, atol=args.atol), progress_printer("diff"))
     equal = all(d.is_equal for d in diffs)
     if args.json:
         _write_json_rows([d.to_json() for d in diffs], {"equal": equal})
@@ -321,7 +251,7 @@ def _no_display() -> bool:
 COMMANDS = {
     "list": _cmd_list,
     "check": _cmd_check,
-    "cast": _cmd_cast,
+    "cast": cmd_cast,
     "diff": _cmd_diff,
     "scan": cmd_scan,
     "lint": cmd_lint,

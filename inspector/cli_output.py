@@ -103,3 +103,20 @@ def make_streams_safe() -> None:
         if reconfigure is not None:
             with contextlib.suppress(ValueError, OSError):
                 reconfigure(errors="backslashreplace")
+
+
+def progress_printer(label: str):
+    """A one-line progress meter on stderr when it is a terminal; silent otherwise."""
+    if not sys.stderr.isatty():
+        return None
+    from .core.summary import format_bytes
+
+    def show(p) -> None:
+        sys.stderr.write(
+            f"\r{label} {p.fraction * 100:5.1f}%  {format_bytes(p.done)} / {format_bytes(p.total)}\033[K"
+        )
+        if p.done >= p.total:
+            sys.stderr.write("\r\033[K")
+        sys.stderr.flush()
+
+    return show

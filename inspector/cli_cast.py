@@ -1,0 +1,68 @@
+"""``checkpoint-inspector cast PATH --target DTYPE -o OUT``: a durable cast with its precision
+report, each overflow, underflow and NaN count named with its worst tensors.
+
+A large cast's worker processes are started before the cast modules load (they boot on the
+idle core meanwhile) and stopped if the cast does not take them.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from .cli_model import FolderConfig, intended_globs
+from .cli_output import clip, out, printable, progress_printer, symbol
+
+
+def cmd_cast(args: argparse.Namespace) -> int:
+    from .core.worker_boot import drop_early_workers, start_workers_early
+    from .core.worker_policy import bytes_on_disk, processes_for
+
+    start_workers_early(processes_for(bytes_on_disk(args.path)))  # they load while we do
+    try:
+        return _cast(args)
+    finally:
+        drop_early_workers()
+
+
+def _cast(args: argparse.Namespace) -> int:
+    from .core.checkpoint import open_checkpoint
+    from .core.convert import cast_checkpoint
+    from .core.progress import run_job
+
+    ckpt = open_checkpoint(args.path)
+    presets = intended_globs(FolderConfig.of(args.path)) if args.keep_preset else ()
+    keep = [*args.keep, *presets]
+    job = cast_checkpoint(
+        ckpt, args.target, args.output, keep=keep, report=True, report_path=args.report
+    )
+    report = run_job(job, progress_printer("cast"))
+    totals = report.totals()  # report.tensors: the tensors whose dtype the cast changed
+    out(
+        f"wrote {printable(args.output)}: {totals['tensors_cast']} of {len(ckpt)} tensors cast to "
+        f"{args.target.name}, {totals['lossless']} of them lossless"
+        + (f"; report in {printable(args.report)}" if args.report else "")
+    )
+    for line in _loss_lines(report):
+        out(line)
+    return 0
+
+
+def _loss_lines(report) -> list[str]:
+    """What the cast changed beyond rounding: overflow, underflow, NaN, each with its worst tensors."""
+    lines = []
+    for key, what in (
+        ("overflow", "values overflowed to ±inf or were saturated"),
+        ("underflow", "non-zero values became zero"),
+        ("nan", "NaN values (already in the source)"),
+    ):
+        counts = sorted(
+            ((getattr(r, key) or 0, r.name) for r in report.tensors if getattr(r, key)),
+            reverse=True,
+        )
+        if not counts:
+            continue
+        total = sum(n for n, _ in counts)
+        worst = ", ".join(f"{clip(printable(name))} ({n:,})" for n, name in counts[:3])
+        more = f" and {len(counts) - 3} more tensors" if len(counts) > 3 else ""
+        lines.append(f"  {total:,} {symbol(what, what.replace('±', '+/-'))}: {worst}{more}")
+    return lines
