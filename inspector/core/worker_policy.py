@@ -10,12 +10,13 @@ from __future__ import annotations
 import os
 
 from .errors import CheckpointError
+from .output_names import PICKLE_SUFFIXES
 
 # Worker processes take ~0.2 s to start; below this much narrowing work, threads finish first.
 PROCESS_MIN_BYTES = 256 << 20
 MAX_PROCESSES = 4  # each holds ~45 MiB: an interpreter, numpy, one chunk
 PROCESSES_ENV = "CHECKPOINT_INSPECTOR_CAST_PROCESSES"  # a count forces it; 0 turns them off
-_CHECKPOINT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth")
+_CHECKPOINT_SUFFIXES = (".safetensors", *PICKLE_SUFFIXES)
 _workers_allowed = False  # see allow_worker_processes
 
 
@@ -35,7 +36,7 @@ def allow_worker_processes(allowed: bool = True) -> None:
 def processes_supported() -> bool:
     """Workers write with ``pwrite`` into a file the caller holds open: POSIX only (Windows
     could not rename a temp another process has open, and has no ``pwrite``)."""
-    return hasattr(os, "pwrite") and hasattr(os, "readv")
+    return hasattr(os, "pwrite")
 
 
 def usable_cores() -> int:
