@@ -85,6 +85,10 @@ def reference(path: str) -> None:
 
 
 def cli_time(path: str) -> float:
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from cast_vs_torch import compile_like_an_install
+
+    compile_like_an_install()
     t0 = time.perf_counter()
     subprocess.run(
         [sys.executable, "-m", "inspector", "list", path, "--json"],
