@@ -1,6 +1,9 @@
 import sys
 
-from .cli import console_main
+try:
+    from .cli import console_main
+except KeyboardInterrupt:  # Ctrl-C while the program loads: nothing started, nothing to say
+    sys.exit(130)
 
 if __name__ == "__main__":
     sys.exit(console_main())

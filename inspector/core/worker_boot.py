@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import os
 import signal
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from .thread_start import signals_held
@@ -37,20 +39,49 @@ def boot_worker() -> None:
     not die of it with a traceback half-way through.
     """
     os.environ[BLAS_THREADS_ENV] = "1"  # a worker never uses BLAS, whatever the caller set
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # discards a Ctrl-C held since the spawn
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     from . import cast_worker  # noqa: F401 - numpy and the kernels, loaded before the first task
 
 
 def spawn_workers(n: int) -> ProcessPoolExecutor:
-    """``n`` cast worker processes, started with ``spawn`` (never ``fork`` a process that may
-    run Qt's threads), each booted by :func:`boot_worker` before numpy loads."""
+    """``n`` cast worker processes, started now with ``spawn`` (never ``fork`` a process that
+    may run Qt's threads), each booted by :func:`boot_worker` before numpy loads.
+
+    A worker spends ~0.1 s starting Python and unpickling its first call before
+    :func:`boot_worker` can ignore Ctrl-C, and Ctrl-C reaches the whole process group: a user
+    who pressed it then saw a worker's ``KeyboardInterrupt`` traceback. So the workers are
+    started with SIGINT blocked (the mask survives ``exec``) and unblock it once it is ignored;
+    the caller gets a Ctrl-C pressed meanwhile right after.
+    """
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
+    from multiprocessing import resource_tracker
 
     with signals_held():  # the pool starts a thread of its own
-        return ProcessPoolExecutor(
+        pool = ProcessPoolExecutor(
             n, mp_context=multiprocessing.get_context("spawn"), initializer=boot_worker
         )
+        # the tracker's own start unblocks SIGINT in this thread when it ends: before the block
+        resource_tracker.ensure_running()
+        with _sigint_blocked():
+            for _ in range(n):  # a pool starts a process per task while none is idle
+                pool.submit(os.getpid)
+    return pool
+
+
+@contextmanager
+def _sigint_blocked() -> Iterator[None]:
+    """SIGINT held pending in this thread (and what it starts) until the block ends (POSIX)."""
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
 _early: tuple[ProcessPoolExecutor, int] | None = None  # the pool start_workers_early started
@@ -62,11 +93,7 @@ def start_workers_early(n: int) -> None:
     global _early
     if n <= 0 or _early is not None:
         return
-    pool = spawn_workers(n)
-    with signals_held():
-        for _ in range(n):  # a pool starts a process per task while none is idle
-            pool.submit(os.getpid)
-    _early = pool, n
+    _early = spawn_workers(n), n
 
 
 def take_early_workers(n: int) -> ProcessPoolExecutor | None:

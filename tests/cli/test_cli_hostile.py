@@ -97,6 +97,23 @@ def test_sigterm_or_sighup_mid_cast_leaves_no_partial(tmp_path, sig):
     assert os.listdir(out_dir) == []
 
 
+def test_ctrl_c_while_the_program_loads_exits_quietly():
+    """Ctrl-C pressed while ``python -m inspector`` still imports its modules (before main()
+    can catch it) printed a KeyboardInterrupt traceback. Raised here by the import itself."""
+    code = (
+        "import runpy, sys\n"
+        "class Interrupted:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'inspector.cli':\n"
+        "            raise KeyboardInterrupt\n"
+        "sys.meta_path.insert(0, Interrupted())\n"
+        "sys.argv = ['inspector', 'list', 'x.safetensors']\n"
+        "runpy.run_module('inspector', run_name='__main__', alter_sys=True)\n"
+    )
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=ENV)
+    assert (p.returncode, p.stdout, p.stderr) == (130, "", "")
+
+
 # -- 10 -----------------------------------------------------------------------------------------
 
 

@@ -338,6 +338,25 @@ def test_a_worker_survives_the_ctrl_c_its_caller_handles():
     assert (p.returncode, p.stdout, p.stderr) == (0, "alive\n", "")
 
 
+@pytest.mark.skipif(not hasattr(signal, "pthread_sigmask"), reason="POSIX signal masks")
+def test_workers_survive_a_ctrl_c_pressed_while_they_start(capfd):
+    """A worker starts Python and unpickles its first call for ~0.1 s before boot_worker
+    ignores Ctrl-C; a Ctrl-C then (the first moments of a `cast`) killed each worker with a
+    KeyboardInterrupt traceback on the user's terminal. They start with SIGINT held now."""
+    before = set(multiprocessing.active_children())
+    pool = start_processes(2)
+    try:
+        workers = [p for p in multiprocessing.active_children() if p not in before]
+        assert len(workers) == 2
+        for p in workers:  # at once: neither has reached boot_worker yet
+            os.kill(p.pid, signal.SIGINT)
+        pids = {pool.submit(os.getpid).result(timeout=60) for _ in range(8)}
+    finally:
+        pool.shutdown(wait=True)
+    assert pids <= {p.pid for p in workers}
+    assert "Traceback" not in capfd.readouterr().err
+
+
 @pytest.mark.skipif(
     not os.path.isdir("/proc/self/task") or usable_cores() < 2, reason="Linux /proc, 2+ cores"
 )
