@@ -1,10 +1,13 @@
 """Sort keys of the tensor table, one list per column, computed once: one Python sort of 200k
-keys instead of millions of ``lessThan`` calls. Names sort naturally (layer 2 before layer 10)."""
+keys instead of millions of ``lessThan`` calls. Names sort naturally (layer 2 before layer 10);
+the status column is the name order regrouped by status, so a change of target sorts nothing."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
+
+import numpy as np
 
 from inspector.core.header import TensorInfo
 from inspector.core.natural_order import status_rank
@@ -13,23 +16,36 @@ from inspector.core.status import TensorStatus
 from .table_text import cast_error_value
 from .tensor_columns import Col
 
-_RANK_CHAR = "012"
+
+def name_order(natural_keys: list[str], descending: bool) -> np.ndarray:
+    """Row indices in natural name order, ties in file order either way: the name column's
+    order, and the order inside each status group of the status column."""
+    order = sorted(range(len(natural_keys)), key=natural_keys.__getitem__, reverse=descending)
+    return np.array(order, dtype=np.intp)
+
+
+def regroup_by_status(
+    by_name: np.ndarray, statuses: Sequence[TensorStatus], descending: bool
+) -> list[int]:
+    """``by_name`` regrouped by status (differing first, or last when descending), keeping the
+    name order inside each group. One stable sort of small integers: 200k rows in ~15 ms,
+    where sorting "rank + name" strings took ~55 ms on every change of target."""
+    rank_of = {s: status_rank(s) for s in set(statuses)}  # a few statuses
+    ranks = np.fromiter(map(rank_of.__getitem__, statuses), np.int8, len(statuses))[by_name]
+    if descending:
+        np.negative(ranks, out=ranks)
+    return by_name[np.argsort(ranks, kind="stable")].tolist()
 
 
 def sort_keys(
     col: int,
     tensors: Sequence[TensorInfo],
-    statuses: Sequence[TensorStatus],
     cast: Mapping[str, Any],
     diff: Mapping[str, Any],
-    names: Callable[[], list[str]],
 ) -> list:
-    """The sort key of each tensor for column ``col``. ``names`` gives the natural keys of the
-    names, kept by the caller: the name and status columns and every change of target share
-    one list."""
+    """The sort key of each tensor for column ``col`` (not the name and status columns: see
+    :func:`name_order` and :func:`regroup_by_status`)."""
     inf = float("inf")
-    if col == Col.NAME:
-        return names()
     if col == Col.DTYPE:
         return [(t.dtype.kind != "float", t.dtype.bits, t.dtype.name) for t in tensors]
     if col == Col.SHAPE:
@@ -38,10 +54,6 @@ def sort_keys(
         return [t.numel for t in tensors]
     if col == Col.SIZE:
         return [t.nbytes for t in tensors]
-    if col == Col.STATUS:  # differing first, each group in natural name order: the default view
-        # one string per row (the rank as its first character): compared in C, unlike tuples
-        prefix = {s: _RANK_CHAR[status_rank(s)] for s in set(statuses)}  # a few statuses
-        return [prefix[s] + k for s, k in zip(statuses, names(), strict=True)]
     if col == Col.CAST_ERR:
         values = [cast_error_value(cast.get(t.name)) for t in tensors]
         return [(v is None, -inf if v is None else v) for v in values]

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 from PySide6.QtCore import (
     QAbstractTableModel,
     QModelIndex,
@@ -30,7 +31,7 @@ from inspector.core.summary import DTypeGroups, format_bytes, tensor_status
 
 from .i18n import translate
 from .row_order import RowOrder
-from .table_sort import sort_keys
+from .table_sort import name_order, regroup_by_status, sort_keys
 from .table_text import (
     DIFF_STATUS_TEXT,
     format_float,
@@ -71,6 +72,7 @@ class TensorTableModel(QAbstractTableModel):
         self._diff: dict[str, Any] = {}  # name -> TensorDiff
         self._sort_keys: dict[int, list] = {}
         self._natural: list[str] | None = None  # natural keys of the names, built on first sort
+        self._name_orders: dict[bool, np.ndarray] = {}  # descending? -> rows in name order
         self._sort_column = -1
         self._sort_order = Qt.SortOrder.AscendingOrder
         self._bg, _ = highlight_colors()
@@ -95,6 +97,7 @@ class TensorTableModel(QAbstractTableModel):
         self._diff = {}
         self._sort_keys = {}
         self._natural = None
+        self._name_orders = {}
         if target is not None:
             self._target = target
         self._recompute_status()
@@ -123,7 +126,6 @@ class TensorTableModel(QAbstractTableModel):
             return
         self._target = target
         self._recompute_status()
-        self._sort_keys.pop(Col.STATUS, None)
         if self._tensors:
             if self._sort_column == Col.STATUS or self._filter.only_differing:
                 self._relayout(self._sort_column == Col.STATUS, self._filter.only_differing)
@@ -326,23 +328,30 @@ class TensorTableModel(QAbstractTableModel):
     def _keys(self, col: int) -> list:
         keys = self._sort_keys.get(col)
         if keys is None:
-            keys = self._sort_keys[col] = sort_keys(
-                col, self._tensors, self._status, self._cast, self._diff, self._natural_keys
-            )
+            keys = self._sort_keys[col] = sort_keys(col, self._tensors, self._cast, self._diff)
         return keys
 
-    def _natural_keys(self) -> list[str]:
-        if self._natural is None:
-            self._natural = natural_keys([t.name for t in self._tensors])
-        return self._natural
+    def _name_order(self, descending: bool) -> np.ndarray:
+        """Rows in natural name order, kept: the name column, the status column and every
+        change of target share it (and one list of natural keys)."""
+        order = self._name_orders.get(descending)
+        if order is None:
+            if self._natural is None:
+                self._natural = natural_keys([t.name for t in self._tensors])
+            order = self._name_orders[descending] = name_order(self._natural, descending)
+        return order
 
     def _sorted_order(self, column: int, order: Qt.SortOrder) -> list[int]:
         n = len(self._tensors)
         if column < 0 or column >= len(Col):
             return list(range(n))
-        keys = self._keys(column)
         # stable: ties keep file order; descending keeps file order for ties too
         rev = order == Qt.SortOrder.DescendingOrder
+        if column == Col.NAME:
+            return self._name_order(rev).tolist()
+        if column == Col.STATUS:  # differing first, each group in name order: the default view
+            return regroup_by_status(self._name_order(rev), self._status, rev)
+        keys = self._keys(column)
         return sorted(range(n), key=keys.__getitem__, reverse=rev)
 
     def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:

@@ -114,6 +114,26 @@ def test_sort_every_column_both_ways(model_file):
     assert [m.tensor_at(r).name for r in range(m.rowCount())] == [t.name for t in m.tensors]
 
 
+def test_status_order_is_status_then_natural_name_both_ways_and_for_each_target(model_file):
+    """The status column regroups the kept name order by status instead of sorting
+    "rank + name" strings: the same order, ascending and descending, after target changes."""
+    from inspector.core.natural_order import status_rank
+    from inspector.core.summary import tensor_status
+
+    ckpt, m = _model(model_file)
+    for target in ("F32", "BF16", "F64", "I64", "F32"):
+        m.set_target(DTYPES[target])
+        for order in (Qt.SortOrder.AscendingOrder, Qt.SortOrder.DescendingOrder):
+            m.sort(Col.STATUS, order)
+            shown = [m.tensor_at(r).name for r in range(m.rowCount())]
+            expected = sorted(
+                ckpt.tensors,
+                key=lambda t: (status_rank(tensor_status(t, DTYPES[target])), natural_key(t.name)),
+                reverse=order == Qt.SortOrder.DescendingOrder,
+            )
+            assert shown == [t.name for t in expected], (target, order)
+
+
 def test_natural_name_order():
     names = ["layer.10.w", "layer.2.w", "layer.1.w"]
     assert sorted(names, key=natural_key) == ["layer.1.w", "layer.2.w", "layer.10.w"]
