@@ -10,7 +10,7 @@ import argparse
 import contextlib
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 from .cli_cast import cmd_cast
 from .cli_model import FolderConfig, cmd_lint, config_line, intended_globs, resolve_target
@@ -48,31 +48,24 @@ def _cmd_list(args: argparse.Namespace) -> int:
     target = resolve_target(args, folder)
     tensors = natural_order(ckpt.tensors, target) if args.order == "natural" else ckpt.tensors
     stats = run_job(compute_stats(ckpt), progress_printer("stats")) if args.stats else {}
+    # one status per dtype, not per tensor (200k tensors: ~0.4 s less)
+    samples = {t.dtype_name: t for t in tensors}
+    status_of = {name: tensor_status(t, target) for name, t in samples.items()}
     if args.json:
         file_names = {h.path: os.path.basename(h.path) for h in ckpt.files}
-        rows = []
-        for t in tensors:
-            row: dict[str, object] = {
-                "name": t.name,
-                "dtype": t.dtype.name,
-                "shape": list(t.shape),
-                "file": file_names[t.file],
-                "nbytes": t.nbytes,
-                "matches_target": matches_target(t, target),
-            }
-            if args.stats:
-                row.update(stats[t.name].to_json())
-            rows.append(row)
+        matches = {name: matches_target(t, target) for name, t in samples.items()}
         extra: dict[str, object] = {"target": target.name, "metadata": ckpt.metadata}
         values = _pickle_values(ckpt)
         if values:
             extra["values"] = [{"name": v.name, "value": v.text} for v in values]
-        _write_json_rows(rows, extra)
+        _write_json_rows(_json_rows(tensors, file_names, matches, stats), extra)
         return EXIT_OK
 
     status_text = _status_words(target, short=args.stats)
     on_purpose = _on_purpose(ckpt.tensors, target, intended_globs(folder))
-    names = {t.name: printable(t.name) for t in tensors}
+    names = _printable_names(tensors)
+    shape_text: dict[tuple[int, ...], str] = {}  # tensors share a few shapes and sizes
+    size_text: dict[int, str] = {}
     lines = []
     if args.stats:  # 120 columns: a long name gets a line of its own above its numbers
         name_w = 32
@@ -87,25 +80,53 @@ def _cmd_list(args: argparse.Namespace) -> int:
                 lines.append(name)
                 name = ""
             numbers = " ".join(f"{_num(v):>9}" for v in (s.min, s.max, s.mean, s.std))
+            shape = shape_text.get(t.shape) or shape_text.setdefault(t.shape, _shape(t.shape))
             lines.append(
-                f"{name:<{name_w}}  {t.dtype.name:<8} {_shape(t.shape):<15} "
-                f"{on_purpose.get(t.name) or status_text[tensor_status(t, target)]:<7} {numbers} "
-                f"{s.nan:>5} {s.inf:>5}"
+                f"{name:<{name_w}}  {t.dtype_name:<8} {shape:<15} "
+                f"{on_purpose.get(t.name) or status_text[status_of[t.dtype_name]]:<7} {numbers} "
+                f"{s.nan:>5} {s.inf:>5}".rstrip()
             )
     else:
         name_w = min(max([4, *(len(n) for n in names.values())]), 60)
         lines.append(f"{'name':<{name_w}}  {'dtype':<8} {'shape':<20} {'size':>10}  status")
         for t in tensors:
+            shape = shape_text.get(t.shape) or shape_text.setdefault(t.shape, _shape(t.shape))
+            nbytes = t.nbytes
+            size = size_text.get(nbytes) or size_text.setdefault(nbytes, format_bytes(nbytes))
             line = (
-                f"{names[t.name]:<{name_w}}  {t.dtype.name:<8} {_shape(t.shape):<20} "
-                f"{format_bytes(t.nbytes):>10}  "
-                f"{on_purpose.get(t.name) or status_text[tensor_status(t, target)]}"
+                f"{names[t.name]:<{name_w}}  {t.dtype_name:<8} {shape:<20} {size:>10}  "
+                f"{on_purpose.get(t.name) or status_text[status_of[t.dtype_name]]}"
             )
             lines.append(line.rstrip())
-    lines.append(summarize(ckpt.tensors, target).line())
-    lines.extend(_value_lines(ckpt))
-    sys.stdout.write("\n".join(line.rstrip() for line in lines) + "\n")
+    lines.append(summarize(ckpt.tensors, target).line().rstrip())
+    lines.extend(line.rstrip() for line in _value_lines(ckpt))
+    sys.stdout.write("\n".join(lines) + "\n")
     return EXIT_OK
+
+
+def _printable_names(tensors) -> dict[str, str]:
+    """name -> its printable form; one check of all names together when none needs escaping
+    (the common case: 200k per-name checks were a tenth of a big listing)."""
+    if printable(all_names := "".join(t.name for t in tensors)) == all_names:
+        return {t.name: t.name for t in tensors}
+    return {t.name: printable(t.name) for t in tensors}
+
+
+def _json_rows(tensors, file_names, matches, stats) -> Iterator[dict[str, object]]:
+    """The ``list --json`` rows, made while they are written (no list of 200k dicts)."""
+    for t in tensors:
+        start, end = t.data_offsets
+        row: dict[str, object] = {
+            "name": t.name,
+            "dtype": t.dtype_name,
+            "shape": t.shape,  # a tuple: written as the same JSON array
+            "file": file_names[t.file],
+            "nbytes": end - start,
+            "matches_target": matches[t.dtype_name],
+        }
+        if stats:
+            row.update(stats[t.name].to_json())
+        yield row
 
 
 def _on_purpose(tensors, target, globs) -> dict[str, str]:
@@ -150,7 +171,7 @@ def _num(v: float | None) -> str:
     return "-" if v is None else f"{v:.3g}"
 
 
-def _write_json_rows(rows: list[dict[str, object]], extra: dict[str, object]) -> None:
+def _write_json_rows(rows: Iterable[dict[str, object]], extra: dict[str, object]) -> None:
     from .core.json_output import rows_document
 
     sys.stdout.write(rows_document(rows, extra))

@@ -3,10 +3,12 @@ and ``cast --report`` alike (greppable, diffable, and valid for any strict parse
 
 from __future__ import annotations
 
+import gc
 import json
 import math
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -62,22 +64,46 @@ def json_text(value: object) -> str:
     return with_depth_room(msgspec.json.encode, json_safe(value)).decode()
 
 
-def _row_text(row: dict[str, object]) -> str:
-    """One flat tensor row: its only floats are top-level values, nothing nests deeply, and this
-    runs 200k times for a big header, so it goes straight to msgspec."""
+def rows_document(rows: Iterable[Mapping[str, object]], extra: Mapping[str, object]) -> str:
+    """``{"tensors": [...], ...}`` with one tensor per line, then the ``extra`` keys.
+
+    A row is flat (its only floats are top-level values), and a big header has 200k of them: all
+    are encoded by msgspec into one buffer. msgspec writes a NaN or inf as ``null``, so only a
+    row whose text has a ``null`` is looked at again, in Python.
+    """
     import msgspec
 
-    if any(type(v) is float and not math.isfinite(v) for v in row.values()):
-        row = json_safe(row)  # type: ignore[assignment]
-    return msgspec.json.encode(row).decode()
-
-
-def rows_document(rows: Sequence[Mapping[str, object]], extra: Mapping[str, object]) -> str:
-    """``{"tensors": [...], ...}`` with one tensor per line, then the ``extra`` keys."""
-    parts = ['{"tensors": [']
-    parts.append(",".join("\n  " + _row_text(dict(row)) for row in rows))
-    parts.append("\n]")
+    encode_into = msgspec.json.Encoder().encode_into
+    buf = bytearray(b'{"tensors": [')
+    sep = b"\n  "
+    with collector_paused():  # rows are acyclic: collections only cost time
+        for row in rows:
+            buf += sep
+            start = len(buf)
+            encode_into(row, buf, -1)
+            if buf.find(b"null", start) != -1 and _has_nonfinite(row):
+                del buf[start:]
+                encode_into(json_safe(dict(row)), buf, -1)
+            sep = b",\n  "
+    buf += b"\n]"
     for k, v in extra.items():
-        parts.append(f", {json.dumps(k)}: {json_text(v)}")
-    parts.append("}\n")
-    return "".join(parts)
+        buf += f", {json.dumps(k)}: {json_text(v)}".encode()
+    buf += b"}\n"
+    return buf.decode()
+
+
+def _has_nonfinite(row: Mapping[str, object]) -> bool:
+    return any(type(v) is float and not math.isfinite(v) for v in row.values())
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Python's cycle collector off while many small acyclic objects are built (a 200k-tensor
+    header or listing): its collections only cost time there."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
