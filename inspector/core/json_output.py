@@ -3,13 +3,13 @@ and ``cast --report`` alike (greppable, diffable, and valid for any strict parse
 
 from __future__ import annotations
 
-import gc
 import json
 import math
 import sys
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Mapping
 from typing import TypeVar
+
+from .collector_pause import collector_paused
 
 T = TypeVar("T")
 JSON_DEPTH = 1000  # levels of nesting every JSON step (decode, encode) handles, wherever called
@@ -94,16 +94,3 @@ def rows_document(rows: Iterable[Mapping[str, object]], extra: Mapping[str, obje
 
 def _has_nonfinite(row: Mapping[str, object]) -> bool:
     return any(type(v) is float and not math.isfinite(v) for v in row.values())
-
-
-@contextmanager
-def collector_paused() -> Iterator[None]:
-    """Python's cycle collector off while many small acyclic objects are built (a 200k-tensor
-    header or listing): its collections only cost time there."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
