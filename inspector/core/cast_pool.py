@@ -29,7 +29,7 @@ from .dtypes import DType
 from .errors import CheckpointError
 from .precision import ErrorAccumulator
 from .thread_start import signals_held
-from .worker_boot import spawn_workers, take_early_workers
+from .worker_boot import spawn_workers, stop_workers, take_early_workers
 
 __all__ = ["ChunkCaster", "cast_chunk", "start_processes"]
 
@@ -115,10 +115,10 @@ class ChunkCaster:
         for future, _, _ in self._pending:
             future.cancel()
         self._pending.clear()
-        for pool in (self._threads, self._processes):
+        pools, self._threads, self._processes = (self._threads, self._processes), None, None
+        for pool in pools:
             if pool is not None:
-                pool.shutdown(wait=True, cancel_futures=True)
-        self._threads = self._processes = None
+                stop_workers(pool)  # a Ctrl-C meanwhile is raised once it is done
 
     def _worker_died(self) -> CheckpointError:
         """What a user is told when a worker stopped mid-cast: a source truncated in place

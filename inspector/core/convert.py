@@ -260,8 +260,10 @@ def cast_checkpoint(
                 writer.write_text(report_path, result.to_json_text(), like=ckpt.files[0].path)
             writer.commit()
         finally:
-            casts.close()
-            bg.stop()
+            try:
+                casts.close()  # may raise a Ctrl-C it held while the workers stopped
+            finally:
+                bg.stop()
     return result
 
 

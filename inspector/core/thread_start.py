@@ -1,9 +1,13 @@
-"""Starting threads where a signal handler may raise (Ctrl-C; the CLI's SIGTERM and SIGHUP).
+"""Starting and joining threads where a signal handler may raise (Ctrl-C; the CLI's SIGTERM
+and SIGHUP).
 
 A Python signal handler that raises while ``Thread.start()`` runs breaks CPython's thread
 bookkeeping: ``start()`` cleans up after the exception, then the new thread does the same and
-prints a ``KeyError`` traceback (3.11). So while a thread starts, those handlers are swapped for
-one that only records the signal, and a recorded signal is raised again right after.
+prints a ``KeyError`` traceback (3.11). One that raises while ``Thread.join()`` waits marks the
+thread stopped though it still runs (3.11), so nothing waits for it again: a process pool's
+shutdown interrupted so left its workers running and the program hanging at exit. So while a
+thread starts or is joined, those handlers are swapped for one that only records the signal,
+and a recorded signal is raised again right after.
 """
 
 from __future__ import annotations

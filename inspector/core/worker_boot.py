@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from .thread_start import signals_held
 
 if TYPE_CHECKING:
-    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures import Executor, ProcessPoolExecutor
 
 BLAS_THREADS_ENV = "OPENBLAS_NUM_THREADS"
 
@@ -104,8 +104,21 @@ def take_early_workers(n: int) -> ProcessPoolExecutor | None:
     (pool, count), _early = _early, None
     if count == n:
         return pool
-    pool.shutdown(wait=True, cancel_futures=True)  # once loaded (~0.2 s): none outlives us
+    stop_workers(pool)  # once loaded (~0.2 s): none outlives us
     return None
+
+
+def stop_workers(pool: Executor) -> None:
+    """Cancel what has not started, wait for what runs, and stop the pool's workers, with Ctrl-C
+    (and SIGTERM/SIGHUP) held until that is done and raised right after.
+
+    A second Ctrl-C while a cast stopped after the first interrupted the pool's wait for its
+    manager thread: Python 3.11 then marks that thread stopped while it runs, the program's exit
+    closes the queue before the workers' stop messages are in it, and the program waited at exit
+    for workers that never stop. Stopping takes one chunk (~10 ms).
+    """
+    with signals_held():
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def drop_early_workers() -> None:

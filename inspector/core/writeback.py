@@ -120,7 +120,8 @@ class BackgroundWriter:
         """Wait for everything queued to be written; re-raise a write error."""
         if self._thread.is_alive():
             self._q.put(None)
-            self._thread.join()
+            with signals_held():  # an interrupted join marks a running thread stopped (3.11)
+                self._thread.join()
         self._raise()
 
     def stop(self) -> None:
@@ -128,4 +129,5 @@ class BackgroundWriter:
         if self._thread.is_alive():
             self._error = self._error or RuntimeError("stopped")
             self._q.put(None)
-            self._thread.join()
+            with signals_held():
+                self._thread.join()

@@ -357,6 +357,31 @@ def test_workers_survive_a_ctrl_c_pressed_while_they_start(capfd):
     assert "Traceback" not in capfd.readouterr().err
 
 
+def test_a_second_ctrl_c_while_the_workers_stop_neither_hangs_nor_leaves_one(tmp_path):
+    """Ctrl-C, then Ctrl-C again while the cast stopped its workers: the second one interrupted
+    the pool's shutdown, and the program then waited forever at exit for workers that never
+    got their stop message. Now the stop finishes first and the Ctrl-C is raised after it."""
+    script = tmp_path / "second_ctrl_c.py"
+    script.write_text(
+        "import multiprocessing, os, signal, threading, time\n"
+        "from inspector.core.worker_boot import spawn_workers, stop_workers\n"
+        "if __name__ == '__main__':\n"
+        "    pool = spawn_workers(2)\n"
+        "    busy = [pool.submit(time.sleep, 0.5) for _ in range(6)]\n"
+        "    time.sleep(0.3)  # both workers are in their first task\n"
+        "    threading.Timer(0.01, os.kill, (os.getpid(), signal.SIGINT)).start()\n"
+        "    try:\n"
+        "        stop_workers(pool)\n"
+        "    except KeyboardInterrupt:\n"
+        "        print('interrupted after the stop', multiprocessing.active_children())\n"
+    )
+    env = dict(os.environ, PYTHONPATH=os.getcwd())
+    p = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=60
+    )  # a hang fails here, as a timeout
+    assert (p.returncode, p.stdout, p.stderr) == (0, "interrupted after the stop []\n", "")
+
+
 @pytest.mark.skipif(
     not os.path.isdir("/proc/self/task") or usable_cores() < 2, reason="Linux /proc, 2+ cores"
 )
