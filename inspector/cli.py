@@ -298,10 +298,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CheckpointError as e:
         return _fail(str(e))
     except KeyboardInterrupt:
+        _ignore_further_signals()
         return _fail("interrupted; nothing was written", code=130)
     except Terminated as e:
         import signal
 
+        _ignore_further_signals()
         return _fail(
             f"stopped by {signal.Signals(e.signum).name}; nothing was written", code=128 + e.signum
         )
@@ -318,6 +320,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         if e.filename:
             return _fail(f"{e.filename}: {e.strerror or e}")
         return _fail(e.strerror or str(e))
+
+
+def _ignore_further_signals() -> None:
+    """The command is ending on a signal: more Ctrl-C (a user pressing it again and again)
+    must not interrupt the exit, where Python could only print "lost sys.stderr"."""
+    import signal
+
+    for name in ("SIGINT", "SIGTERM", "SIGHUP"):
+        sig = getattr(signal, name, None)
+        if sig is not None:
+            with contextlib.suppress(ValueError, OSError):  # not the main thread
+                signal.signal(sig, signal.SIG_IGN)
 
 
 def _silence_stdout() -> None:

@@ -111,14 +111,17 @@ class ChunkCaster:
 
     def close(self) -> None:
         """Stop: drop the chunks not started, wait for those running, so that no worker
-        writes into a temp file once this returns."""
-        for future, _, _ in self._pending:
-            future.cancel()
-        self._pending.clear()
-        pools, self._threads, self._processes = (self._threads, self._processes), None, None
-        for pool in pools:
-            if pool is not None:
-                stop_workers(pool)  # a Ctrl-C meanwhile is raised once it is done
+        writes into a temp file once this returns. A Ctrl-C meanwhile (a user pressing it
+        again) is raised once this is done: inside a future's lock it would leave that lock
+        taken and a pool thread waiting for it forever."""
+        with signals_held():
+            for future, _, _ in self._pending:
+                future.cancel()
+            self._pending.clear()
+            pools, self._threads, self._processes = (self._threads, self._processes), None, None
+            for pool in pools:
+                if pool is not None:
+                    stop_workers(pool)
 
     def _worker_died(self) -> CheckpointError:
         """What a user is told when a worker stopped mid-cast: a source truncated in place

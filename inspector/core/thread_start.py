@@ -5,9 +5,10 @@ A Python signal handler that raises while ``Thread.start()`` runs breaks CPython
 bookkeeping: ``start()`` cleans up after the exception, then the new thread does the same and
 prints a ``KeyError`` traceback (3.11). One that raises while ``Thread.join()`` waits marks the
 thread stopped though it still runs (3.11), so nothing waits for it again: a process pool's
-shutdown interrupted so left its workers running and the program hanging at exit. So while a
-thread starts or is joined, those handlers are swapped for one that only records the signal,
-and a recorded signal is raised again right after.
+shutdown interrupted so left its workers running and the program hanging at exit. Clean-up has
+the same need: a handler raising inside a lock's ``with`` can leave the lock taken. So while a
+thread starts or is joined, and while a stopped cast cleans up, those handlers are swapped for
+one that only records the signal, and a recorded signal is raised again right after.
 """
 
 from __future__ import annotations

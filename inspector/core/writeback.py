@@ -117,17 +117,19 @@ class BackgroundWriter:
         self._q.put((f, data))
 
     def close(self) -> None:
-        """Wait for everything queued to be written; re-raise a write error."""
-        if self._thread.is_alive():
-            self._q.put(None)
-            with signals_held():  # an interrupted join marks a running thread stopped (3.11)
+        """Wait for everything queued to be written; re-raise a write error. A Ctrl-C meanwhile
+        is raised after: inside the queue's lock it would leave the writer thread waiting
+        forever, and an interrupted join marks a running thread stopped (3.11)."""
+        with signals_held():
+            if self._thread.is_alive():
+                self._q.put(None)
                 self._thread.join()
         self._raise()
 
     def stop(self) -> None:
         """Stop without raising (cancel / error path); queued data is dropped."""
-        if self._thread.is_alive():
-            self._error = self._error or RuntimeError("stopped")
-            self._q.put(None)
-            with signals_held():
+        with signals_held():
+            if self._thread.is_alive():
+                self._error = self._error or RuntimeError("stopped")
+                self._q.put(None)
                 self._thread.join()

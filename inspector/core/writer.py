@@ -32,6 +32,7 @@ from .dtypes import DType
 from .errors import CheckpointError, os_error_reason
 from .header.encode import TensorEntry, encode_header
 from .pending_file import PendingFile, SafetensorsFile, file_kind
+from .thread_start import signals_held
 
 __all__ = [
     "AtomicWriter",
@@ -285,14 +286,17 @@ class AtomicWriter:
                 os.unlink(b)
 
     def abort(self) -> None:
-        for f in self.pending:
-            f.discard()
-        self.pending.clear()
-        self._close_txns()
-        for d in reversed(self.created_dirs):
-            with contextlib.suppress(OSError):
-                os.rmdir(d)  # only if empty: a folder we made holds nothing of anyone else
-        self.created_dirs.clear()
+        """Remove every temp file and folder this writer made. A Ctrl-C meanwhile (a user
+        pressing it again after the one that stopped the write) is raised once all are gone."""
+        with signals_held():
+            for f in self.pending:
+                f.discard()
+            self.pending.clear()
+            self._close_txns()
+            for d in reversed(self.created_dirs):
+                with contextlib.suppress(OSError):
+                    os.rmdir(d)  # only if empty: a folder we made holds nothing of anyone else
+            self.created_dirs.clear()
 
     def _close_txns(self) -> None:
         for txn in self._txns.values():

@@ -184,6 +184,34 @@ def test_close_waits_for_the_running_chunks_and_may_be_repeated():
     caster.close()
 
 
+def test_ctrl_c_during_close_is_raised_after_every_cast_thread_stopped(monkeypatch):
+    """Ctrl-C pressed again and again while a cast stops: one landing inside close() left the
+    pools running, or (landing inside a future's lock) a pool thread deadlocked and the
+    program hung at exit. close() holds the signal until it is done, then raises it."""
+    import os
+    import signal
+    from concurrent.futures import Future
+
+    cancel = Future.cancel
+    pressed = []
+
+    def cancel_then_ctrl_c(self):
+        if not pressed:
+            pressed.append(1)
+            os.kill(os.getpid(), signal.SIGINT)  # runs at the next bytecode, mid-close
+        return cancel(self)
+
+    caster = ChunkCaster(workers=2)
+    big = np.ones(8 << 20, np.float32).view(np.uint8)
+    for _ in range(4):
+        caster.submit(big, F32, DTYPES["F16"], None)
+    threads = [t for t in threading.enumerate() if t.name.startswith("cast_")]
+    monkeypatch.setattr(Future, "cancel", cancel_then_ctrl_c)
+    with pytest.raises(KeyboardInterrupt):
+        caster.close()
+    assert pressed and threads and not any(t.is_alive() for t in threads)
+
+
 def test_one_changed_value_in_any_chunk_or_block_makes_the_cast_lossy():
     """ "lossless" survives merging only when no part changed a value, whichever part did; a
     block holding an inf still sees the other values change."""

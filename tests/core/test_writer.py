@@ -38,6 +38,28 @@ def partials(folder) -> list[str]:
     return sorted(n for n in os.listdir(folder) if n.endswith(".partial"))
 
 
+def test_ctrl_c_while_an_aborted_write_cleans_up_removes_every_temp(tmp_path, monkeypatch):
+    """A Ctrl-C landing while a stopped cast removed its temp files (a user pressing it again)
+    left the temps not yet removed; the clean-up now finishes, then the Ctrl-C is raised."""
+    from inspector.core.pending_file import PendingFile
+
+    discard = PendingFile.discard
+    pressed = []
+
+    def discard_then_ctrl_c(self):
+        if not pressed:
+            pressed.append(1)
+            os.kill(os.getpid(), signal.SIGINT)  # runs at the next bytecode, mid-discard
+        discard(self)
+
+    monkeypatch.setattr(PendingFile, "discard", discard_then_ctrl_c)
+    with pytest.raises(KeyboardInterrupt), AtomicWriter() as w:
+        for name in ("a", "b", "c"):
+            w.open_safetensors(str(tmp_path / f"{name}.safetensors"), [], None)
+        raise KeyboardInterrupt  # the first Ctrl-C: the write stops and cleans up
+    assert pressed and partials(tmp_path) == [] and os.listdir(tmp_path) == []
+
+
 def sample() -> list[tuple[str, object, np.ndarray]]:
     return [
         ("z.weight", DTYPES["F32"], np.arange(6, dtype=np.float32).reshape(2, 3)),
