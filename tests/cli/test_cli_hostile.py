@@ -114,6 +114,25 @@ def test_ctrl_c_while_the_program_loads_exits_quietly():
     assert (p.returncode, p.stdout, p.stderr) == (130, "", "")
 
 
+def test_more_ctrl_c_while_the_program_ends_on_one_change_nothing():
+    """A user pressing Ctrl-C again and again: after the one that stopped the command, the rest
+    arrived while it exited, and Python printed "lost sys.stderr" and died of SIGINT."""
+    code = (
+        "import os, signal, sys\n"
+        "from inspector import cli\n"
+        "def pressed(args):\n"
+        "    raise KeyboardInterrupt\n"
+        "cli.COMMANDS['list'] = pressed\n"
+        "code = cli.main(['list', 'x.safetensors'])\n"
+        "for _ in range(3):\n"
+        "    os.kill(os.getpid(), signal.SIGINT)\n"
+        "sys.exit(code)\n"
+    )
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=ENV)
+    assert p.returncode == 130
+    assert one_error_line(p.stderr).endswith("interrupted; nothing was written")
+
+
 # -- 10 -----------------------------------------------------------------------------------------
 
 
