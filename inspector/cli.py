@@ -26,7 +26,7 @@ from .cli_output import (
 )
 from .cli_parser import PROG, UsageError, _build_gui_parser, _build_sub_parser
 from .cli_scan import cmd_scan
-from .cli_signals import Terminated, install_signal_handlers
+from .cli_signals import StoppedAfterWriting, Terminated, install_signal_handlers
 from .core.errors import CheckpointError
 
 SUBCOMMANDS = ("list", "check", "cast", "diff", "scan", "lint")
@@ -307,6 +307,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(
             f"stopped by {signal.Signals(e.signum).name}; nothing was written", code=128 + e.signum
         )
+    except StoppedAfterWriting as e:
+        import signal
+
+        _ignore_further_signals()
+        how = (
+            "interrupted"
+            if e.signum == signal.SIGINT
+            else f"stopped by {signal.Signals(e.signum).name}"
+        )
+        return _fail(f"{how} after {e.path} was written; it is complete", code=128 + e.signum)
     except BrokenPipeError:
         # `checkpoint-inspector list big | head`: the reader left; that is not an error
         _silence_stdout()
@@ -363,7 +373,9 @@ def console_main() -> int:
     from .core.worker_policy import allow_worker_processes
 
     allow_worker_processes()
-    return main()
+    code = main()
+    _ignore_further_signals()  # done: a Ctrl-C now would only turn a finished run into a kill
+    return code
 
 
 def gui_main() -> int:

@@ -8,20 +8,47 @@ idle core meanwhile) and stopped if the cast does not take them.
 from __future__ import annotations
 
 import argparse
+import os
+import signal
+import stat
 
 from .cli_model import FolderConfig, intended_globs
 from .cli_output import clip, out, printable, progress_printer, symbol
+from .cli_signals import StoppedAfterWriting, Terminated
 
 
 def cmd_cast(args: argparse.Namespace) -> int:
     from .core.worker_boot import drop_early_workers, start_workers_early
     from .core.worker_policy import bytes_on_disk, processes_for
 
+    before = _output_state(args.output)
     start_workers_early(processes_for(bytes_on_disk(args.path)))  # they load while we do
     try:
         return _cast(args)
+    except (KeyboardInterrupt, Terminated) as e:
+        # all renamed into place before the signal (it waits for a commit that has begun)?
+        if _output_state(args.output) == before:
+            raise
+        signum = e.signum if isinstance(e, Terminated) else signal.SIGINT
+        raise StoppedAfterWriting(signum, args.output) from None
     finally:
         drop_early_workers()
+
+
+def _output_state(path: str) -> object:
+    """What is at ``path`` (a file's inode and mtime, or a folder's entries), to tell after a
+    Ctrl-C whether the cast had replaced it: a stopped cast leaves it as it was."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    if not stat.S_ISDIR(st.st_mode):
+        return (st.st_ino, st.st_mtime_ns)
+    try:
+        with os.scandir(path) as entries:
+            return sorted((e.name, e.inode()) for e in entries)
+    except OSError:
+        return ()
 
 
 def _cast(args: argparse.Namespace) -> int:

@@ -14,6 +14,15 @@ class Terminated(Exception):
         self.signum = signum
 
 
+class StoppedAfterWriting(Exception):
+    """A signal stopped a command after its output was renamed into place (the last few
+    milliseconds): the output is complete, and the message must say so."""
+
+    def __init__(self, signum: int, path: str) -> None:
+        super().__init__(signum, path)
+        self.signum, self.path = signum, path
+
+
 def _raise_terminated(signum: int, _frame: object) -> None:
     raise Terminated(signum)
 

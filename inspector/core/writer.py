@@ -236,23 +236,29 @@ class AtomicWriter:
     # -- commit -------------------------------------------------------------------------------
     def commit(self) -> None:
         """Finish every file (fsync), journal the renames per folder, rename in the order opened
-        (the index last), fsync the folders; an interruption is rolled forward later."""
+        (the index last), fsync the folders; a crash in between is rolled forward later.
+
+        From the first rename on, a Ctrl-C (or SIGTERM/SIGHUP) waits until the commit is done
+        and is raised after it: one landing between two renames rolled a finished cast back.
+        """
         try:
-            for f in self.pending:
+            for f in self.pending:  # the long part (fsync), still interruptible: nothing is out
                 if not f.done:
                     f.finish()
             by_folder: dict[str, list[PendingFile]] = {}
             for f in self.pending:
                 by_folder.setdefault(f.folder, []).append(f)
-            for folder, files in by_folder.items():
-                self._commit_folder(folder, files)
+            with signals_held():
+                for folder, files in by_folder.items():
+                    self._commit_folder(folder, files)
+                for d in self.created_dirs:
+                    fsync_dir(os.path.dirname(d))
+                self._close_txns()
+                self.committed = True
         except BaseException:
-            self.abort()
+            if not self.committed:  # a signal held above is raised once committed
+                self.abort()
             raise
-        for d in self.created_dirs:
-            fsync_dir(os.path.dirname(d))
-        self._close_txns()
-        self.committed = True
 
     def _commit_folder(self, folder: str, files: list[PendingFile]) -> None:
         txn = self._txns.get(folder)

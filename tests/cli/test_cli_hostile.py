@@ -133,6 +133,28 @@ def test_more_ctrl_c_while_the_program_ends_on_one_change_nothing():
     assert one_error_line(p.stderr).endswith("interrupted; nothing was written")
 
 
+def test_ctrl_c_after_the_output_was_written_does_not_say_nothing_was(src, tmp_path):
+    """A Ctrl-C landing once the cast had renamed its output into place (while its workers
+    stopped, a few ms) was reported as "interrupted; nothing was written" next to a complete
+    output. The line now says it was written."""
+    out = tmp_path / "o.safetensors"
+    code = (
+        "import sys\n"
+        "from inspector import cli\n"
+        "from inspector.core.writer import AtomicWriter\n"
+        "commit = AtomicWriter.commit\n"
+        "def commit_then_ctrl_c(self):\n"
+        "    commit(self)\n"
+        "    raise KeyboardInterrupt\n"
+        "AtomicWriter.commit = commit_then_ctrl_c\n"
+        f"sys.exit(cli.main(['cast', {str(src)!r}, '--target', 'F16', '-o', {str(out)!r}]))\n"
+    )
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=ENV)
+    assert p.returncode == 130 and out.exists()
+    line = one_error_line(p.stderr)
+    assert "nothing was written" not in line and "o.safetensors" in line and "written" in line
+
+
 # -- 10 -----------------------------------------------------------------------------------------
 
 

@@ -38,6 +38,32 @@ def partials(folder) -> list[str]:
     return sorted(n for n in os.listdir(folder) if n.endswith(".partial"))
 
 
+def test_ctrl_c_during_the_renames_lets_the_commit_finish_first(tmp_path, monkeypatch):
+    """A Ctrl-C landing between the renames of a commit (a shard published, the next not):
+    the commit now completes, every file new, and the Ctrl-C is raised after it."""
+    from inspector.core.pending_file import PendingFile
+
+    publish = PendingFile.publish
+    pressed = []
+
+    def publish_then_ctrl_c(self):
+        publish(self)
+        if not pressed:
+            pressed.append(1)
+            os.kill(os.getpid(), signal.SIGINT)  # runs at the next bytecode, between renames
+
+    monkeypatch.setattr(PendingFile, "publish", publish_then_ctrl_c)
+    out = tmp_path / "model"
+    w = AtomicWriter(root=str(out))
+    with pytest.raises(KeyboardInterrupt), w:
+        w.make_folder(str(out))
+        for name in ("a", "b", "c"):
+            w.open_safetensors(str(out / f"{name}.safetensors"), [], None)
+        w.commit()
+    assert pressed and w.committed
+    assert sorted(os.listdir(out)) == ["a.safetensors", "b.safetensors", "c.safetensors"]
+
+
 def test_ctrl_c_while_an_aborted_write_cleans_up_removes_every_temp(tmp_path, monkeypatch):
     """A Ctrl-C landing while a stopped cast removed its temp files (a user pressing it again)
     left the temps not yet removed; the clean-up now finishes, then the Ctrl-C is raised."""
