@@ -19,6 +19,7 @@ from inspector.core.convert import cast_checkpoint
 from inspector.core.dtypes import DTYPES
 from inspector.core.precision import BLOCK, ErrorAccumulator
 
+from .ctrl_c import ctrl_c_on_first_call
 from .precision_reference import Float64ErrorAccumulator, assert_same_stats
 
 F32 = DTYPES["F32"]
@@ -188,19 +189,9 @@ def test_ctrl_c_during_close_is_raised_after_every_cast_thread_stopped(monkeypat
     """Ctrl-C pressed again and again while a cast stops: one landing inside close() left the
     pools running, or (landing inside a future's lock) a pool thread deadlocked and the
     program hung at exit. close() holds the signal until it is done, then raises it."""
-    import os
-    import signal
     from concurrent.futures import Future
 
-    cancel = Future.cancel
-    pressed = []
-
-    def cancel_then_ctrl_c(self):
-        if not pressed:
-            pressed.append(1)
-            os.kill(os.getpid(), signal.SIGINT)  # runs at the next bytecode, mid-close
-        return cancel(self)
-
+    cancel_then_ctrl_c, pressed = ctrl_c_on_first_call(Future.cancel)  # mid-close
     caster = ChunkCaster(workers=2)
     big = np.ones(8 << 20, np.float32).view(np.uint8)
     for _ in range(4):

@@ -33,6 +33,8 @@ from inspector.core.writer import (
     write_text_atomic,
 )
 
+from .ctrl_c import ctrl_c_on_first_call
+
 
 def partials(folder) -> list[str]:
     return sorted(n for n in os.listdir(folder) if n.endswith(".partial"))
@@ -43,15 +45,7 @@ def test_ctrl_c_during_the_renames_lets_the_commit_finish_first(tmp_path, monkey
     the commit now completes, every file new, and the Ctrl-C is raised after it."""
     from inspector.core.pending_file import PendingFile
 
-    publish = PendingFile.publish
-    pressed = []
-
-    def publish_then_ctrl_c(self):
-        publish(self)
-        if not pressed:
-            pressed.append(1)
-            os.kill(os.getpid(), signal.SIGINT)  # runs at the next bytecode, between renames
-
+    publish_then_ctrl_c, pressed = ctrl_c_on_first_call(PendingFile.publish, after=True)
     monkeypatch.setattr(PendingFile, "publish", publish_then_ctrl_c)
     out = tmp_path / "model"
     w = AtomicWriter(root=str(out))
@@ -69,15 +63,7 @@ def test_ctrl_c_while_an_aborted_write_cleans_up_removes_every_temp(tmp_path, mo
     left the temps not yet removed; the clean-up now finishes, then the Ctrl-C is raised."""
     from inspector.core.pending_file import PendingFile
 
-    discard = PendingFile.discard
-    pressed = []
-
-    def discard_then_ctrl_c(self):
-        if not pressed:
-            pressed.append(1)
-            os.kill(os.getpid(), signal.SIGINT)  # runs at the next bytecode, mid-discard
-        discard(self)
-
+    discard_then_ctrl_c, pressed = ctrl_c_on_first_call(PendingFile.discard)  # mid-discard
     monkeypatch.setattr(PendingFile, "discard", discard_then_ctrl_c)
     with pytest.raises(KeyboardInterrupt), AtomicWriter() as w:
         for name in ("a", "b", "c"):
