@@ -26,7 +26,12 @@ from .cli_output import (
 )
 from .cli_parser import PROG, UsageError, _build_gui_parser, _build_sub_parser
 from .cli_scan import cmd_scan
-from .cli_signals import StoppedAfterWriting, Terminated, install_signal_handlers
+from .cli_signals import (
+    StoppedAfterWriting,
+    Terminated,
+    ignore_further_signals,
+    install_signal_handlers,
+)
 from .core.errors import CheckpointError
 
 SUBCOMMANDS = ("list", "check", "cast", "diff", "scan", "lint")
@@ -298,19 +303,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CheckpointError as e:
         return _fail(str(e))
     except KeyboardInterrupt:
-        _ignore_further_signals()
+        ignore_further_signals()
         return _fail("interrupted; nothing was written", code=130)
     except Terminated as e:
         import signal
 
-        _ignore_further_signals()
+        ignore_further_signals()
         return _fail(
             f"stopped by {signal.Signals(e.signum).name}; nothing was written", code=128 + e.signum
         )
     except StoppedAfterWriting as e:
         import signal
 
-        _ignore_further_signals()
+        ignore_further_signals()
         how = (
             "interrupted"
             if e.signum == signal.SIGINT
@@ -330,18 +335,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         if e.filename:
             return _fail(f"{e.filename}: {e.strerror or e}")
         return _fail(e.strerror or str(e))
-
-
-def _ignore_further_signals() -> None:
-    """The command is ending on a signal: more Ctrl-C (a user pressing it again and again)
-    must not interrupt the exit, where Python could only print "lost sys.stderr"."""
-    import signal
-
-    for name in ("SIGINT", "SIGTERM", "SIGHUP"):
-        sig = getattr(signal, name, None)
-        if sig is not None:
-            with contextlib.suppress(ValueError, OSError):  # not the main thread
-                signal.signal(sig, signal.SIG_IGN)
 
 
 def _silence_stdout() -> None:
@@ -374,7 +367,7 @@ def console_main() -> int:
 
     allow_worker_processes()
     code = main()
-    _ignore_further_signals()  # done: a Ctrl-C now would only turn a finished run into a kill
+    ignore_further_signals()  # done: a Ctrl-C now would only turn a finished run into a kill
     return code
 
 

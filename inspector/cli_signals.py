@@ -35,3 +35,16 @@ def install_signal_handlers() -> None:
         if sig is not None:
             with contextlib.suppress(ValueError, OSError):  # not the main thread
                 signal.signal(sig, _raise_terminated)
+
+
+def ignore_further_signals() -> None:
+    """The command is ending (on a signal, or done): more Ctrl-C (a user pressing it again and
+    again) must not interrupt the exit, where Python could only print "lost sys.stderr" or die
+    of the signal after the work was finished."""
+    import signal
+
+    for name in ("SIGINT", "SIGTERM", "SIGHUP"):
+        sig = getattr(signal, name, None)
+        if sig is not None:
+            with contextlib.suppress(ValueError, OSError):  # not the main thread
+                signal.signal(sig, signal.SIG_IGN)
