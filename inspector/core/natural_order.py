@@ -81,16 +81,31 @@ def status_rank(status: TensorStatus) -> int:
     return _RANK[status]
 
 
-def natural_order(tensors: Sequence[TensorInfo], target: DType) -> list[TensorInfo]:
-    """Differing tensors first, each group in natural name order.
+def name_order(natural_keys: list[str], descending: bool) -> np.ndarray:
+    """Row indices in natural name order, ties in file order either way: the name column's
+    order, and the order inside each status group of the status column."""
+    order = sorted(range(len(natural_keys)), key=natural_keys.__getitem__, reverse=descending)
+    return np.array(order, dtype=np.intp)
 
-    Two sorts keyed in C (names, then the status rank, which keeps the name order within each
-    status) and one status per dtype: 200k tensors in ~0.1 s, where a (rank, key) tuple per
-    tensor and a status per tensor took ~0.5 s."""
-    keys = natural_keys([t.name for t in tensors])
-    order = sorted(range(len(tensors)), key=keys.__getitem__)
+
+def regroup_by_status(
+    by_name: np.ndarray, statuses: Sequence[TensorStatus], descending: bool
+) -> list[int]:
+    """``by_name`` regrouped by status (differing first, or last when descending), keeping the
+    name order inside each group. One stable sort of small integers: 200k rows in ~15 ms,
+    where sorting "rank + name" strings took ~55 ms on every change of target."""
+    rank_of = {s: status_rank(s) for s in set(statuses)}  # a few statuses
+    ranks = np.fromiter(map(rank_of.__getitem__, statuses), np.int8, len(statuses))[by_name]
+    if descending:
+        np.negative(ranks, out=ranks)
+    return by_name[np.argsort(ranks, kind="stable")].tolist()
+
+
+def natural_order(tensors: Sequence[TensorInfo], target: DType) -> list[TensorInfo]:
+    """Differing tensors first, each group in natural name order (the window's default order
+    too: both use :func:`name_order` and :func:`regroup_by_status`). One status per dtype."""
     samples = {t.dtype_name: t for t in tensors}  # one tensor of each dtype
-    rank_of = {name: _RANK[tensor_status(t, target)] for name, t in samples.items()}
-    ranks = [rank_of[t.dtype_name] for t in tensors]
-    order.sort(key=ranks.__getitem__)
-    return [tensors[i] for i in order]
+    status_of = {name: tensor_status(t, target) for name, t in samples.items()}
+    statuses = [status_of[t.dtype_name] for t in tensors]
+    by_name = name_order(natural_keys([t.name for t in tensors]), descending=False)
+    return [tensors[i] for i in regroup_by_status(by_name, statuses, descending=False)]

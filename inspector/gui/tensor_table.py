@@ -25,13 +25,13 @@ from PySide6.QtWidgets import QApplication, QStyle
 from inspector.core.dtypes import DType
 from inspector.core.header import TensorInfo
 from inspector.core.model_folder.intended import IntendedMatcher
-from inspector.core.natural_order import natural_keys
+from inspector.core.natural_order import name_order, natural_keys, regroup_by_status
 from inspector.core.status import TensorStatus
 from inspector.core.summary import DTypeGroups, format_bytes, tensor_status
 
 from .i18n import translate
 from .row_order import RowOrder
-from .table_sort import name_order, regroup_by_status, sort_keys
+from .table_sort import sort_keys
 from .table_text import (
     DIFF_STATUS_TEXT,
     format_float,
