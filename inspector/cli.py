@@ -18,6 +18,7 @@ from .cli_output import (
     StdoutError,
     clip,
     make_streams_safe,
+    notices,
     out,
     printable,
     progress_printer,
@@ -49,6 +50,7 @@ def _cmd_list(args: argparse.Namespace) -> int:
     from .core.summary import format_bytes, matches_target, summarize, tensor_status
 
     ckpt = open_checkpoint(args.path)
+    notices(ckpt)
     folder = FolderConfig.of(args.path)  # config.json, read once
     target = resolve_target(args, folder)
     tensors = natural_order(ckpt.tensors, target) if args.order == "natural" else ckpt.tensors
@@ -188,6 +190,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
     from .core.summary import summarize, tensor_status
 
     ckpt = open_checkpoint(args.path)
+    notices(ckpt)
     folder = FolderConfig.of(args.path)  # config.json, read once
     target = resolve_target(args, folder)
     differing = [t for t in ckpt.tensors if tensor_status(t, target) is TensorStatus.DIFFERS]
@@ -219,6 +222,8 @@ def _cmd_diff(args: argparse.Namespace) -> int:
 
     a = open_checkpoint(args.a)
     b = open_checkpoint(args.b)
+    notices(a)
+    notices(b)
     diffs = run_job(diff_checkpoints(a, b, atol=args.atol), progress_printer("diff"))
     equal = all(d.is_equal for d in diffs)
     if args.json:

@@ -52,6 +52,13 @@ def out(line: str) -> None:
     sys.stdout.write(line + "\n")
 
 
+def notices(ckpt) -> None:
+    """What an opened checkpoint asks a person to know (a save journal left in its folder):
+    on stderr, so that stdout stays the listing, as JSON or text."""
+    for text in ckpt.notices:
+        sys.stderr.write(f"checkpoint-inspector: note: {printable(ckpt.path)}: {printable(text)}\n")
+
+
 class StdoutError(OSError):
     """A write to standard output failed (a full disk, a closed descriptor): only this error
     is reported as stdout's, never another OSError that happens to carry no file name."""

@@ -16,7 +16,7 @@ from .cli_output import printable
 def cmd_scan(args: argparse.Namespace) -> int:
     from .core.json_output import json_text
     from .core.torch_pickle.allowlist import ImportVerdict
-    from .core.torch_pickle.scan import ScanStatus, scan_path
+    from .core.torch_pickle.scan import NOT_CHECKPOINTS, ScanStatus, scan_path
 
     report = scan_path(args.path)
     code = {ScanStatus.CLEAN: 0, ScanStatus.REFUSED: 1, ScanStatus.UNREADABLE: 2}[report.status]
@@ -40,8 +40,13 @@ def cmd_scan(args: argparse.Namespace) -> int:
         sys.stdout.write(json_text(doc) + "\n")
         return code
     lines = []
+    others = 0
     for f in report.files:
-        lines.append(f"{printable(os.path.basename(f.path))}  ({f.format})")
+        if f.format in NOT_CHECKPOINTS and f.status is ScanStatus.CLEAN:
+            others += 1  # a README, a tokenizer: counted, not listed one by one
+            continue
+        shown = os.path.relpath(f.path, report.root) if report.root else os.path.basename(f.path)
+        lines.append(f"{printable(shown)}  ({f.format})")
         if not f.imports and f.error is None:
             lines.append(
                 "  imports nothing" if f.format != "safetensors" else "  data only: no code"
@@ -52,6 +57,8 @@ def cmd_scan(args: argparse.Namespace) -> int:
             lines.append(f"  {printable(i.name):<{width}}  {mark:<11} ×{i.count}")
         if f.error:
             lines.append(f"  unreadable: {printable(f.error)}")
+    if others:
+        lines.append(f"{others} other file(s): not checkpoints, nothing torch would run")
     refused = sorted(
         {i.name for f in report.files for i in f.imports if i.verdict is ImportVerdict.REFUSED}
     )

@@ -36,6 +36,8 @@ class Checkpoint:
     index_metadata: dict[str, Any] | None = None
     index: dict[str, Any] | None = field(default=None, repr=False)  # the index as read at open
     folder: str | None = None  # set when opened as a model folder: a cast then writes a folder
+    # things a person should know that are not errors (a save journal left in the folder)
+    notices: list[str] = field(default_factory=list)
     _by_name: dict[str, TensorInfo] = field(default_factory=dict, repr=False)
     _by_file: dict[str, Header] = field(default_factory=dict, repr=False)
     _maps: dict[str, mmap.mmap] = field(default_factory=dict, repr=False)

@@ -12,7 +12,7 @@ import re
 import stat
 
 from .checkpoint import Checkpoint
-from .commit_journal import recover_folder
+from .commit_journal import leftover_journals
 from .errors import AmbiguousCheckpointError, CheckpointError, path_problem
 from .header import Header, TensorInfo, _json_type, _open_regular, read_header
 from .header.wording import _clip, _q
@@ -178,7 +178,28 @@ def open_index(index_path: str) -> Checkpoint:
     """Open a sharded checkpoint; every shard and the index must agree tensor for tensor."""
     index_path = os.fspath(index_path)
     folder = os.path.dirname(os.path.abspath(index_path))
-    recover_folder(folder, remove_leftovers=False)  # finish a save interrupted mid-commit
+    # a read never finishes an interrupted save (the journal may be planted): it says so
+    journals = leftover_journals(folder)
+    try:
+        ckpt = _open_index(index_path, folder)
+    except CheckpointError as e:
+        if journals:
+            e.reason += f" ({interrupted_save_notice(journals)})"
+        raise
+    ckpt.notices.extend([interrupted_save_notice(journals)] if journals else [])
+    return ckpt
+
+
+def interrupted_save_notice(journals: list[str]) -> str:
+    """What a read says of a save journal it found (and left alone)."""
+    return (
+        f"an interrupted save left {_clip(journals[0], 40)}"
+        + (f" and {len(journals) - 1} more" if len(journals) > 1 else "")
+        + " in this folder; the next cast into this folder finishes it"
+    )
+
+
+def _open_index(index_path: str, folder: str) -> Checkpoint:
     index = _read_index(index_path)
     if "weight_map" not in index:
         raise CheckpointError(index_path, 'not a safetensors index: no "weight_map"')

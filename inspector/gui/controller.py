@@ -105,6 +105,11 @@ class WindowController(QObject):
                 translate("Controller", "Compare with {name} again").format(name=name),
                 lambda p=dropped.path: self.open_reference(p),
             )
+        if ckpt.notices:  # left alone by the read: only a save into that folder settles it
+            self.win.message_bar.show_message(
+                translate("Controller", "Note: {text}.").format(text="; ".join(ckpt.notices)),
+                "warning",
+            )
         self.win.loaded.emit(self.session.path)
 
     def _on_open_failed(self, path: str, e: BaseException) -> None:

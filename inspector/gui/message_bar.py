@@ -19,9 +19,15 @@ from PySide6.QtWidgets import (
 
 from .i18n import translate
 
-_TINTS = {"error": QColor(220, 50, 47), "info": QColor(38, 139, 210), "ok": QColor(40, 160, 70)}
+_TINTS = {
+    "error": QColor(220, 50, 47),
+    "warning": QColor(203, 150, 0),
+    "info": QColor(38, 139, 210),
+    "ok": QColor(40, 160, 70),
+}
 _ICONS = {
     "error": QStyle.StandardPixmap.SP_MessageBoxCritical,
+    "warning": QStyle.StandardPixmap.SP_MessageBoxWarning,
     "info": QStyle.StandardPixmap.SP_MessageBoxInformation,
     "ok": QStyle.StandardPixmap.SP_DialogApplyButton,
 }

@@ -20,9 +20,15 @@ def _partial(name: str) -> str:
     return f".{name}.{HEX}.partial"
 
 
-def _plant(folder, doc) -> None:
+def _plant(folder, doc, mode: int = 0o600) -> None:
+    """A journal as our writer leaves it when killed mid-commit: private, naming its folder."""
+    if isinstance(doc, dict) and "folder" not in doc:
+        st = os.stat(folder)
+        doc = {"folder": [st.st_dev, st.st_ino], **doc}
     text = doc if isinstance(doc, str) else json.dumps(doc)
-    (folder / f".{'f' * 12}.txn").write_text(text)
+    path = folder / f".{'f' * 12}.txn"
+    path.write_text(text)
+    path.chmod(mode)
 
 
 def _files(folder) -> dict[str, str]:
@@ -122,8 +128,13 @@ def test_a_journal_rewritten_shorter_keeps_no_tail_of_the_longer_one(tmp_path):
     try:
         txn.write_journal([(_partial("a" * 200), "a" * 200)], [_partial("b" * 100)])
         txn.write_journal([(_partial("c"), "c")])
+        st = os.stat(tmp_path)
         with open(txn.path, encoding="utf-8") as f:
-            assert json.load(f) == {"renames": [[_partial("c"), "c"]], "backups": []}
+            assert json.load(f) == {
+                "folder": [st.st_dev, st.st_ino],  # a journal copied or planted elsewhere is inert
+                "renames": [[_partial("c"), "c"]],
+                "backups": [],
+            }
     finally:
         txn.close()
     assert not os.path.exists(txn.path)
@@ -234,7 +245,7 @@ def test_a_leftover_that_cannot_be_deleted_is_kept_quietly(tmp_path, monkeypatch
 
 def test_a_fifo_named_like_a_temp_does_not_block_the_cleanup(tmp_path):
     """Opening a FIFO for reading waits for a writer: the cleanup opens without blocking, so it
-    returns (and, named like our temp and held by no save, the FIFO goes as a leftover)."""
+    returns, and leaves the FIFO alone: it is named like our temp but no save of ours made it."""
     import threading
 
     fifo = tmp_path / _partial("pipe")
@@ -247,4 +258,5 @@ def test_a_fifo_named_like_a_temp_does_not_block_the_cleanup(tmp_path):
     if blocked:  # release the blocked open before failing
         os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
         t.join(5)
-    assert not blocked and done == [[str(fifo)]], "recover_folder blocked on a FIFO"
+    assert not blocked, "recover_folder blocked on a FIFO"
+    assert done == [[]] and fifo.exists()

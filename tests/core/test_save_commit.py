@@ -214,8 +214,14 @@ def test_sigkill_between_renames_is_rolled_forward_on_the_next_open(tmp_path):
         for p in out.glob("*.safetensors")
     }
     assert len(dtypes) == 4  # mixed on disk right now: 2 new F16 shards, 2 old BF16
-    with open_checkpoint(out) as ckpt:  # the journal is found and finished
-        assert {t.dtype.name for t in ckpt.tensors} == {"F16"}
+    before = tree(out)
+    with open_checkpoint(out) as ckpt:  # a read only says so: the journal may be planted
+        assert {t.dtype.name for t in ckpt.tensors} == {"F16", "BF16"}
+        assert "interrupted save left" in ckpt.notices[0]
+    assert tree(out) == before
+    cast(index, out, target=F16)  # the next save into the folder finishes it, then saves
+    with open_checkpoint(out) as ckpt:
+        assert {t.dtype.name for t in ckpt.tensors} == {"F16"} and not ckpt.notices
     assert not [n for n in os.listdir(out) if n.startswith(".")]  # journal and temps gone
 
 

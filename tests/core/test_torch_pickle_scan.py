@@ -3,6 +3,7 @@ counts, and where it stops reading (a legacy file's storage bytes are not pickle
 
 from __future__ import annotations
 
+import os
 import pickle
 
 import numpy as np
@@ -32,25 +33,87 @@ def _state() -> dict:
     return OrderedDict(w=torch.ones(2), v=torch.zeros(3))
 
 
-def test_a_folder_scans_its_checkpoint_files_by_suffix_in_name_order(tmp_path):
-    for suffix in ("bin", "pt", "pth", "ckpt", "pkl"):
+def test_a_folder_scans_every_file_whatever_its_name_in_name_order(tmp_path):
+    for suffix in ("bin", "pt"):
         torch.save(_state(), tmp_path / f"m.{suffix}")
     save_file({"a": np.zeros(2, np.float32)}, str(tmp_path / "a.safetensors"))
-    torch.save(_state(), tmp_path / ".hidden.pt")  # hidden: skipped
-    torch.save(_state(), tmp_path / "m.PT")  # another suffix (case counts): skipped
+    torch.save(_state(), tmp_path / ".hidden.pt")  # hidden: torch loads it all the same
+    torch.save(_state(), tmp_path / "m.PT")
     (tmp_path / "notes.txt").write_text("x")
-    (tmp_path / "sub.pt").mkdir()  # a folder, whatever its name
+    (tmp_path / "sub.pt").mkdir()  # a folder, whatever its name: walked
+    torch.save(_state(), tmp_path / "sub.pt" / "inner.bin")
     report = scan_path(tmp_path)
-    names = [f.path.rsplit("/", 1)[1] for f in report.files]
-    assert names == ["a.safetensors", "m.bin", "m.ckpt", "m.pkl", "m.pt", "m.pth"]
-    assert report.files[0] == FileScan(str(tmp_path / "a.safetensors"), "safetensors")
-    for f in report.files[1:]:
+    names = [os.path.relpath(f.path, tmp_path) for f in report.files]
+    assert names == [
+        ".hidden.pt",
+        "a.safetensors",
+        "m.PT",
+        "m.bin",
+        "m.pt",
+        "notes.txt",
+        "sub.pt/inner.bin",
+    ]
+    assert report.root == str(tmp_path)
+    assert report.files[1] == FileScan(str(tmp_path / "a.safetensors"), "safetensors")
+    assert report.files[5] == FileScan(str(tmp_path / "notes.txt"), "not a checkpoint")
+    for i in (0, 2, 3, 4, 6):
+        f = report.files[i]
         assert (f.format, f.imports, f.error) == ("torch zip", STATE_IMPORTS, None)
     assert report.status is ScanStatus.CLEAN
     # an index file stands for its folder, wherever the index points
     (tmp_path / "model.safetensors.index.json").write_text("{}")
     by_index = scan_path(tmp_path / "model.safetensors.index.json")
-    assert [f.path for f in by_index.files] == [f.path for f in report.files]
+    assert [f.path for f in by_index.files if f.format != "not a checkpoint"] == [
+        f.path for f in report.files if f.format != "not a checkpoint"
+    ]
+
+
+_SYSTEM_P0 = b"cos\nsystem\n(S'true'\ntR."  # protocol 0: no \x80 header to tell it by
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "checkpoint.pth.tar",
+        "model.pickle",
+        "MODEL.PT",
+        "weights.pt.1",
+        ".hidden.pt",
+        "unet/diffusion_pytorch_model.bin",
+        "a/b/c/no_suffix",
+    ],
+)
+def test_a_folder_scan_skips_no_file_torch_would_load(tmp_path, name):
+    """Each was skipped (scan said clean) while torch.load(path) runs os.system."""
+    save_file({"a": np.zeros(2, np.float32)}, str(tmp_path / "model.safetensors"))
+    evil = tmp_path / name
+    evil.parent.mkdir(parents=True, exist_ok=True)
+    evil.write_bytes(_SYSTEM_P0)
+    report = scan_path(tmp_path)
+    assert report.status is ScanStatus.REFUSED
+    (found,) = [f for f in report.files if f.path == str(evil)]
+    assert [i.name for i in found.imports] == ["os.system"]
+
+
+def test_symlinks_in_a_folder_are_read_through_or_reported(tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "evil.bin").write_bytes(_SYSTEM_P0)
+    root = tmp_path / "model"
+    root.mkdir()
+    save_file({"a": np.zeros(2, np.float32)}, str(root / "model.safetensors"))
+    (root / "inner").mkdir()
+    (root / "again").symlink_to(root / "inner")  # inside: scanned where it is
+    (root / "gone.bin").symlink_to(root / "missing")
+    report = scan_path(root)
+    assert report.status is ScanStatus.CLEAN
+    (root / "blob.bin").symlink_to(outside / "evil.bin")  # a hub cache is made of such links
+    assert scan_path(root).status is ScanStatus.REFUSED
+    (root / "blob.bin").unlink()
+    (root / "elsewhere").symlink_to(outside)  # a folder outside: reported, not followed
+    report = scan_path(root)
+    (linked,) = [f for f in report.files if f.path.endswith("elsewhere")]
+    assert "not followed" in linked.error and report.status is ScanStatus.UNREADABLE
 
 
 def test_a_folder_without_checkpoints_is_refused(tmp_path):

@@ -78,6 +78,8 @@ def lint_path(path: str, stats: bool = False) -> list[Finding]:
         return findings
     for ckpt in ckpts:
         with ckpt:
+            for notice in ckpt.notices:  # left alone by the read: a half-written folder
+                findings.append(Finding(Severity.WARNING, "interrupted_save", notice))
             tensors = ckpt.tensors
             _lint_names(tensors, findings)
             _lint_duplicates(ckpt, findings)
