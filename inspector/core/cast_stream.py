@@ -55,7 +55,7 @@ class SourceReader:
     def __init__(
         self, ckpt: Checkpoint, header: Header, chunk_bytes: int, out: PendingFile
     ) -> None:
-        self.ckpt, self.path, self.base = ckpt, header.path, header.data_start
+        self.ckpt, self.header, self.path, self.base = ckpt, header, header.path, header.data_start
         self.chunk = max(8, chunk_bytes // 8 * 8)  # whole elements of every dtype
         self.fh = None
         self.out, self.out_pos = out, out.written  # the header is written already
@@ -63,6 +63,7 @@ class SourceReader:
     def __enter__(self) -> SourceReader:
         try:
             self.fh = open(self.path, "rb", buffering=0)
+            self.header.check_same_file(self.fh.fileno())  # not a same-size replacement
             self.source = FileId.of(self.path, self.fh.fileno())
         except OSError as e:
             raise CheckpointError(self.path, f"cannot read: {e.strerror or e}") from None

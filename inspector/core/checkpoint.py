@@ -88,6 +88,7 @@ class Checkpoint:
             header = self._by_file[path]
             try:
                 with open(path, "rb") as f:
+                    header.check_same_file(f.fileno())
                     if os.fstat(f.fileno()).st_size != header.file_size:
                         raise CheckpointError(
                             path, "file changed on disk since it was opened; reopen it"
@@ -156,6 +157,7 @@ class Checkpoint:
         except OSError as e:
             raise CheckpointError(tensor.file, f"cannot read: {_why(e)}") from None
         with f:
+            self._by_file[tensor.file].check_same_file(f.fileno())
             for raw in read_byte_chunks(f, tensor.file, start, end, chunk, buf):
                 yield unpack(raw, dtype) if dtype.is_packed else raw.view(dtype.numpy)
 

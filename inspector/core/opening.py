@@ -15,6 +15,7 @@ from .checkpoint import Checkpoint
 from .commit_journal import leftover_journals
 from .errors import AmbiguousCheckpointError, CheckpointError, path_problem
 from .header import Header, TensorInfo, _json_type, _open_regular, read_header
+from .header.types import file_identity
 from .header.wording import _clip, _q
 from .json_output import with_depth_room
 from .output_names import PICKLE_SUFFIXES
@@ -34,7 +35,27 @@ def is_index_name(name: str) -> bool:
 
 
 def read_checkpoint_file(path: str) -> Header:
-    """One file's tensors: a safetensors header, or a PyTorch pickle read without executing it."""
+    """One file's tensors: a safetensors header, or a PyTorch pickle read without executing it.
+
+    The file's identity is taken before and after the read: one replaced or rewritten meanwhile
+    is refused, and every later open of the path must find the identity recorded here.
+    """
+    before = _identity(path)
+    header = _read_checkpoint_file(path)
+    if before is None or _identity(path) != before:
+        raise CheckpointError(path, "file changed on disk while it was being read; open it again")
+    header.identity = before
+    return header
+
+
+def _identity(path: str) -> tuple[int, int, int, int] | None:
+    try:
+        return file_identity(os.stat(path))
+    except OSError:
+        return None
+
+
+def _read_checkpoint_file(path: str) -> Header:
     try:
         with _open_regular(path) as f:
             head = f.read(16)

@@ -4,12 +4,14 @@ per-file header. Shared by both parsing paths and everything that reads checkpoi
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Annotated, Literal
 
 import msgspec
 
 from ..dtypes import DTYPES, DType
+from ..errors import CheckpointError
 
 if TYPE_CHECKING:
     from ..torch_pickle.reader import PickleFacts
@@ -98,3 +100,16 @@ class Header:
     # a PyTorch pickle's layout, plain values and imports (torch_pickle.PickleFacts); None for
     # safetensors
     pickle: PickleFacts | None = field(default=None, repr=False, compare=False)
+    # (device, inode, size, mtime) of the file as it was read: a later open of the path must
+    # find the same file, or its bytes are not the ones this header describes
+    identity: tuple[int, int, int, int] | None = field(default=None, repr=False, compare=False)
+
+    def check_same_file(self, fd: int) -> None:
+        """Raise unless ``fd`` is the file this header was read from, unchanged: a file replaced
+        by another of the same size would otherwise be read under this header."""
+        if self.identity is not None and file_identity(os.fstat(fd)) != self.identity:
+            raise CheckpointError(self.path, "file changed on disk since it was opened; reopen it")
+
+
+def file_identity(st: os.stat_result) -> tuple[int, int, int, int]:
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
