@@ -34,13 +34,13 @@ def is_index_name(name: str) -> bool:
     return _INDEX_NAME.fullmatch(name) is not None
 
 
-def read_checkpoint_file(path: str) -> Header:
+def read_checkpoint_file(path: str, st: os.stat_result | None = None) -> Header:
     """One file's tensors: a safetensors header, or a PyTorch pickle read without executing it.
 
     The file's identity is taken before and after the read: one replaced or rewritten meanwhile
     is refused, and every later open of the path must find the identity recorded here.
     """
-    before = _identity(path)
+    before = file_identity(st) if st is not None else _identity(path)
     header = _read_checkpoint_file(path)
     if before is None or _identity(path) != before:
         raise CheckpointError(path, "file changed on disk while it was being read; open it again")
@@ -90,7 +90,7 @@ def open_checkpoint(path: str | os.PathLike[str]) -> Checkpoint:
         return ckpt
     if path.endswith(".json"):
         return open_index(path)
-    header = read_checkpoint_file(path)
+    header = read_checkpoint_file(path, st)
     return Checkpoint(path, [header], list(header.tensors))
 
 
@@ -246,7 +246,7 @@ def _open_index(index_path: str, folder: str) -> Checkpoint:
     for shard in shard_names:
         shard_path = os.path.join(folder, shard)
         try:
-            os.stat(shard_path)
+            st = os.stat(shard_path)
         except OSError as e:
             problem = path_problem(shard_path, e)
             if problem.startswith("no such file"):
@@ -254,7 +254,7 @@ def _open_index(index_path: str, folder: str) -> Checkpoint:
             raise CheckpointError(
                 index_path, f"shard {_q(shard)} named in the index {problem}"
             ) from None
-        header = read_checkpoint_file(shard_path)
+        header = read_checkpoint_file(shard_path, st)
         files.append(header)
         present = set()
         for t in header.tensors:

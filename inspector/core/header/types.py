@@ -107,7 +107,14 @@ class Header:
     def check_same_file(self, fd: int) -> None:
         """Raise unless ``fd`` is the file this header was read from, unchanged: a file replaced
         by another of the same size would otherwise be read under this header."""
-        if self.identity is not None and file_identity(os.fstat(fd)) != self.identity:
+        if self.identity is None:
+            return
+        now = file_identity(os.fstat(fd))
+        if now[:2] == self.identity[:2] and now[2] < self.identity[2]:
+            raise CheckpointError(
+                self.path, "file was truncated on disk since it was opened; reopen it"
+            )
+        if now != self.identity:
             raise CheckpointError(self.path, "file changed on disk since it was opened; reopen it")
 
 
