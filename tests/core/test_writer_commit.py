@@ -275,3 +275,24 @@ def test_discarding_a_temp_someone_already_deleted_is_quiet(tmp_path):
     f.discard()
     f.discard()
     assert os.listdir(tmp_path) == []
+
+
+def test_a_cast_of_a_0644_source_under_umask_077_is_0600(tmp_path):
+    """The source's mode is a ceiling, the umask another: a private umask keeps the copy private
+    (applying the source's 0644 alone made a copy others can read)."""
+    from inspector.core.checkpoint import open_checkpoint
+    from inspector.core.convert import cast_checkpoint
+    from inspector.core.dtypes import DTYPES
+    from inspector.core.progress import run_job
+    from inspector.core.writer import save_arrays
+
+    src = tmp_path / "src.safetensors"
+    save_arrays(src, [("w", DTYPES["F32"], np.ones(4, np.float32))])
+    os.chmod(src, 0o644)
+    old = os.umask(0o077)
+    try:
+        with open_checkpoint(src) as ckpt:
+            run_job(cast_checkpoint(ckpt, DTYPES["F16"], str(tmp_path / "out.safetensors")))
+    finally:
+        os.umask(old)
+    assert os.stat(tmp_path / "out.safetensors").st_mode & 0o777 == 0o600

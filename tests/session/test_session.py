@@ -155,3 +155,18 @@ def test_keep_globs_are_remembered_per_checkpoint():
     assert keep.get("/models/a") == ""
     settings.setValue(KeepGlobs.KEY, "{not json")
     assert KeepGlobs(settings).get("/models/a") == ""
+
+
+def test_a_cast_of_the_file_as_it_was_is_refused_after_the_path_is_reopened(files, tmp_path):
+    """Same path, new contents: the cast report belongs to the old checkpoint, not the new one
+    (a path comparison would show the old report next to the new file's tensors)."""
+    a, _, _ = files
+    s = Session(F32)
+    s.open(open_checkpoint(a))
+    src = s.checkpoint
+    report = run_job(cast_checkpoint(src, F16, str(tmp_path / "o.safetensors")))
+    save_arrays(a, [("renamed", F32, np.zeros(5, np.float32))])  # overwritten in place
+    s.open(open_checkpoint(a))
+    assert s.path == src.path
+    assert not s.accept_cast(report, str(tmp_path / "o.safetensors"), src)
+    assert s.cast is None
