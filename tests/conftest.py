@@ -17,3 +17,13 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "slow" in item.keywords:
             item.add_marker(skip)
+
+
+def pytest_configure(config):
+    """A run started in the background by a non-interactive shell (``make mutate &``) inherits
+    SIGINT ignored, and Python then installs no KeyboardInterrupt handler: the tests that press
+    Ctrl-C need the disposition an interactive run has, so the suite sets it itself."""
+    import signal
+
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
