@@ -12,8 +12,8 @@ import os
 import signal
 import stat
 
-from .cli_model import FolderConfig, intended_globs
-from .cli_output import clip, out, printable, progress_printer, symbol
+from .cli_model import FolderConfig, castable, intended_globs, resolve_target
+from .cli_output import clip, notices, out, printable, progress_printer, symbol
 from .cli_signals import StoppedAfterWriting, Terminated
 
 
@@ -57,16 +57,19 @@ def _cast(args: argparse.Namespace) -> int:
     from .core.progress import run_job
 
     ckpt = open_checkpoint(args.path)
-    presets = intended_globs(FolderConfig.of(args.path)) if args.keep_preset else ()
+    notices(ckpt)
+    folder = FolderConfig.of(args.path)
+    target = castable(args.path, resolve_target(args, folder))
+    presets = intended_globs(folder) if args.keep_preset else ()
     keep = [*args.keep, *presets]
     job = cast_checkpoint(
-        ckpt, args.target, args.output, keep=keep, report=True, report_path=args.report
+        ckpt, target, args.output, keep=keep, report=True, report_path=args.report
     )
     report = run_job(job, progress_printer("cast"))
     totals = report.totals()  # report.tensors: the tensors whose dtype the cast changed
     out(
         f"wrote {printable(args.output)}: {totals['tensors_cast']} of {len(ckpt)} tensors cast to "
-        f"{args.target.name}, {totals['lossless']} of them lossless"
+        f"{target.name}, {totals['lossless']} of them lossless"
         + (f"; report in {printable(args.report)}" if args.report else "")
     )
     for line in _loss_lines(report):

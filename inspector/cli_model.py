@@ -36,19 +36,33 @@ class FolderConfig:
 
 
 def resolve_target(args: argparse.Namespace, folder: FolderConfig):
-    """``--target config``: the dtype config.json names; a clear error when it names none."""
-    if args.target != CONFIG_TARGET:
-        return args.target
-    if folder.problem is not None:
-        raise folder.problem
+    """The target by the one rule (core.target_rule): ``--target`` wins; else config.json's
+    dtype; else F32. ``--target config`` insists on the config: a clear error when it has none."""
+    from .core.target_rule import pick_target
+
+    if args.target == CONFIG_TARGET:
+        if folder.problem is not None:
+            raise folder.problem
+        config = folder.config
+        if config is None:
+            raise CheckpointError(args.path, "--target config: there is no config.json beside it")
+        if config.dtype is None:
+            raise CheckpointError(
+                config.path, '--target config: it names no dtype (torch_dtype / dtype, or "auto")'
+            )
+        return config.dtype
     config = folder.config
-    if config is None:
-        raise CheckpointError(args.path, "--target config: there is no config.json beside it")
-    if config.dtype is None:
-        raise CheckpointError(
-            config.path, '--target config: it names no dtype (torch_dtype / dtype, or "auto")'
-        )
-    return config.dtype
+    return pick_target(args.target, config.dtype if config is not None else None).dtype
+
+
+def castable(path: str, target):
+    """A target that came from config.json must still be one cast can write."""
+    from .core.dtypes import parse_cast_target
+
+    try:
+        return parse_cast_target(target.name)
+    except ValueError as e:
+        raise CheckpointError(path, str(e)) from None
 
 
 def intended_globs(folder: FolderConfig) -> tuple[str, ...]:

@@ -35,7 +35,11 @@ def _model_dtype_arg(text: str):
 
 
 def _cast_target_arg(text: str):
+    """A dtype cast can write, or ``config`` (resolved, and checked castable, after open)."""
     from .core.dtypes import parse_cast_target
+
+    if text.strip().lower() == "config":
+        return "config"
 
     try:
         return parse_cast_target(text)
@@ -60,15 +64,16 @@ def _build_sub_parser() -> argparse.ArgumentParser:
     )
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
     target_help = (
-        "model dtype to compare against / cast to (F32, F16, BF16, float32, half, ...; default "
-        "F32); for list and check also 'config': the dtype of the folder's config.json"
+        "model dtype to compare against / cast to (F32, F16, BF16, float32, half, ...), or "
+        "'config': the dtype of the folder's config.json. Default: config.json's dtype when the "
+        "checkpoint has one, else F32"
     )
 
     p_list = sub.add_parser("list", help="list tensors with dtype, shape and size")
     p_list.add_argument(
         "path", help=".safetensors, a PyTorch pickle (.pt .bin .ckpt), an index.json, or a folder"
     )
-    p_list.add_argument("--target", type=_model_dtype_arg, default="F32", help=target_help)
+    p_list.add_argument("--target", type=_model_dtype_arg, default=None, help=target_help)
     p_list.add_argument("--json", action="store_true", help="machine-readable output")
     p_list.add_argument(
         "--stats", action="store_true", help="add min/max/mean/std/nan/inf (reads all data)"
@@ -85,11 +90,11 @@ def _build_sub_parser() -> argparse.ArgumentParser:
         "check", help="exit 0 if every float tensor is the target dtype, else 1"
     )
     p_check.add_argument("path")
-    p_check.add_argument("--target", type=_model_dtype_arg, default="F32", help=target_help)
+    p_check.add_argument("--target", type=_model_dtype_arg, default=None, help=target_help)
 
     p_cast = sub.add_parser("cast", help="write a copy with float tensors cast to the target dtype")
     p_cast.add_argument("path")
-    p_cast.add_argument("--target", type=_cast_target_arg, default="F32", help=target_help)
+    p_cast.add_argument("--target", type=_cast_target_arg, default=None, help=target_help)
     p_cast.add_argument(
         "-o", "--output", required=True, help="output file (a folder for sharded input)"
     )

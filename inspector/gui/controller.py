@@ -140,8 +140,9 @@ class WindowController(QObject):
         config = self.session.model_config
         config_dtype = config.dtype.name if config is not None and config.dtype else None
         win.window_actions.set_config_dtype(win.target_box, config_dtype)
-        if config_dtype is not None:  # the model's own dtype: chosen for this checkpoint
-            win.target_box.setCurrentIndex(0)
+        win.window_actions.show_target(
+            win.target_box, self.session.target, self.session.target_source
+        )
         page.model.set_rows(ckpt.tensors, self.session.target, self.session.groups)
         skip = config.modules_to_not_convert if config is not None else ()
         page.model.set_intended(IntendedMatcher(preset_globs("fp32-norms", skip)))
@@ -163,14 +164,20 @@ class WindowController(QObject):
 
     # ---- target -----------------------------------------------------------------------------
     def set_target(self, name: str) -> None:
-        dt = DTYPES[name.split()[0].upper()]  # "BF16 — from config.json" is BF16
-        current = self.win.target_box.currentText()
-        if current.split()[0] != dt.name:
-            self.win.target_box.setCurrentText(dt.name)  # re-enters through the signal
+        """The person picked ``name`` in the chooser (or a script asked for it): their choice
+        wins over config.json from now on; picking the "from config.json" entry goes back to
+        the config's dtype."""
+        box = self.win.target_box
+        if box.currentText() != name:
+            box.setCurrentText(name.split()[0].upper())  # re-enters through the signal
             return
-        if current == dt.name:  # a choice of the person's, not one config.json made
+        if box.currentIndex() == 0 and box.itemData(0) == "config":
+            self.session.choose_target(None)
+        else:
+            dt = DTYPES[name.split()[0].upper()]
             self.win.settings.setValue("target", dt.name)
-        self.session.set_target(dt)
+            self.session.choose_target(dt)
+        self.win.window_actions.show_target(box, self.session.target, self.session.target_source)
 
     def _on_session_target(self, dt: DType) -> None:
         page = self.page

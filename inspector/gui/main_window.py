@@ -65,7 +65,9 @@ class MainWindow(QMainWindow):
         self.settings = settings if settings is not None else QSettings()
         self.recent = RecentFiles(self.settings)
         self.keep_globs = KeepGlobs(self.settings)
-        self.session = Session(self._initial_target(target))
+        # --target is the person's explicit choice (it wins over config.json); the remembered
+        # one is only the default
+        self.session = Session(self._initial_target(target), chosen=target is not None)
         self.runner = JobRunner(self)
         self.error_box: Any = None
         self.choice_dialog: Any = None

@@ -9,7 +9,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QComboBox, QLabel, QMainWindow, QMenu, QToolBar
 
-from inspector.core.dtypes import CAST_TARGETS
+from inspector.core.dtypes import CAST_TARGETS, DType
+from inspector.core.target_rule import TargetSource
 from inspector.gui.i18n import translate
 
 
@@ -103,6 +104,26 @@ class WindowActions:
             box.insertItem(0, translate("Actions", "{dtype} — from config.json").format(dtype=name))
             box.setItemData(0, "config")
             box.blockSignals(False)
+
+    def show_target(self, box: QComboBox, target: DType, source: TargetSource) -> None:
+        """Select the entry of the session's target, and say in the tooltip where it came from."""
+        box.blockSignals(True)
+        if source is TargetSource.CONFIG and box.count() and box.itemData(0) == "config":
+            box.setCurrentIndex(0)
+        else:
+            box.setCurrentIndex(box.findText(target.name))
+        box.blockSignals(False)
+        why = {
+            TargetSource.CHOSEN: translate("Actions", "your choice"),
+            TargetSource.CONFIG: translate("Actions", "from this checkpoint's config.json"),
+            TargetSource.DEFAULT: translate("Actions", "the default (no config.json names one)"),
+        }[source]
+        box.setToolTip(
+            translate(
+                "Actions",
+                "The dtype the model uses ({why}); tensors in another float dtype are flagged",
+            ).format(why=why)
+        )
 
     def build_toolbar(self, win: QMainWindow, target_name: str) -> QComboBox:
         """The main toolbar; returns its model-dtype chooser."""

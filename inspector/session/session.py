@@ -24,6 +24,7 @@ from inspector.core.model_folder.config import ModelConfig
 from inspector.core.model_folder.lint import Finding
 from inspector.core.status import TensorStatus
 from inspector.core.summary import DTypeGroups, Summary, tensor_status
+from inspector.core.target_rule import TargetSource, pick_target
 
 from .events import SessionEvents
 from .file_identity import FileIdentity, ResultCache
@@ -66,8 +67,13 @@ class CastResult:
 class Session:
     """The open checkpoint, its target dtype, reference, diffs, last cast and selection."""
 
-    def __init__(self, target: DType) -> None:
+    def __init__(self, target: DType, chosen: bool = False) -> None:
+        """``target``: the default (the window's remembered choice), or with ``chosen`` the
+        person's explicit choice (``--target``), which then wins over any config.json."""
         self.events = SessionEvents()
+        self.default_target = target
+        self.chosen_target: DType | None = target if chosen else None
+        self.target_source = TargetSource.CHOSEN if chosen else TargetSource.DEFAULT
         self.checkpoint: Checkpoint | None = None
         self.path: str | None = None
         self.groups = DTypeGroups(())
@@ -106,6 +112,10 @@ class Session:
         self.current = None
         self.model_config = model_config
         self.lint = None
+        # the target by the one rule: a config's dtype belongs to this checkpoint only
+        config_dtype = model_config.dtype if model_config is not None else None
+        choice = pick_target(self.chosen_target, config_dtype, self.default_target)
+        self.target, self.target_source = choice.dtype, choice.source
         if old is not None and old is not ckpt and old is not dropped:
             old.close()
         self.events.checkpoint_changed.emit(ckpt, self.path)
@@ -127,6 +137,17 @@ class Session:
 
     def status_of(self, t: TensorInfo) -> TensorStatus:
         return tensor_status(t, self.target)
+
+    def choose_target(self, target: DType | None) -> bool:
+        """The person picked ``target`` (None: "the config's dtype"): it wins from now on, for
+        this checkpoint and the next ones, over any config.json; it is also the new default."""
+        self.chosen_target = target
+        if target is not None:
+            self.default_target = target
+        config_dtype = self.model_config.dtype if self.model_config is not None else None
+        choice = pick_target(target, config_dtype, self.default_target)
+        self.target_source = choice.source
+        return self.set_target(choice.dtype)
 
     def set_target(self, target: DType) -> bool:
         if target.name == self.target.name:

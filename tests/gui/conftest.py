@@ -91,7 +91,7 @@ def settings(tmp_path: Path):
 def window(qtbot, settings):
     from inspector.gui.main_window import MainWindow
 
-    win = MainWindow(settings=settings, target="F32")
+    win = MainWindow(settings=settings)  # a fresh settings file: F32 by default
     qtbot.addWidget(win)
     win.resize(1200, 760)
     win.show()

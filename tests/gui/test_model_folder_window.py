@@ -65,7 +65,29 @@ def test_config_entry_leaves_with_its_checkpoint(qtbot, window, folder, tmp_path
         window.open_path(str(plain))
     box = window.target_box
     assert not any(box.itemText(i).endswith("config.json") for i in range(box.count()))
-    assert box.currentText() == "BF16" == window.session.target.name
+    # the config's BF16 belonged to the folder: the plain F32 file is judged against F32
+    assert box.currentText() == "F32" == window.session.target.name
+    assert "default" in box.toolTip()
+    assert window.session.summary.n_differ == 0
+
+
+def test_a_person_s_choice_wins_over_config_and_persists(qtbot, window, folder, tmp_path):
+    import numpy as np
+    from safetensors.numpy import save_file
+
+    plain = tmp_path / "plain.safetensors"
+    save_file({"w": np.zeros(3, np.float32)}, str(plain))
+    window.set_target("F16")  # picked before anything is open
+    with qtbot.waitSignal(window.loaded, timeout=20_000):
+        window.open_path(str(folder))
+    box = window.target_box
+    assert window.session.target.name == "F16" == box.currentText()  # explicit wins
+    assert box.itemText(0).endswith("config.json") and "your choice" in box.toolTip()
+    box.setCurrentIndex(0)  # "BF16 — from config.json": back to the config's dtype
+    assert window.session.target.name == "BF16" and "config.json" in box.toolTip()
+    with qtbot.waitSignal(window.loaded, timeout=20_000):
+        window.open_path(str(plain))
+    assert window.session.target.name == "F16"  # the remembered choice, not the config's
 
 
 def test_lint_tab_shows_the_findings(qtbot, window, folder):

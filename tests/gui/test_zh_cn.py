@@ -29,6 +29,7 @@ KEEP = {
     "mismatch", "nan", "inf", "ctrl", "shift", "esc", "glob", "kib", "mib", "gib", "b", "k", "m",
     "index", "json", "torch", "floatcastadapter", "pytorchtoburnadapter", "chain", "to", "max",
     "float64", "log10", "embed", "lm_head", "bias", "layernorm", "inv_freq", "inspector", "f",
+    "config",  # config.json, a file name
 }  # fmt: skip
 WORD = re.compile(r"[A-Za-z_][A-Za-z_0-9]+")
 
@@ -90,7 +91,7 @@ def test_no_visible_string_is_left_in_english(
 ):
     from inspector.gui.main_window import MainWindow
 
-    win = MainWindow(settings=settings, target="F32")
+    win = MainWindow(settings=settings)  # a fresh settings file: F32 by default
     qtbot.addWidget(win)
     win.resize(1280, 800)
     win.show()

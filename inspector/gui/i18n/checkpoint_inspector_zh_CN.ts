@@ -4,127 +4,147 @@
 <context>
     <name>Actions</name>
     <message>
-        <location filename="../window_actions.py" line="21"/>
+        <location filename="../window_actions.py" line="22"/>
         <source>&amp;Open…</source>
         <translation>打开(&amp;O)…</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="25"/>
+        <location filename="../window_actions.py" line="26"/>
         <source>Open a .safetensors file, index.json or model folder (Ctrl+O)</source>
         <translation>打开 .safetensors 文件、index.json 或模型文件夹 (Ctrl+O)</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="27"/>
+        <location filename="../window_actions.py" line="28"/>
         <source>Open &amp;Folder…</source>
         <translation>打开文件夹(&amp;F)…</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="29"/>
+        <location filename="../window_actions.py" line="30"/>
         <source>&amp;Cast &amp;&amp; Save…</source>
         <translation>转换并保存(&amp;C)…</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="33"/>
+        <location filename="../window_actions.py" line="34"/>
         <source>Cast float tensors to the target dtype and save (Ctrl+S)</source>
         <translation>把浮点张量转换为目标 dtype 并保存 (Ctrl+S)</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="37"/>
+        <location filename="../window_actions.py" line="38"/>
         <source>Compare with &amp;Reference…</source>
         <translation>与参考文件对比(&amp;R)…</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="42"/>
+        <location filename="../window_actions.py" line="43"/>
         <source>Open a second checkpoint as reference and show per-tensor max |Δ| (or Shift+drop it onto the window)</source>
         <translation>打开另一个 checkpoint 作为参考，显示每个张量的最大 |Δ|（也可按住 Shift 拖放到窗口上）</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="48"/>
+        <location filename="../window_actions.py" line="49"/>
         <source>Clear Reference</source>
         <translation>清除参考</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="49"/>
+        <location filename="../window_actions.py" line="50"/>
         <source>&amp;Filter Tensors</source>
         <translation>筛选张量(&amp;F)</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="52"/>
+        <location filename="../window_actions.py" line="53"/>
         <source>Only &amp;Differing Tensors</source>
         <translation>仅显示 dtype 不一致的张量(&amp;D)</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="57"/>
+        <location filename="../window_actions.py" line="58"/>
         <source>&amp;Modules</source>
         <translation>模块(&amp;M)</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="62"/>
+        <location filename="../window_actions.py" line="63"/>
         <source>Group tensors by module prefix (Ctrl+T)</source>
         <translation>按模块前缀分组显示张量 (Ctrl+T)</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="63"/>
+        <location filename="../window_actions.py" line="64"/>
         <source>&amp;Quit</source>
         <translation>退出(&amp;Q)</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="65"/>
+        <location filename="../window_actions.py" line="66"/>
         <source>&amp;Keyboard Shortcuts</source>
         <translation>快捷键(&amp;K)</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="67"/>
+        <location filename="../window_actions.py" line="68"/>
         <source>&amp;About Checkpoint Inspector</source>
         <translation>关于 Checkpoint Inspector(&amp;A)</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="69"/>
+        <location filename="../window_actions.py" line="70"/>
         <source>Open &amp;Recent</source>
         <translation>最近打开(&amp;R)</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="73"/>
+        <location filename="../window_actions.py" line="74"/>
         <source>&amp;File</source>
         <translation>文件(&amp;F)</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="83"/>
+        <location filename="../window_actions.py" line="84"/>
         <source>&amp;View</source>
         <translation>视图(&amp;V)</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="87"/>
+        <location filename="../window_actions.py" line="88"/>
         <source>&amp;Help</source>
         <translation>帮助(&amp;H)</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="103"/>
+        <location filename="../window_actions.py" line="104"/>
         <source>{dtype} — from config.json</source>
         <translation>{dtype} — 来自 config.json</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="109"/>
+        <location filename="../window_actions.py" line="117"/>
+        <source>your choice</source>
+        <translation>您的选择</translation>
+    </message>
+    <message>
+        <location filename="../window_actions.py" line="118"/>
+        <source>from this checkpoint&apos;s config.json</source>
+        <translation>来自此检查点的 config.json</translation>
+    </message>
+    <message>
+        <location filename="../window_actions.py" line="119"/>
+        <source>the default (no config.json names one)</source>
+        <translation>默认值（没有 config.json 指定）</translation>
+    </message>
+    <message>
+        <location filename="../window_actions.py" line="122"/>
+        <source>The dtype the model uses ({why}); tensors in another float dtype are flagged</source>
+        <translation>模型使用的 dtype（{why}）；其他浮点 dtype 的张量会被标出</translation>
+    </message>
+    <message>
+        <location filename="../window_actions.py" line="130"/>
         <source>Main toolbar</source>
         <translation>主工具栏</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="116"/>
+        <location filename="../window_actions.py" line="137"/>
         <source> Model dtype: </source>
         <translation> 模型 dtype：</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="120"/>
+        <location filename="../window_actions.py" line="141"/>
         <source>The dtype the model uses; tensors in another float dtype are flagged</source>
         <translation>模型使用的 dtype；浮点 dtype 与之不同的张量会被标出</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="150"/>
+        <location filename="../window_actions.py" line="171"/>
         <source>(none)</source>
         <translation>（无）</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="157"/>
+        <location filename="../window_actions.py" line="178"/>
         <source>Clear List</source>
         <translation>清空列表</translation>
     </message>
@@ -245,57 +265,62 @@
         <translation>再次与 {name} 对比</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="113"/>
+        <location filename="../controller.py" line="110"/>
+        <source>Note: {text}.</source>
+        <translation>注意：{text}。</translation>
+    </message>
+    <message>
+        <location filename="../controller.py" line="118"/>
         <source>Could not open {what}</source>
         <translation>无法打开 {what}</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="115"/>
+        <location filename="../controller.py" line="120"/>
         <source> — still showing the previous checkpoint.</source>
         <translation> — 仍显示之前的 checkpoint。</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="124"/>
+        <location filename="../controller.py" line="129"/>
         <source>Open which checkpoint?</source>
         <translation>打开哪个 checkpoint？</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="125"/>
+        <location filename="../controller.py" line="130"/>
         <source>This folder holds several checkpoints. Open:</source>
         <translation>此文件夹包含多个 checkpoint。打开：</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="183"/>
+        <location filename="../controller.py" line="193"/>
         <source>Opening reference {name}…</source>
         <translation>正在打开参考文件 {name}…</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="205"/>
+        <location filename="../controller.py" line="215"/>
         <source>Comparing with {name}</source>
         <translation>正在与 {name} 对比</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="210"/>
+        <location filename="../controller.py" line="220"/>
         <source>Comparison cancelled.</source>
         <translation>对比已取消。</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="218"/>
+        <location filename="../controller.py" line="228"/>
         <source>Could not open the reference {what}</source>
         <translation>无法打开参考文件 {what}</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="228"/>
+        <location filename="../controller.py" line="238"/>
         <source>Comparison failed: {why}</source>
         <translation>对比失败：{why}</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="247"/>
+        <location filename="../controller.py" line="257"/>
         <source>Compared with {ref}: {n} differing (worst max |Δ| {worst}), {equal} equal</source>
         <translation>已与 {ref} 对比：{n} 个张量有差异（最大 |Δ| 为 {worst}），{equal} 个完全相同</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="252"/>
+        <location filename="../controller.py" line="262"/>
         <source>; {n} only in one file or shaped differently</source>
         <translation>；{n} 个只存在于其中一个文件或形状不同</translation>
     </message>
@@ -767,37 +792,37 @@ Shift+drop a second checkpoint to compare against it.</source>
 <context>
     <name>MainWindow</name>
     <message>
-        <location filename="../main_window.py" line="74"/>
+        <location filename="../main_window.py" line="76"/>
         <source>Checkpoint Inspector</source>
         <translation>Checkpoint Inspector</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="247"/>
+        <location filename="../main_window.py" line="249"/>
         <source>Open checkpoint</source>
         <translation>打开 checkpoint</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="254"/>
+        <location filename="../main_window.py" line="256"/>
         <source>Open model folder</source>
         <translation>打开模型文件夹</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="262"/>
+        <location filename="../main_window.py" line="264"/>
         <source>Open a checkpoint first, then compare it with a reference.</source>
         <translation>请先打开一个 checkpoint，再与参考文件对比。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="269"/>
+        <location filename="../main_window.py" line="271"/>
         <source>Open reference checkpoint</source>
         <translation>打开参考 checkpoint</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="300"/>
+        <location filename="../main_window.py" line="302"/>
         <source>Drop to open · hold Shift to compare with it as reference</source>
         <translation>松开即可打开 · 按住 Shift 则作为参考进行对比</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="315"/>
+        <location filename="../main_window.py" line="317"/>
         <source>Only local files and folders can be opened (that was a remote URL).</source>
         <translation>只能打开本地文件和文件夹（拖入的是远程 URL）。</translation>
     </message>
@@ -805,7 +830,7 @@ Shift+drop a second checkpoint to compare against it.</source>
 <context>
     <name>MessageBar</name>
     <message>
-        <location filename="../message_bar.py" line="63"/>
+        <location filename="../message_bar.py" line="69"/>
         <source>Dismiss</source>
         <translation>关闭</translation>
     </message>
@@ -1178,7 +1203,7 @@ Shift+drop a second checkpoint to compare against it.</source>
         <translation>与参考 checkpoint 的最大绝对差（float64）</translation>
     </message>
     <message>
-        <location filename="../tensor_table.py" line="249"/>
+        <location filename="../tensor_table.py" line="265"/>
         <source>on purpose?</source>
         <translation>有意为之？</translation>
     </message>
@@ -1198,22 +1223,22 @@ Shift+drop a second checkpoint to compare against it.</source>
         <translation>只在参考中</translation>
     </message>
     <message>
-        <location filename="../tensor_table.py" line="294"/>
+        <location filename="../tensor_table.py" line="310"/>
         <source>0 (lossless)</source>
         <translation>0（无损）</translation>
     </message>
     <message>
-        <location filename="../tensor_table.py" line="296"/>
+        <location filename="../tensor_table.py" line="312"/>
         <source>{n} NaN</source>
         <translation>{n} 个 NaN</translation>
     </message>
     <message>
-        <location filename="../tensor_table.py" line="298"/>
+        <location filename="../tensor_table.py" line="314"/>
         <source>{n} overflow</source>
         <translation>{n} 个溢出</translation>
     </message>
     <message>
-        <location filename="../tensor_table.py" line="307"/>
+        <location filename="../tensor_table.py" line="323"/>
         <source>0 (equal)</source>
         <translation>0（相同）</translation>
     </message>
