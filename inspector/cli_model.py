@@ -110,5 +110,6 @@ def cmd_lint(args: argparse.Namespace) -> int:
             out(f"        tensors: {printable(', '.join(shown))}{more}")
         if f.files:
             out(f"        files: {printable(', '.join(f.files))}")
-    out(f"{len(findings)} finding(s) in {printable(folder)}")
+    n = len(findings)
+    out(f"{n} finding{'' if n == 1 else 's'} in {printable(folder)}")
     return 1

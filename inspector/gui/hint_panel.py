@@ -111,8 +111,9 @@ class HintPanel(QFrame):
             translate(
                 "HintPanel",
                 "<b>config.json</b>: {key} = {dtype}, but {n} of {total} float tensors are "
-                '{kinds}. <code>from_pretrained(dtype="auto")</code> and burn load the weights '
-                "as stored, not as the config says.",
+                "{kinds}. transformers' <code>from_pretrained</code> casts them to {dtype} "
+                "silently (the config wins); burn and <code>safe_open</code> keep {kinds}, and "
+                "burn's first matmul with the model's dtype panics.",
             ).format(
                 key=html.escape(cfg.dtype_key or ""),
                 dtype=html.escape(cfg.dtype_text or ""),

@@ -33,11 +33,14 @@ class LintPanel(CaptionTree):
                 ).format(folder=folder)
             )
             return
-        self.caption.setText(
-            translate(
-                "LintPanel", "<b>{n} finding(s) in {folder}</b> (as checkpoint-inspector lint)"
-            ).format(n=len(findings), folder=folder)
+        caption = (
+            translate("LintPanel", "<b>1 finding in {folder}</b> (as checkpoint-inspector lint)")
+            if len(findings) == 1
+            else translate(
+                "LintPanel", "<b>{n} findings in {folder}</b> (as checkpoint-inspector lint)"
+            )
         )
+        self.caption.setText(caption.format(n=len(findings), folder=folder))
         for f in findings:
             item = QTreeWidgetItem([f.severity.value, f"{f.code}: {f.message}"])
             item.setToolTip(1, f.message)

@@ -298,3 +298,30 @@ def test_folder_cast_with_odd_configs(tmp_path, capsys):
         )
         assert code == 0, err
         assert (tmp_path / f"{name}-out" / "config.json").read_text() == text
+
+
+@pytest.mark.parametrize("dtype_arg", [None, "auto"])
+def test_what_lint_says_transformers_does_is_what_transformers_does(tmp_path, capsys, dtype_arg):
+    """The claim in lint's config_dtype (and the window's note) is tested against transformers:
+    F32 weights under a bfloat16 config load as bfloat16, by default and with dtype="auto"."""
+    folder = tmp_path / "m"
+    _tiny(folder, dtype=torch.float32)
+    _set_config(folder, dtype="bfloat16", torch_dtype="bfloat16")
+    kw = {} if dtype_arg is None else {"dtype": dtype_arg}
+    model = transformers.AutoModelForCausalLM.from_pretrained(folder, **kw)
+    assert {p.dtype for p in model.parameters()} == {torch.bfloat16}
+    code, out, _ = _run(capsys, "lint", folder, "--json")
+    (finding,) = [f for f in json.loads(out)["findings"] if f["code"] == "config_dtype"]
+    assert "from_pretrained loads them as BF16" in finding["message"]
+    assert len(finding["tensors"]) == 16  # every one (norms are F32 on purpose)
+
+
+def test_lint_text_counts_agree_and_say_1_finding(tmp_path, capsys):
+    folder = tmp_path / "m"
+    _tiny(folder, dtype=torch.float32)
+    _set_config(folder, dtype="bfloat16", torch_dtype="bfloat16")
+    code, out, _ = _run(capsys, "lint", folder)
+    assert code == 1
+    assert "16 of 21 float tensors are F32" in out
+    assert "and 11 more" in out  # 5 shown of the 16 the finding counts
+    assert out.rstrip().endswith("1 finding in m")

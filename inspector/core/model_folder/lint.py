@@ -296,9 +296,11 @@ def _lint_config_dtype(
                 Severity.WARNING,
                 "config_dtype",
                 f"{config.describe()}, but {len(off)} of {len(floats)} float tensors are "
-                f"{'/'.join(kinds)}: from_pretrained(torch_dtype='auto') and burn load them as "
-                "stored",
-                [t.name for t in off][:20],
+                f"{'/'.join(kinds)}: transformers' from_pretrained loads them as "
+                f"{config.dtype.name} (the config wins, a silent cast), while burn and safe_open "
+                f"keep {'/'.join(kinds)} (the file is not what the model uses; burn's first "
+                f"{config.dtype.name} matmul panics on the mismatch)",
+                [t.name for t in off],
                 ["config.json"],
             )
         )

@@ -729,11 +729,11 @@ Shift+drop a second checkpoint to compare against it.</source>
     </message>
     <message>
         <location filename="../hint_panel.py" line="111"/>
-        <source>&lt;b&gt;config.json&lt;/b&gt;: {key} = {dtype}, but {n} of {total} float tensors are {kinds}. &lt;code&gt;from_pretrained(dtype=&quot;auto&quot;)&lt;/code&gt; and burn load the weights as stored, not as the config says.</source>
-        <translation>&lt;b&gt;config.json&lt;/b&gt;：{key} = {dtype}，但 {total} 个浮点张量中有 {n} 个是 {kinds}。&lt;code&gt;from_pretrained(dtype=&quot;auto&quot;)&lt;/code&gt; 和 burn 按存储的 dtype 加载权重，而不是按配置所写。</translation>
+        <source>&lt;b&gt;config.json&lt;/b&gt;: {key} = {dtype}, but {n} of {total} float tensors are {kinds}. transformers&apos; &lt;code&gt;from_pretrained&lt;/code&gt; casts them to {dtype} silently (the config wins); burn and &lt;code&gt;safe_open&lt;/code&gt; keep {kinds}, and burn&apos;s first matmul with the model&apos;s dtype panics.</source>
+        <translation>&lt;b&gt;config.json&lt;/b&gt;：{key} = {dtype}，但 {total} 个浮点张量中有 {n} 个是 {kinds}。transformers 的 &lt;code&gt;from_pretrained&lt;/code&gt; 会静默地把它们转换为 {dtype}（以 config 为准）；burn 和 &lt;code&gt;safe_open&lt;/code&gt; 保持 {kinds}，burn 与模型 dtype 的第一次 matmul 会 panic。</translation>
     </message>
     <message>
-        <location filename="../hint_panel.py" line="128"/>
+        <location filename="../hint_panel.py" line="129"/>
         <source>Copied</source>
         <translation>已复制</translation>
     </message>
@@ -775,16 +775,21 @@ Shift+drop a second checkpoint to compare against it.</source>
     </message>
     <message>
         <location filename="../lint_panel.py" line="37"/>
-        <source>&lt;b&gt;{n} finding(s) in {folder}&lt;/b&gt; (as checkpoint-inspector lint)</source>
-        <translation>&lt;b&gt;{folder} 中有 {n} 项发现&lt;/b&gt;（同 checkpoint-inspector lint）</translation>
+        <source>&lt;b&gt;1 finding in {folder}&lt;/b&gt; (as checkpoint-inspector lint)</source>
+        <translation>&lt;b&gt;{folder} 中有 1 个问题&lt;/b&gt;（同 checkpoint-inspector lint）</translation>
     </message>
     <message>
-        <location filename="../lint_panel.py" line="46"/>
+        <location filename="../lint_panel.py" line="39"/>
+        <source>&lt;b&gt;{n} findings in {folder}&lt;/b&gt; (as checkpoint-inspector lint)</source>
+        <translation>&lt;b&gt;{folder} 中有 {n} 个问题&lt;/b&gt;（同 checkpoint-inspector lint）</translation>
+    </message>
+    <message>
+        <location filename="../lint_panel.py" line="49"/>
         <source>tensor {name}</source>
         <translation>张量 {name}</translation>
     </message>
     <message>
-        <location filename="../lint_panel.py" line="50"/>
+        <location filename="../lint_panel.py" line="53"/>
         <source>file {name}</source>
         <translation>文件 {name}</translation>
     </message>
