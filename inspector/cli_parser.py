@@ -57,6 +57,11 @@ def _atol_arg(text: str) -> float:
     return value
 
 
+PATH_HELP = (
+    "a .safetensors file, a PyTorch pickle (.pt .pth .bin .ckpt), an *.index.json, or a folder"
+)
+
+
 def _build_sub_parser() -> argparse.ArgumentParser:
     p = _Parser(
         prog=PROG,
@@ -70,9 +75,7 @@ def _build_sub_parser() -> argparse.ArgumentParser:
     )
 
     p_list = sub.add_parser("list", help="list tensors with dtype, shape and size")
-    p_list.add_argument(
-        "path", help=".safetensors, a PyTorch pickle (.pt .bin .ckpt), an index.json, or a folder"
-    )
+    p_list.add_argument("path", help=PATH_HELP)
     p_list.add_argument("--target", type=_model_dtype_arg, default=None, help=target_help)
     p_list.add_argument("--json", action="store_true", help="machine-readable output")
     p_list.add_argument(
@@ -89,11 +92,11 @@ def _build_sub_parser() -> argparse.ArgumentParser:
     p_check = sub.add_parser(
         "check", help="exit 0 if every float tensor is the target dtype, else 1"
     )
-    p_check.add_argument("path")
+    p_check.add_argument("path", help=PATH_HELP)
     p_check.add_argument("--target", type=_model_dtype_arg, default=None, help=target_help)
 
     p_cast = sub.add_parser("cast", help="write a copy with float tensors cast to the target dtype")
-    p_cast.add_argument("path")
+    p_cast.add_argument("path", help=PATH_HELP)
     p_cast.add_argument("--target", type=_cast_target_arg, default=None, help=target_help)
     p_cast.add_argument(
         "-o", "--output", required=True, help="output file (a folder for sharded input)"
@@ -127,8 +130,13 @@ def _build_sub_parser() -> argparse.ArgumentParser:
         default=0.0,
         help="absolute tolerance for 'equal' (default 0: bit-for-bit values)",
     )
+    lint_help = "check a model folder's consistency (0: clean; 1: findings; 2: unreadable)"
     p_lint = sub.add_parser(
-        "lint", help="check a model folder's consistency (0: clean; 1: findings; 2: unreadable)"
+        "lint",
+        help=lint_help,
+        description=f"{lint_help[0].upper()}{lint_help[1:]}: index against shards, stray and "
+        "missing shards, names, duplicated tensors, config.json's dtype against the weights, "
+        "an interrupted save; --stats also reads every value for NaN/inf.",
     )
     p_lint.add_argument("path", help="a model folder (or a file or index inside one)")
     p_lint.add_argument("--json", action="store_true", help="machine-readable output")
@@ -136,9 +144,12 @@ def _build_sub_parser() -> argparse.ArgumentParser:
         "--stats", action="store_true", help="also look for NaN/inf (reads all data)"
     )
 
+    scan_help = "list what each pickle imports (0: only tensors; 1: other imports; 2: unreadable)"
     p_scan = sub.add_parser(
         "scan",
-        help="list what each pickle imports (0: only tensors; 1: other imports; 2: unreadable)",
+        help=scan_help,
+        description=f"{scan_help[0].upper()}{scan_help[1:]}, judged as torch.load would read "
+        "each file; nothing is executed. A folder is scanned recursively, every file.",
     )
     p_scan.add_argument("path", help="a .pt/.bin/.ckpt pickle, a safetensors file, or a folder")
     p_scan.add_argument("--json", action="store_true", help="machine-readable output")
@@ -148,19 +159,24 @@ def _build_sub_parser() -> argparse.ArgumentParser:
 def _build_gui_parser() -> argparse.ArgumentParser:
     p = _Parser(
         prog=PROG,
-        description="Open the checkpoint-inspector window. Subcommands: list, check, cast, diff "
-        f"(see '{PROG} list --help').",
+        description="Open the checkpoint-inspector window. Subcommands: list, check, cast, diff, "
+        f"scan, lint (see '{PROG} list --help').",
         epilog=f"Command line forms:\n  {PROG} list PATH [--target DTYPE] [--json] [--stats] [--order natural|file]\n"
         f"  {PROG} check PATH [--target DTYPE]\n"
-        f"  {PROG} cast PATH --target DTYPE -o OUT [--keep GLOB]... [--report REPORT.json]\n"
-        f"  {PROG} diff A B [--json] [--atol X]",
+        f"  {PROG} cast PATH [--target DTYPE] -o OUT [--keep GLOB]... [--report REPORT.json]\n"
+        f"  {PROG} diff A B [--json] [--atol X]\n"
+        f"  {PROG} scan PATH [--json]\n"
+        f"  {PROG} lint PATH [--json] [--stats]\n"
+        f"PATH: {PATH_HELP}",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    p.add_argument("path", nargs="?", help=PATH_HELP)
     p.add_argument(
-        "path", nargs="?", help=".safetensors file, *.safetensors.index.json, or a folder"
-    )
-    p.add_argument(
-        "--target", type=_dtype_arg, default=None, help="model dtype (default: last used, F32)"
+        "--target",
+        type=_dtype_arg,
+        default=None,
+        help="model dtype; wins over config.json (default: config.json's dtype, else the last "
+        "one chosen, else F32)",
     )
     p.add_argument(
         "--screenshot",

@@ -68,6 +68,11 @@ def cmd_scan(args: argparse.Namespace) -> int:
             "nothing was executed"
         )
     elif report.status is ScanStatus.CLEAN:
-        lines.append("only tensor rebuilds and plain containers: safe to read")
+        pickles = [f for f in report.files if f.format not in (*NOT_CHECKPOINTS, "safetensors")]
+        lines.append(
+            "only tensor rebuilds and plain containers: safe to read"
+            if pickles
+            else "no pickle: nothing in it can run code"
+        )
     sys.stdout.write("\n".join(lines) + "\n")
     return code

@@ -9,7 +9,10 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWi
 
 from inspector.gui.i18n import translate
 
-EMPTY_TEXT = QT_TRANSLATE_NOOP("EmptyPage", "Drop a .safetensors file, index.json or model folder")
+EMPTY_TEXT = QT_TRANSLATE_NOOP(
+    "EmptyPage",
+    "Drop a .safetensors file, a PyTorch .pt/.bin/.ckpt, an index.json or a model folder",
+)
 
 
 class EmptyPage(QWidget):

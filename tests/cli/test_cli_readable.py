@@ -91,3 +91,21 @@ def test_list_stats_fits_120_columns(llm, tmp_path, capsys):
     assert (
         "model.layers.0.self_attn.rotary_emb.inv_freq.extra.long\n" in out
     )  # on a line of its own
+
+
+def test_help_names_every_command_and_every_input_kind(capsys):
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    out = capsys.readouterr().out
+    assert "list, check, cast, diff, scan, lint" in out
+    assert ".pt .pth .bin .ckpt" in out and "scan PATH" in out and "lint PATH" in out
+    with pytest.raises(SystemExit):
+        main(["lint", "--help"])
+    assert "config.json's dtype against the weights" in capsys.readouterr().out
+
+
+def test_scan_of_a_safetensors_file_says_one_thing(tmp_path, capsys):
+    save_arrays(tmp_path / "m.safetensors", [("w", DTYPES["F32"], np.ones(2, np.float32))])
+    assert main(["scan", str(tmp_path / "m.safetensors")]) == 0
+    out = capsys.readouterr().out
+    assert "no pickle: nothing in it can run code" in out and "tensor rebuilds" not in out

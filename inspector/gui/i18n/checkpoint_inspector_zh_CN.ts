@@ -615,23 +615,23 @@
     <name>EmptyPage</name>
     <message>
         <location filename="../empty_page.py" line="12"/>
-        <source>Drop a .safetensors file, index.json or model folder</source>
-        <translation>拖入 .safetensors 文件、index.json 或模型文件夹</translation>
+        <source>Drop a .safetensors file, a PyTorch .pt/.bin/.ckpt, an index.json or a model folder</source>
+        <translation>拖入 .safetensors 文件、PyTorch .pt/.bin/.ckpt、index.json 或模型文件夹</translation>
     </message>
     <message>
-        <location filename="../empty_page.py" line="30"/>
+        <location filename="../empty_page.py" line="33"/>
         <source>or use File ▸ Open (Ctrl+O). Tensors whose dtype differs from the model dtype are highlighted; Cast &amp; Save (Ctrl+S) fixes them and plots the precision lost.
 Shift+drop a second checkpoint to compare against it.</source>
         <translation>或使用 文件 ▸ 打开 (Ctrl+O)。dtype 与模型 dtype 不一致的张量会被高亮；转换并保存 (Ctrl+S) 可修正它们并绘制精度损失。
 按住 Shift 拖入另一个 checkpoint 可与之对比。</translation>
     </message>
     <message>
-        <location filename="../empty_page.py" line="39"/>
+        <location filename="../empty_page.py" line="42"/>
         <source>Open…</source>
         <translation>打开…</translation>
     </message>
     <message>
-        <location filename="../empty_page.py" line="61"/>
+        <location filename="../empty_page.py" line="64"/>
         <source>Recent</source>
         <translation>最近打开</translation>
     </message>
