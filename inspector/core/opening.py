@@ -26,6 +26,9 @@ INDEX_SUFFIX = ".safetensors.index.json"
 _INDEX_NAME = re.compile(r".+\.(safetensors|bin)\.index(\.[^./\\]+)?\.json")
 _SHARD_NAME = re.compile(r"(.*)-(\d+)-of-(\d+)\.(safetensors|bin)")
 MAX_INDEX_BYTES = 100_000_000
+# the pickle a loader takes from a folder by name (transformers' WEIGHTS_NAME, diffusers'),
+# whatever else Trainer.save_model or a training run left beside it
+PICKLE_WEIGHT_NAMES = ("pytorch_model.bin", "diffusion_pytorch_model.bin")
 
 
 def is_index_name(name: str) -> bool:
@@ -128,8 +131,9 @@ def _open_folder(folder: str) -> Checkpoint:
             and not n.startswith(".")
             and os.path.isfile(os.path.join(folder, n))
         ]
-        if len(pickles) == 1:
-            return open_checkpoint(os.path.join(folder, pickles[0]))
+        weights = [n for n in pickles if n in PICKLE_WEIGHT_NAMES]
+        if len(pickles) == 1 or len(weights) == 1:  # Trainer: + training_args.bin, optimizer.pt
+            return open_checkpoint(os.path.join(folder, (weights or pickles)[0]))
         if pickles:
             raise AmbiguousCheckpointError(
                 folder,

@@ -325,3 +325,25 @@ def test_lint_text_counts_agree_and_say_1_finding(tmp_path, capsys):
     assert "16 of 21 float tensors are F32" in out
     assert "and 11 more" in out  # 5 shown of the 16 the finding counts
     assert out.rstrip().endswith("1 finding in m")
+
+
+def test_a_trainer_output_folder_opens_its_weights_and_lint_names_training_args(tmp_path, capsys):
+    """Trainer.save_model writes pytorch_model.bin and training_args.bin: the folder was refused
+    ("2 PyTorch pickle files but no index.json") though transformers loads it by name."""
+    folder = tmp_path / "run"
+    _tiny(folder)
+    model = transformers.AutoModelForCausalLM.from_pretrained(folder)
+    (folder / "model.safetensors").unlink()
+    model.save_pretrained(folder, safe_serialization=False)
+    # what torch.save(TrainingArguments(...)) pickles: the class by name, NEWOBJ, its __dict__
+    (folder / "training_args.bin").write_bytes(
+        b"\x80\x02ctransformers.training_args\nTrainingArguments\n)\x81}X\x0a\x00\x00\x00"
+        b"output_dirX\x03\x00\x00\x00runsb."
+    )
+    code, out, err = _run(capsys, "list", folder, "--json")
+    assert code == 0, err
+    assert len(json.loads(out)["tensors"]) == len(model.state_dict())
+    code, out, _ = _run(capsys, "lint", folder, "--json")
+    (finding,) = [f for f in json.loads(out)["findings"] if f["code"] == "pickle_imports"]
+    assert finding["files"] == ["training_args.bin"]
+    assert "transformers.training_args.TrainingArguments" in finding["message"]

@@ -23,6 +23,7 @@ from ..opening import _SHARD_NAME, MAX_INDEX_BYTES, is_index_name, read_checkpoi
 from .companions import WEIGHT_SUFFIXES
 from .config import ModelConfig, model_folder, read_model_config
 from .intended import is_intended, preset_globs
+from .lint_pickles import lint_other_pickles
 
 _DOUBLED = re.compile(r"(_[A-Za-z][A-Za-z0-9]{2,})\1(?![A-Za-z0-9])")
 _PROBE = 64 << 10  # bytes hashed from each end before a full comparison
@@ -90,6 +91,8 @@ def lint_path(path: str, stats: bool = False) -> list[Finding]:
             if stats:
                 _lint_values(ckpt, findings)
     _lint_shard_sizes(folder, sorted(used), findings)
+    weights = {os.path.realpath(h.path) for ckpt in ckpts for h in ckpt.files}
+    findings.extend(lint_other_pickles(folder, names, weights))
     return findings
 
 

@@ -1,0 +1,44 @@
+"""lint: pickles in a model folder that are not its weights (``training_args.bin`` written by
+every ``Trainer.save_model``, ``optimizer.pt``, ``rng_state.pth``) are scanned, never loaded: what
+they import is a finding, since ``torch.load`` of them would run it."""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+from ..torch_pickle.allowlist import ImportVerdict
+from ..torch_pickle.scan import ScanStatus, scan_file
+
+if TYPE_CHECKING:
+    from .lint import Finding
+
+PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl", ".pickle")
+
+
+def lint_other_pickles(folder: str, names: list[str], weights: set[str]) -> list[Finding]:
+    """A finding per pickle beside the weights that imports something outside the allowlist."""
+    from .lint import Finding, Severity
+
+    found = []
+    for name in names:
+        path = os.path.join(folder, name)
+        if os.path.realpath(path) in weights or not name.lower().endswith(PICKLE_SUFFIXES):
+            continue
+        if not os.path.isfile(path):
+            continue
+        scan = scan_file(path)
+        if scan.status is not ScanStatus.REFUSED:
+            continue
+        refused = [i.name for i in scan.imports if i.verdict is ImportVerdict.REFUSED]
+        found.append(
+            Finding(
+                Severity.WARNING,
+                "pickle_imports",
+                f"{name} is not a weights file, and it imports {', '.join(refused[:5])}"
+                + (f" and {len(refused) - 5} more" if len(refused) > 5 else "")
+                + ": torch.load(weights_only=False) of it would run them (nothing was run here)",
+                files=[name],
+            )
+        )
+    return found
