@@ -50,6 +50,9 @@ def test_one_pickle_is_opened_two_are_named(tmp_path):
     with open_checkpoint(tmp_path) as ckpt:
         assert [t.name for t in ckpt.tensors] == ["w"]
     torch.save({"v": torch.zeros(2)}, tmp_path / "other.pt")
+    with open_checkpoint(tmp_path) as ckpt:  # the weights name wins, as transformers picks it
+        assert [t.name for t in ckpt.tensors] == ["w"]
+    (tmp_path / "pytorch_model.bin").rename(tmp_path / "weights.pt")
     with pytest.raises(AmbiguousCheckpointError) as e:
         open_checkpoint(tmp_path)
     assert (e.value.path, e.value.reason) == (
@@ -58,7 +61,7 @@ def test_one_pickle_is_opened_two_are_named(tmp_path):
     )
     assert sorted(e.value.choices) == [
         str(tmp_path / "other.pt"),
-        str(tmp_path / "pytorch_model.bin"),
+        str(tmp_path / "weights.pt"),
     ]
 
 
