@@ -347,3 +347,20 @@ def test_a_trainer_output_folder_opens_its_weights_and_lint_names_training_args(
     (finding,) = [f for f in json.loads(out)["findings"] if f["code"] == "pickle_imports"]
     assert finding["files"] == ["training_args.bin"]
     assert "transformers.training_args.TrainingArguments" in finding["message"]
+
+
+def test_tied_weights_of_a_pickle_are_not_reported_as_stored_twice(tmp_path, capsys):
+    """A .bin whose embedding and decoder share one storage stores it once: lint said
+    "... bytes stored again" for BERT-style tied weights."""
+    folder = tmp_path / "m"
+    folder.mkdir()
+    emb = torch.randn(64, 32)
+    torch.save({"embeddings.weight": emb, "decoder.weight": emb}, folder / "pytorch_model.bin")
+    code, out, _ = _run(capsys, "lint", folder, "--json")
+    assert not [f for f in json.loads(out)["findings"] if f["code"] == "duplicate_tensor"]
+    torch.save(
+        {"embeddings.weight": emb, "decoder.weight": emb.clone()}, folder / "pytorch_model.bin"
+    )
+    code, out, _ = _run(capsys, "lint", folder, "--json")
+    (dup,) = [f for f in json.loads(out)["findings"] if f["code"] == "duplicate_tensor"]
+    assert "8,192 bytes stored again" in dup["message"]

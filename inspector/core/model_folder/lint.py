@@ -271,8 +271,10 @@ def _lint_duplicates(ckpt, findings: list[Finding]) -> None:
             for t in candidates:
                 full[_digest(ckpt, t, full=True)].append(t)
             for dup in full.values():
-                if len(dup) > 1:
-                    wasted = sum(t.nbytes for t in dup[1:])
+                # tied tensors of a pickle share one storage: stored once, nothing wasted
+                copies = {(t.file, ckpt.byte_range(t)): t for t in dup}
+                if len(copies) > 1:
+                    wasted = sum(t.nbytes for t in list(copies.values())[1:])
                     findings.append(
                         Finding(
                             Severity.INFO,
