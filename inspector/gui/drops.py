@@ -4,6 +4,8 @@ offered "move" may otherwise delete the dropped checkpoint once we accept it."""
 from __future__ import annotations
 
 import os
+import re
+from dataclasses import dataclass
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QDragEnterEvent, QDragMoveEvent, QDropEvent
@@ -31,15 +33,37 @@ def local_paths(ev: DragEvent) -> list[str]:
     return [u.toLocalFile() for u in md.urls() if u.isLocalFile()]
 
 
-def path_from_drop(paths: list[str]) -> tuple[str | None, str]:
-    """The one checkpoint a drop names, or None and the reason it names none or several."""
+@dataclass(frozen=True)
+class DropPlan:
+    """What a drop asks for: a checkpoint to open, maybe a second to compare it with, or why
+    neither (``problem``)."""
+
+    open: str | None
+    reference: str | None = None
+    problem: str = ""
+
+
+_SHARD = re.compile(r".+-\d+-of-\d+\.(safetensors|bin)")
+
+
+def plan_drop(paths: list[str]) -> DropPlan:
+    """One item: open it (a dropped ``config.json`` stands for its folder). Shards of one series:
+    their folder. Two checkpoints: open the first, compare with the second."""
     if len(paths) == 1:
-        return paths[0], ""
+        path = paths[0]
+        if os.path.basename(path) == "config.json":
+            return DropPlan(os.path.dirname(os.path.abspath(path)))
+        return DropPlan(path)
     folders = {os.path.dirname(os.path.abspath(p)) for p in paths}
-    if len(folders) == 1 and all(p.endswith((".safetensors", ".bin")) for p in paths):
-        return folders.pop(), ""  # several shards: their folder holds the index
-    return None, translate(
-        "Drops",
-        "{n} items were dropped; drop one checkpoint at a time "
-        "(a .safetensors file, a PyTorch .pt/.bin, an index.json, or a model folder).",
-    ).format(n=len(paths))
+    if len(folders) == 1 and all(_SHARD.fullmatch(os.path.basename(p)) for p in paths):
+        return DropPlan(folders.pop())  # several shards: their folder holds the index
+    if len(paths) == 2:
+        return DropPlan(paths[0], paths[1])
+    return DropPlan(
+        None,
+        problem=translate(
+            "Drops",
+            "{n} items were dropped; drop one checkpoint (or two to compare them: the first is "
+            "opened, the second is the reference).",
+        ).format(n=len(paths)),
+    )

@@ -22,7 +22,7 @@ from .cast_controller import CastController
 from .cast_dialog import CastDialog
 from .controller import WindowController
 from .details_controller import DetailsController
-from .drops import drop_action, local_paths, path_from_drop
+from .drops import drop_action, local_paths, plan_drop
 from .empty_page import EmptyPage
 from .help_dialogs import show_about, show_shortcuts
 from .i18n import translate
@@ -71,6 +71,9 @@ class MainWindow(QMainWindow):
         self.runner = JobRunner(self)
         self.error_box: Any = None
         self.choice_dialog: Any = None
+        self._reference_after_load: str | None = None  # the second of two dropped files
+        self.loaded.connect(self._on_loaded_open_reference)
+        self.load_failed.connect(lambda *_: setattr(self, "_reference_after_load", None))
         self.help_box: Any = None
         self._cast_dialog: CastDialog | None = None
         self.setWindowTitle(translate("MainWindow", "Checkpoint Inspector"))
@@ -320,17 +323,24 @@ class MainWindow(QMainWindow):
                 )
             )
             return
-        path, problem = path_from_drop(paths)
-        if path is None:
-            self.show_error(problem)
+        plan = plan_drop(paths)
+        if plan.open is None:
+            self.show_error(plan.problem)
             self.load_failed.emit("several items dropped")
             return
         mods = ev.modifiers()
         as_ref = bool(mods & (Qt.KeyboardModifier.ShiftModifier | Qt.KeyboardModifier.AltModifier))
-        if as_ref and self.ckpt is not None:
-            self.open_reference(path)
-        else:
-            self.open_path(path)
+        if as_ref and self.ckpt is not None and plan.reference is None:
+            self.open_reference(plan.open)
+            return
+        if plan.reference is not None:  # compared once the first one is shown
+            self._reference_after_load = plan.reference
+        self.open_path(plan.open)
+
+    def _on_loaded_open_reference(self, _path: str) -> None:
+        ref, self._reference_after_load = self._reference_after_load, None
+        if ref is not None:
+            self.open_reference(ref)
 
     # ---- closing ------------------------------------------------------------------------------
     def closeEvent(self, ev: QCloseEvent) -> None:

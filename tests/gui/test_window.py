@@ -100,6 +100,30 @@ def test_bad_drop_shows_a_message_and_keeps_what_was_open(qtbot, loaded, tmp_pat
     assert "Only local files" in loaded.message_bar.text
 
 
+def test_two_dropped_files_open_the_first_and_compare_with_the_second(
+    qtbot, window, model_file, f32_file
+):
+    """They were read as their folder ("holds N .safetensors files but no index.json")."""
+    with qtbot.waitSignal(window.diff_done, timeout=20_000):
+        drop(window, [model_file, f32_file])
+    assert window.ckpt.path == str(model_file)
+    assert window.reference.path == str(f32_file)
+
+
+def test_a_dropped_config_json_opens_its_folder(qtbot, window, tmp_path, model_file):
+    folder = model_file.parent
+    (folder / "config.json").write_text('{"torch_dtype": "float32"}')
+    with qtbot.waitSignal(window.loaded, timeout=20_000):
+        drop(window, [folder / "config.json"])
+    assert window.ckpt.path == str(model_file)
+
+
+def test_three_dropped_files_are_explained(qtbot, window, model_file, f32_file):
+    with qtbot.waitSignal(window.load_failed, timeout=10_000):
+        drop(window, [model_file, f32_file, model_file])
+    assert "3 items were dropped" in window.message_bar.text
+
+
 def test_bad_drop_on_empty_window(qtbot, window, tmp_path):
     with qtbot.waitSignal(window.load_failed, timeout=10_000):
         drop(window, [tmp_path / "missing.safetensors"])

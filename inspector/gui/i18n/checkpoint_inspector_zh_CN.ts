@@ -606,9 +606,9 @@
 <context>
     <name>Drops</name>
     <message>
-        <location filename="../drops.py" line="41"/>
-        <source>{n} items were dropped; drop one checkpoint at a time (a .safetensors file, a PyTorch .pt/.bin, an index.json, or a model folder).</source>
-        <translation>拖入了 {n} 项；请一次只拖入一个 checkpoint（一个 .safetensors 文件、一个 PyTorch .pt/.bin、一个 index.json 或一个模型文件夹）。</translation>
+        <location filename="../drops.py" line="64"/>
+        <source>{n} items were dropped; drop one checkpoint (or two to compare them: the first is opened, the second is the reference).</source>
+        <translation>拖入了 {n} 个项目；请拖入一个检查点（或两个以进行比较：打开第一个，第二个作为参考）。</translation>
     </message>
 </context>
 <context>
@@ -797,37 +797,37 @@ Shift+drop a second checkpoint to compare against it.</source>
 <context>
     <name>MainWindow</name>
     <message>
-        <location filename="../main_window.py" line="76"/>
+        <location filename="../main_window.py" line="79"/>
         <source>Checkpoint Inspector</source>
         <translation>Checkpoint Inspector</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="249"/>
+        <location filename="../main_window.py" line="252"/>
         <source>Open checkpoint</source>
         <translation>打开 checkpoint</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="256"/>
+        <location filename="../main_window.py" line="259"/>
         <source>Open model folder</source>
         <translation>打开模型文件夹</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="264"/>
+        <location filename="../main_window.py" line="267"/>
         <source>Open a checkpoint first, then compare it with a reference.</source>
         <translation>请先打开一个 checkpoint，再与参考文件对比。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="271"/>
+        <location filename="../main_window.py" line="274"/>
         <source>Open reference checkpoint</source>
         <translation>打开参考 checkpoint</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="302"/>
+        <location filename="../main_window.py" line="305"/>
         <source>Drop to open · hold Shift to compare with it as reference</source>
         <translation>松开即可打开 · 按住 Shift 则作为参考进行对比</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="317"/>
+        <location filename="../main_window.py" line="320"/>
         <source>Only local files and folders can be opened (that was a remote URL).</source>
         <translation>只能打开本地文件和文件夹（拖入的是远程 URL）。</translation>
     </message>
