@@ -450,3 +450,16 @@ def test_the_odd_shard_thresholds_are_twice_and_a_quarter_of_the_median(
     assert [f["files"] for f in found] == ([[names[3]]] if flagged else [])
     if flagged:
         assert found[0]["message"] == "1 shard(s) far from the series' typical 0.3 MiB"
+
+
+def test_albert_s_real_doubled_word_is_not_a_doubled_key(tmp_path):
+    """ALBERT's ``full_layer_layer_norm`` loads with 0 missing keys: not a doubled prefix."""
+    z = np.zeros(2, np.float32)
+    _save(
+        tmp_path / "m.safetensors",
+        **{
+            "albert.encoder.albert_layer_groups.0.albert_layers.0.full_layer_layer_norm.weight": z,
+            "albert.encoder.albert_layer_groups.0.albert_layers.0.full_layer_layer_norm.bias": z,
+        },
+    )
+    assert not [f for f in _json(lint_path(str(tmp_path))) if f["code"] == "doubled_key"]

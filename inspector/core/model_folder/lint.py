@@ -25,7 +25,9 @@ from .config import ModelConfig, model_folder, read_model_config
 from .intended import is_intended, preset_globs
 from .lint_pickles import lint_other_pickles
 
-_DOUBLED = re.compile(r"(_[A-Za-z][A-Za-z0-9]{2,})\1(?![A-Za-z0-9])")
+# a prefix joined twice ends a name's component (``encoder_blocks_blocks.0``); a doubled word
+# inside one (ALBERT's real ``full_layer_layer_norm``) is a name a model may well have
+_DOUBLED = re.compile(r"(_[A-Za-z][A-Za-z0-9]{2,})\1(?=\.|$)")
 _PROBE = 64 << 10  # bytes hashed from each end before a full comparison
 
 
