@@ -239,17 +239,22 @@ class TensorPage(QWidget):
         return True
 
     def select_first_interesting(self) -> bool:
-        """The first differing tensor in view order (else the first row); False if no rows."""
+        """The first differing weight matrix in view order, else the first differing tensor,
+        else the first row; False if no rows. A bias first (often all zeros) drew one bar at 0
+        as the first plot a person sees; a matrix is what the precision plots are about."""
         n = self.model.rowCount()
         if n == 0:
             return False
-        row = 0
+        row = first = None
         statuses = self.model.statuses()
         for r in range(min(n, 5000)):
-            if statuses[self.model.tensor_index(r)] is TensorStatus.DIFFERS:
+            if statuses[self.model.tensor_index(r)] is not TensorStatus.DIFFERS:
+                continue
+            first = r if first is None else first
+            if len(self.model.tensor_at(r).shape) >= 2:
                 row = r
                 break
-        self._select_row(row)
+        self._select_row(row if row is not None else first if first is not None else 0)
         return True
 
     def set_config_note(self, mismatch: ConfigMismatch | None) -> None:

@@ -9,6 +9,8 @@ from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QApplication
 
 from inspector.core.checkpoint import open_checkpoint
+from inspector.core.dtypes import DTYPES
+from inspector.core.writer import save_arrays
 from inspector.gui.empty_page import EMPTY_TEXT
 from inspector.gui.tensor_columns import Col
 
@@ -326,3 +328,21 @@ def test_help_menu_has_shortcuts_and_about(qtbot, window):
 
     assert __version__ in window.help_box.text() and "MIT" in window.help_box.text()
     window.help_box.close()
+
+
+def test_the_first_selection_is_a_differing_matrix_not_a_zero_bias(qtbot, window, tmp_path):
+    """A checkpoint whose first differing tensor (in view order) is an all-zero bias drew one bar
+    at 0 as the first plot; the first differing weight matrix is selected instead."""
+    rng = np.random.default_rng(0)
+    path = tmp_path / "m.safetensors"
+    save_arrays(
+        path,
+        [
+            ("classifier.bias", DTYPES["F64"], np.zeros(3)),
+            ("classifier.weight", DTYPES["F64"], rng.standard_normal((3, 8))),
+            ("fc1.bias", DTYPES["F64"], np.zeros(8)),
+        ],
+    )
+    with qtbot.waitSignal(window.details_ready, timeout=20_000):
+        window.open_path(str(path))
+    assert window.session.current.name == "classifier.weight"
