@@ -62,6 +62,10 @@ class CastController(QObject):
                 lambda: self.win.open_path(out),
             )
         else:
+            if report.target != self.session.target.name:
+                # the person cast to this dtype: it is the model's now, and the Status column
+                # must say what was written, not "→ BF16" beside F16 errors
+                self.win.set_target(report.target)
             changed = [r for r in report.tensors if r.from_ != r.to]
             lossless = sum(1 for r in changed if r.lossless)
             elapsed = time.monotonic() - self.win.controller.job_started

@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QDialogButtonBox
 pytest.importorskip("inspector.core.convert")
 
 from inspector.core.checkpoint import open_checkpoint
+from inspector.core.dtypes import DTYPES
 from inspector.gui.cast_dialog import proposed_output
 from inspector.gui.tensor_columns import Col
 
@@ -399,3 +400,16 @@ def test_cancel_with_worker_processes_leaves_no_file_and_no_process(
     qtbot.waitUntil(lambda: not window.cancel_button.isVisible(), timeout=5000)
     assert os.listdir(out.parent) == []
     assert multiprocessing.active_children() == []
+
+
+def test_after_a_cast_to_another_dtype_the_status_says_what_was_written(qtbot, loaded, tmp_path):
+    """Cast to F16 while the chooser said F32: Status kept reading "F64 → F32" beside F16 errors."""
+    with qtbot.waitSignal(loaded.cast_done, timeout=30_000):
+        loaded.start_cast(str(tmp_path / "o.safetensors"), DTYPES["F16"])
+    assert loaded.session.target.name == "F16" == loaded.target_box.currentText()
+    model = loaded.model
+    status = {
+        model.tensor_at(r).name: model.data(model.index(r, Col.STATUS))
+        for r in range(model.rowCount())
+    }
+    assert status[F64_NAMES[0]] == "F64 → F16"
