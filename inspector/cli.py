@@ -75,9 +75,9 @@ def _cmd_list(args: argparse.Namespace) -> int:
     size_text: dict[int, str] = {}
     lines = []
     if args.stats:  # 120 columns: a long name gets a line of its own above its numbers
-        name_w = 32
+        name_w = 28
         lines.append(
-            f"{'name':<{name_w}}  {'dtype':<8} {'shape':<15} {'status':<7}"
+            f"{'name':<{name_w}}  {'dtype':<8} {'shape':<15} {'status':<11}"
             f" {'min':>9} {'max':>9} {'mean':>9} {'std':>9} {'nan':>5} {'inf':>5}"
         )
         for t in tensors:
@@ -90,7 +90,7 @@ def _cmd_list(args: argparse.Namespace) -> int:
             shape = shape_text.get(t.shape) or shape_text.setdefault(t.shape, _shape(t.shape))
             lines.append(
                 f"{name:<{name_w}}  {t.dtype_name:<8} {shape:<15} "
-                f"{on_purpose.get(t.name) or status_text[status_of[t.dtype_name]]:<7} {numbers} "
+                f"{on_purpose.get(t.name) or status_text[status_of[t.dtype_name]]:<11} {numbers} "
                 f"{s.nan:>5} {s.inf:>5}".rstrip()
             )
     else:
@@ -166,7 +166,7 @@ def _status_words(target, short: bool) -> dict:
     return {
         TensorStatus.MATCH: "",
         TensorStatus.DIFFERS: f"{ne} {target.name}",
-        TensorStatus.KEPT: "kept" if short else "kept (not a float)",
+        TensorStatus.KEPT: "not a float" if short else "kept (not a float)",  # as the window
     }
 
 

@@ -109,3 +109,12 @@ def test_scan_of_a_safetensors_file_says_one_thing(tmp_path, capsys):
     assert main(["scan", str(tmp_path / "m.safetensors")]) == 0
     out = capsys.readouterr().out
     assert "no pickle: nothing in it can run code" in out and "tensor rebuilds" not in out
+
+
+def test_an_integer_tensor_has_one_word_in_list_and_list_stats(tmp_path, capsys):
+    """"kept (not a float)" in list, "kept" in list --stats, "not a float" in the window."""
+    save_arrays(tmp_path / "m.safetensors", [("ids", DTYPES["I64"], np.arange(3))])
+    main(["list", str(tmp_path / "m.safetensors")])
+    assert "kept (not a float)" in capsys.readouterr().out
+    main(["list", str(tmp_path / "m.safetensors"), "--stats"])
+    assert "not a float" in capsys.readouterr().out
