@@ -48,8 +48,9 @@ def _cmd_list(args: argparse.Namespace) -> int:
     from .core.progress import run_job
     from .core.stats import compute_stats
     from .core.summary import format_bytes, matches_target, summarize, tensor_status
+    from .core.training_layout import training_left_out
 
-    ckpt = open_checkpoint(args.path)
+    ckpt = open_checkpoint(args.path, keep_all=args.keep_all)
     notices(ckpt)
     folder = FolderConfig.of(args.path)  # config.json, read once
     target = resolve_target(args, folder)
@@ -62,6 +63,8 @@ def _cmd_list(args: argparse.Namespace) -> int:
         file_names = {h.path: os.path.basename(h.path) for h in ckpt.files}
         matches = {name: matches_target(t, target) for name, t in samples.items()}
         extra: dict[str, object] = {"target": target.name, "metadata": ckpt.metadata}
+        if ckpt.training is not None:
+            extra["training"] = training_left_out(ckpt)
         values = _pickle_values(ckpt)
         if values:
             extra["values"] = [{"name": v.name, "value": v.text} for v in values]
@@ -189,7 +192,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
     from .core.status import TensorStatus
     from .core.summary import summarize, tensor_status
 
-    ckpt = open_checkpoint(args.path)
+    ckpt = open_checkpoint(args.path, keep_all=args.keep_all)
     notices(ckpt)
     folder = FolderConfig.of(args.path)  # config.json, read once
     target = resolve_target(args, folder)

@@ -56,8 +56,8 @@ def _cast(args: argparse.Namespace) -> int:
     from .core.convert import cast_checkpoint
     from .core.progress import run_job
 
-    ckpt = open_checkpoint(args.path)
-    notices(ckpt)
+    ckpt = open_checkpoint(args.path, keep_all=args.keep_all)
+    notices(ckpt, training=False)  # said on stdout, with what was written
     folder = FolderConfig.of(args.path)
     target = castable(args.path, resolve_target(args, folder))
     presets = intended_globs(folder) if args.keep_preset else ()
@@ -72,6 +72,8 @@ def _cast(args: argparse.Namespace) -> int:
         f"{target.name}, {totals['lossless']} of them lossless"
         + (f"; report in {printable(args.report)}" if args.report else "")
     )
+    if ckpt.training is not None:
+        out(ckpt.training.line(len(ckpt)) + "; --keep-all writes everything")
     for line in _loss_lines(report):
         out(line)
     return 0

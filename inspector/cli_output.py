@@ -52,11 +52,14 @@ def out(line: str) -> None:
     sys.stdout.write(line + "\n")
 
 
-def notices(ckpt) -> None:
+def notices(ckpt, training: bool = True) -> None:
     """What an opened checkpoint asks a person to know (a save journal left in its folder):
     on stderr, so that stdout stays the listing, as JSON or text."""
     for text in ckpt.notices:
         sys.stderr.write(f"checkpoint-inspector: note: {printable(ckpt.path)}: {printable(text)}\n")
+    if training and ckpt.training is not None:
+        line = ckpt.training.line(len(ckpt)) + "; --keep-all shows everything"
+        sys.stderr.write(f"checkpoint-inspector: note: {printable(ckpt.path)}: {line}\n")
 
 
 class StdoutError(OSError):

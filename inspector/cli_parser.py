@@ -57,6 +57,10 @@ def _atol_arg(text: str) -> float:
     return value
 
 
+KEEP_ALL_HELP = (
+    "a training checkpoint (Lightning, a training loop's model+optimizer, DDP) as it is: every "
+    "tensor under its full name (default: the model's weights, named as the model expects)"
+)
 PATH_HELP = (
     "a .safetensors file, a PyTorch pickle (.pt .pth .bin .ckpt), an *.index.json, or a folder"
 )
@@ -77,6 +81,7 @@ def _build_sub_parser() -> argparse.ArgumentParser:
     p_list = sub.add_parser("list", help="list tensors with dtype, shape and size")
     p_list.add_argument("path", help=PATH_HELP)
     p_list.add_argument("--target", type=_model_dtype_arg, default=None, help=target_help)
+    p_list.add_argument("--keep-all", action="store_true", help=KEEP_ALL_HELP)
     p_list.add_argument("--json", action="store_true", help="machine-readable output")
     p_list.add_argument(
         "--stats", action="store_true", help="add min/max/mean/std/nan/inf (reads all data)"
@@ -94,10 +99,12 @@ def _build_sub_parser() -> argparse.ArgumentParser:
     )
     p_check.add_argument("path", help=PATH_HELP)
     p_check.add_argument("--target", type=_model_dtype_arg, default=None, help=target_help)
+    p_check.add_argument("--keep-all", action="store_true", help=KEEP_ALL_HELP)
 
     p_cast = sub.add_parser("cast", help="write a copy with float tensors cast to the target dtype")
     p_cast.add_argument("path", help=PATH_HELP)
     p_cast.add_argument("--target", type=_cast_target_arg, default=None, help=target_help)
+    p_cast.add_argument("--keep-all", action="store_true", help=KEEP_ALL_HELP)
     p_cast.add_argument(
         "-o", "--output", required=True, help="output file (a folder for sharded input)"
     )

@@ -11,7 +11,7 @@ import mmap
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import numpy as np
 
@@ -21,6 +21,9 @@ from .header import Header, TensorInfo
 from .header.wording import _q
 from .strided import strided_chunks, strided_view
 from .torch_pickle.names import StridedTensorInfo
+
+if TYPE_CHECKING:
+    from .training_layout import TrainingLayout
 
 DEFAULT_CHUNK_BYTES = 8 << 20
 
@@ -38,6 +41,8 @@ class Checkpoint:
     folder: str | None = None  # set when opened as a model folder: a cast then writes a folder
     # things a person should know that are not errors (a save journal left in the folder)
     notices: list[str] = field(default_factory=list)
+    # a training checkpoint opened as its model's weights: what was recognised and left out
+    training: TrainingLayout | None = None
     _by_name: dict[str, TensorInfo] = field(default_factory=dict, repr=False)
     _by_file: dict[str, Header] = field(default_factory=dict, repr=False)
     _maps: dict[str, mmap.mmap] = field(default_factory=dict, repr=False)

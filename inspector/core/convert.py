@@ -27,6 +27,7 @@ from .model_folder.config import model_folder
 from .output_names import PICKLE_METADATA, PICKLE_SUFFIXES, safetensors_index_name, safetensors_name
 from .precision import ErrorAccumulator
 from .progress import Job, Progress
+from .training_layout import training_left_out
 from .writeback import BackgroundWriter
 from .writer import AtomicWriter, TensorEntry
 
@@ -69,6 +70,8 @@ class CastReport:
 
     target: str
     tensors: list[TensorCastReport] = field(default_factory=list)
+    # a training checkpoint cast as its model's weights: what was not written
+    left_out: dict[str, Any] | None = None
 
     def totals(self) -> dict[str, int]:
         """``tensors_cast``, ``lossless`` and the overflow/underflow/NaN value counts, summed."""
@@ -81,18 +84,18 @@ class CastReport:
             "nan": sum(t.nan or 0 for t in measured),
         }
 
+    def _head(self) -> dict[str, Any]:
+        head: dict[str, Any] = {"target": self.target, "totals": self.totals()}
+        if self.left_out is not None:
+            head["left_out"] = self.left_out
+        return head
+
     def to_json(self) -> dict[str, Any]:
-        return {
-            "target": self.target,
-            "totals": self.totals(),
-            "tensors": [t.to_json() for t in self.tensors],
-        }
+        return {**self._head(), "tensors": [t.to_json() for t in self.tensors]}
 
     def to_json_text(self) -> str:
         """The ``--report`` document: strict JSON, one tensor per line."""
-        return rows_document(
-            [t.to_json() for t in self.tensors], {"target": self.target, "totals": self.totals()}
-        )
+        return rows_document([t.to_json() for t in self.tensors], self._head())
 
 
 def plan_cast(
@@ -200,7 +203,7 @@ def cast_checkpoint(
     dst_of = {t.name: d for t, d in plan}
     total = ckpt.total_nbytes
     done = 0
-    result = CastReport(target.name)
+    result = CastReport(target.name, left_out=training_left_out(ckpt))
     protect = [h.path for h in ckpt.files] + ([ckpt.index_path] if ckpt.index_path else [])
     with AtomicWriter(protect, root=out if ckpt.is_sharded else None) as writer:
         paths = _output_paths(ckpt, out, writer)

@@ -20,6 +20,7 @@ from .header.wording import _clip, _q
 from .json_output import with_depth_room
 from .output_names import PICKLE_SUFFIXES
 from .torch_pickle.reader import looks_like_pickle, read_pickle_checkpoint
+from .training_layout import model_tensors
 
 INDEX_SUFFIX = ".safetensors.index.json"
 # transformers/diffusers variants: model.safetensors.index.fp16.json; pickles: pytorch_model.bin.index.json
@@ -78,8 +79,13 @@ def _read_checkpoint_file(path: str) -> Header:
         raise
 
 
-def open_checkpoint(path: str | os.PathLike[str]) -> Checkpoint:
-    """Open a ``.safetensors`` file, a ``*.safetensors.index.json``, or a folder holding either."""
+def open_checkpoint(path: str | os.PathLike[str], keep_all: bool = False) -> Checkpoint:
+    """Open a ``.safetensors`` file, a ``*.safetensors.index.json``, or a folder holding either.
+
+    A training checkpoint (Lightning, a training loop's ``{"model", "optimizer", ...}``, DDP's
+    ``module.``) opens as its model's weights under the names the model expects, unless
+    ``keep_all``: see :mod:`.training_layout`.
+    """
     path = os.fspath(path)
     if not path:
         raise CheckpointError(None, "the path is empty")
@@ -88,16 +94,20 @@ def open_checkpoint(path: str | os.PathLike[str]) -> Checkpoint:
     except OSError as e:
         raise CheckpointError(path, path_problem(path, e)) from None
     if stat.S_ISDIR(st.st_mode):
-        ckpt = _open_folder(path)
+        ckpt = _open_folder(path, keep_all)
         ckpt.folder = path
         return ckpt
     if path.endswith(".json"):
         return open_index(path)
     header = read_checkpoint_file(path, st)
-    return Checkpoint(path, [header], list(header.tensors))
+    found = None if keep_all else model_tensors(header)
+    if found is None:
+        return Checkpoint(path, [header], list(header.tensors))
+    header, layout = found
+    return Checkpoint(path, [header], list(header.tensors), training=layout)
 
 
-def _open_folder(folder: str) -> Checkpoint:
+def _open_folder(folder: str, keep_all: bool = False) -> Checkpoint:
     try:
         names = sorted(os.listdir(folder))
     except OSError as e:
@@ -122,7 +132,7 @@ def _open_folder(folder: str) -> Checkpoint:
         and os.path.isfile(os.path.join(folder, n))
     ]
     if len(files) == 1:
-        return open_checkpoint(os.path.join(folder, files[0]))
+        return open_checkpoint(os.path.join(folder, files[0]), keep_all)
     if not files:
         pickles = [
             n
@@ -133,7 +143,7 @@ def _open_folder(folder: str) -> Checkpoint:
         ]
         weights = [n for n in pickles if n in PICKLE_WEIGHT_NAMES]
         if len(pickles) == 1 or len(weights) == 1:  # Trainer: + training_args.bin, optimizer.pt
-            return open_checkpoint(os.path.join(folder, (weights or pickles)[0]))
+            return open_checkpoint(os.path.join(folder, (weights or pickles)[0]), keep_all)
         if pickles:
             raise AmbiguousCheckpointError(
                 folder,

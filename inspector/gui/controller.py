@@ -34,10 +34,10 @@ APP_TITLE = "Checkpoint Inspector"
 
 
 def open_and_index(
-    path: str,
+    path: str, keep_all: bool = False
 ) -> tuple[Checkpoint, DTypeGroups, dict[str, FileIdentity], ModelConfig | None]:
     """Worker side of opening: the header, the dtype groups, the files' identities, the config."""
-    ckpt = open_checkpoint(path)
+    ckpt = open_checkpoint(path, keep_all=keep_all)
     try:
         config = read_model_config(path)
     except CheckpointError:
@@ -66,7 +66,8 @@ class WindowController(QObject):
         self.runner.sig_idle.connect(self._on_idle)
 
     # ---- opening ----------------------------------------------------------------------------
-    def open_path(self, path: str) -> None:
+    def open_path(self, path: str, keep_all: bool = False) -> None:
+        """Open ``path``; ``keep_all``: a training checkpoint with everything it holds."""
         path = os.path.abspath(os.path.expanduser(os.fspath(path)))
         name = os.path.basename(path.rstrip(os.sep)) or path
         self.win.job_bar.set_busy(translate("Controller", "Opening {name}…").format(name=name))
@@ -74,6 +75,7 @@ class WindowController(QObject):
             "open",
             open_and_index,
             path,
+            keep_all,
             on_result=lambda res, p=path: self._on_opened(p, res),
             on_error=lambda e, p=path: self._on_open_failed(p, e),
         )
@@ -104,6 +106,24 @@ class WindowController(QObject):
                 "info",
                 translate("Controller", "Compare with {name} again").format(name=name),
                 lambda p=dropped.path: self.open_reference(p),
+            )
+        if ckpt.training is not None:  # the rest is one click away
+            layout = ckpt.training
+            self.win.message_bar.show_message(
+                translate(
+                    "Controller",
+                    "{kind} checkpoint: showing the model's {n} tensors (prefix {prefix} taken "
+                    "off); {left} optimizer and other tensors are left out, and a cast leaves "
+                    "them out too.",
+                ).format(
+                    kind=layout.kind.value,
+                    n=f"{len(ckpt):,}",
+                    prefix=layout.prefix,
+                    left=f"{layout.left_tensors:,}",
+                ),
+                "info",
+                translate("Controller", "Show everything"),
+                lambda p=path or ckpt.path: self.open_path(p, keep_all=True),
             )
         if ckpt.notices:  # left alone by the read: only a save into that folder settles it
             self.win.message_bar.show_message(

@@ -112,7 +112,7 @@ def test_scan_of_a_safetensors_file_says_one_thing(tmp_path, capsys):
 
 
 def test_an_integer_tensor_has_one_word_in_list_and_list_stats(tmp_path, capsys):
-    """"kept (not a float)" in list, "kept" in list --stats, "not a float" in the window."""
+    """ "kept (not a float)" in list, "kept" in list --stats, "not a float" in the window."""
     save_arrays(tmp_path / "m.safetensors", [("ids", DTYPES["I64"], np.arange(3))])
     main(["list", str(tmp_path / "m.safetensors")])
     assert "kept (not a float)" in capsys.readouterr().out

@@ -108,7 +108,7 @@ def saved(request, tmp_path_factory):
 
 def test_names_dtypes_shapes_and_bytes_match_torch_load(saved):
     ref = dict(_walk(torch.load(saved, weights_only=True)))
-    with open_checkpoint(saved) as ckpt:
+    with open_checkpoint(saved, keep_all=True) as ckpt:  # every tensor, as torch.load
         assert [t.name for t in ckpt.tensors] == list(ref)
         for t in ckpt.tensors:
             want = ref[t.name]
@@ -120,7 +120,7 @@ def test_names_dtypes_shapes_and_bytes_match_torch_load(saved):
 
 
 def test_non_tensor_leaves_are_listed(saved):
-    with open_checkpoint(saved) as ckpt:
+    with open_checkpoint(saved, keep_all=True) as ckpt:  # every tensor, as torch.load
         values = {v.name: v.text for v in ckpt.files[0].pickle.values}
     assert values == {
         "epoch": "7",
@@ -135,7 +135,7 @@ def test_non_tensor_leaves_are_listed(saved):
 @pytest.mark.parametrize("target", ["F32", "F16", "BF16"])
 def test_cast_to_safetensors_is_bit_identical_to_torch(saved, tmp_path, target):
     out = tmp_path / "model.safetensors"
-    with open_checkpoint(saved) as ckpt:
+    with open_checkpoint(saved, keep_all=True) as ckpt:  # every tensor, as torch.load
         run_job(cast_checkpoint(ckpt, DTYPES[target], str(out)))
     tdt = {"F32": torch.float32, "F16": torch.float16, "BF16": torch.bfloat16}[target]
     got = load_file(out)
@@ -153,7 +153,7 @@ def test_cast_to_safetensors_is_bit_identical_to_torch(saved, tmp_path, target):
 
 def test_diff_and_stats_read_strided_views(saved, tmp_path):
     out = tmp_path / "copy.safetensors"
-    with open_checkpoint(saved) as ckpt:
+    with open_checkpoint(saved, keep_all=True) as ckpt:  # every tensor, as torch.load
         run_job(cast_checkpoint(ckpt, DTYPES["F64"], str(out)))
         stats = run_job(compute_stats(ckpt))
         ref = dict(_walk(torch.load(saved, weights_only=True)))

@@ -56,3 +56,32 @@ def test_malicious_pickle_is_refused_and_the_window_keeps_its_file(qtbot, loaded
     tabs = loaded.tensor_page.plots_tabs
     assert not tabs.isTabVisible(tabs.indexOf(tabs.pickle_panel))  # the safetensors file's tabs
     assert not canary.exists()
+
+
+def test_a_lightning_checkpoint_shows_its_model_and_everything_one_click_away(
+    qtbot, window, tmp_path
+):
+    torch.manual_seed(0)
+    model = torch.nn.Linear(4, 2)
+    opt = torch.optim.Adam(model.parameters())
+    model(torch.randn(3, 4)).sum().backward()
+    opt.step()
+    path = tmp_path / "last.ckpt"
+    torch.save(
+        {
+            "state_dict": {f"model.{k}": v for k, v in model.state_dict().items()},
+            "optimizer_states": [opt.state_dict()],
+            "epoch": 1,
+        },
+        path,
+    )
+    with qtbot.waitSignal(window.loaded, timeout=20_000):
+        window.open_path(str(path))
+    m = window.model
+    assert {m.tensor_at(r).name for r in range(m.rowCount())} == {"model.weight", "model.bias"}
+    bar = window.message_bar
+    assert bar.isVisible() and "Lightning checkpoint" in bar.text
+    with qtbot.waitSignal(window.loaded, timeout=20_000):
+        bar.action.click()
+    names = {m.tensor_at(r).name for r in range(m.rowCount())}
+    assert "state_dict.model.weight" in names and any("exp_avg" in n for n in names)

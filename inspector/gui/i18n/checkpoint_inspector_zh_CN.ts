@@ -250,77 +250,87 @@
 <context>
     <name>Controller</name>
     <message>
-        <location filename="../controller.py" line="72"/>
+        <location filename="../controller.py" line="73"/>
         <source>Opening {name}…</source>
         <translation>正在打开 {name}…</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="100"/>
+        <location filename="../controller.py" line="102"/>
         <source>The reference {name} was cleared: it was chosen for the previous checkpoint.</source>
         <translation>参考文件 {name} 已清除：它是为上一个 checkpoint 选择的。</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="105"/>
+        <location filename="../controller.py" line="107"/>
         <source>Compare with {name} again</source>
         <translation>再次与 {name} 对比</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="110"/>
+        <location filename="../controller.py" line="113"/>
+        <source>{kind} checkpoint: showing the model&apos;s {n} tensors (prefix {prefix} taken off); {left} optimizer and other tensors are left out, and a cast leaves them out too.</source>
+        <translation>{kind} 检查点：显示模型的 {n} 个张量（已去掉前缀 {prefix}）；{left} 个优化器及其他张量未显示，转换时也不会写入。</translation>
+    </message>
+    <message>
+        <location filename="../controller.py" line="125"/>
+        <source>Show everything</source>
+        <translation>显示全部</translation>
+    </message>
+    <message>
+        <location filename="../controller.py" line="130"/>
         <source>Note: {text}.</source>
         <translation>注意：{text}。</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="118"/>
+        <location filename="../controller.py" line="138"/>
         <source>Could not open {what}</source>
         <translation>无法打开 {what}</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="120"/>
+        <location filename="../controller.py" line="140"/>
         <source> — still showing the previous checkpoint.</source>
         <translation> — 仍显示之前的 checkpoint。</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="129"/>
+        <location filename="../controller.py" line="149"/>
         <source>Open which checkpoint?</source>
         <translation>打开哪个 checkpoint？</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="130"/>
+        <location filename="../controller.py" line="150"/>
         <source>This folder holds several checkpoints. Open:</source>
         <translation>此文件夹包含多个 checkpoint。打开：</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="193"/>
+        <location filename="../controller.py" line="213"/>
         <source>Opening reference {name}…</source>
         <translation>正在打开参考文件 {name}…</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="215"/>
+        <location filename="../controller.py" line="235"/>
         <source>Comparing with {name}</source>
         <translation>正在与 {name} 对比</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="220"/>
+        <location filename="../controller.py" line="240"/>
         <source>Comparison cancelled.</source>
         <translation>对比已取消。</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="228"/>
+        <location filename="../controller.py" line="248"/>
         <source>Could not open the reference {what}</source>
         <translation>无法打开参考文件 {what}</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="238"/>
+        <location filename="../controller.py" line="258"/>
         <source>Comparison failed: {why}</source>
         <translation>对比失败：{why}</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="257"/>
+        <location filename="../controller.py" line="277"/>
         <source>Compared with {ref}: {n} differing (worst max |Δ| {worst}), {equal} equal</source>
         <translation>已与 {ref} 对比：{n} 个张量有差异（最大 |Δ| 为 {worst}），{equal} 个完全相同</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="262"/>
+        <location filename="../controller.py" line="282"/>
         <source>; {n} only in one file or shaped differently</source>
         <translation>；{n} 个只存在于其中一个文件或形状不同</translation>
     </message>
@@ -336,32 +346,32 @@
     </message>
     <message>
         <location filename="../cast_controller.py" line="61"/>
-        <location filename="../cast_controller.py" line="81"/>
+        <location filename="../cast_controller.py" line="85"/>
         <source>Open the saved file</source>
         <translation>打开保存的文件</translation>
     </message>
     <message>
-        <location filename="../cast_controller.py" line="69"/>
+        <location filename="../cast_controller.py" line="73"/>
         <source>Saved {name} in {secs} s: {n} tensors cast to {target}, {lossless} of them lossless.</source>
         <translation>已保存 {name}，用时 {secs} 秒：{n} 个张量转换为 {target}，其中 {lossless} 个无损。</translation>
     </message>
     <message>
-        <location filename="../cast_controller.py" line="90"/>
+        <location filename="../cast_controller.py" line="94"/>
         <source>Cast failed</source>
         <translation>转换失败</translation>
     </message>
     <message>
-        <location filename="../cast_controller.py" line="91"/>
+        <location filename="../cast_controller.py" line="95"/>
         <source>Could not save {what}</source>
         <translation>无法保存 {what}</translation>
     </message>
     <message>
-        <location filename="../cast_controller.py" line="94"/>
+        <location filename="../cast_controller.py" line="98"/>
         <source>Nothing was written.</source>
         <translation>没有写入任何文件。</translation>
     </message>
     <message>
-        <location filename="../cast_controller.py" line="102"/>
+        <location filename="../cast_controller.py" line="106"/>
         <source>Cast cancelled: nothing was written.</source>
         <translation>转换已取消：没有写入任何文件。</translation>
     </message>
