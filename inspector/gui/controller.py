@@ -22,6 +22,7 @@ from inspector.session import identities_of
 
 from .errors import error_text
 from .i18n import translate
+from .plot_tabs import PlotTab
 from .tensor_columns import Col
 
 if TYPE_CHECKING:
@@ -311,13 +312,19 @@ class WindowController(QObject):
         facts = s.checkpoint.files[0].pickle if s.checkpoint is not None else None
         self.page.set_pickle(facts)
         self.page.set_lint(s.lint, os.path.basename((s.path or "").rstrip(os.sep)))
-        self.page.set_plots(
-            hint=summary is not None and summary.n_differ > 0,
-            cast=s.cast is not None,
-            diff=s.diffs is not None,
-            pickle=facts is not None,
-            lint=bool(s.lint),
+        metadata = s.checkpoint.metadata if s.checkpoint is not None else None
+        self.page.plots_tabs.set_metadata(
+            metadata, s.checkpoint is not None and s.checkpoint.is_sharded
         )
+        shown = {
+            PlotTab.HINT: summary is not None and summary.n_differ > 0,
+            PlotTab.CAST: s.cast is not None,
+            PlotTab.DIFF: s.diffs is not None,
+            PlotTab.PICKLE: facts is not None,
+            PlotTab.LINT: bool(s.lint),
+            PlotTab.METADATA: bool(metadata),
+        }
+        self.page.set_plots({tab for tab, on in shown.items() if on})
 
     def _request_lint(self, ckpt: Checkpoint, path: str) -> None:
         """A model folder (opened as a folder, or sharded) is linted in the background."""

@@ -3,6 +3,7 @@ reference. Each tab shows only when it has something to say."""
 
 from __future__ import annotations
 
+import enum
 import os
 from typing import TYPE_CHECKING
 
@@ -12,6 +13,7 @@ from PySide6.QtWidgets import QTabWidget, QWidget
 from .hint_panel import HintPanel
 from .i18n import translate
 from .lint_panel import LintPanel
+from .metadata_panel import MetadataPanel
 from .pickle_panel import PicklePanel
 from .plots import OverviewPanel, OverviewPlot
 from .table_text import cast_error_value
@@ -23,6 +25,17 @@ if TYPE_CHECKING:
     from inspector.core.summary import Summary
     from inspector.core.torch_pickle.reader import PickleFacts
     from inspector.session import CastResult
+
+
+class PlotTab(enum.IntEnum):
+    """The tabs under the table, by position."""
+
+    HINT = 0
+    CAST = 1
+    DIFF = 2
+    PICKLE = 3
+    LINT = 4
+    METADATA = 5
 
 
 class PlotTabs(QTabWidget):
@@ -53,6 +66,8 @@ class PlotTabs(QTabWidget):
         self.addTab(self.pickle_panel, translate("PlotTabs", "Pickle"))
         self.lint_panel = LintPanel()
         self.addTab(self.lint_panel, translate("PlotTabs", "Lint"))
+        self.metadata_panel = MetadataPanel()
+        self.addTab(self.metadata_panel, translate("PlotTabs", "Metadata"))
         self.hide()
 
     # ---- public API -----------------------------------------------------------------------
@@ -142,18 +157,17 @@ class PlotTabs(QTabWidget):
             else translate("PlotTabs", "Lint"),
         )
 
-    def set_available(
-        self, hint: bool, cast: bool, diff: bool, pickle: bool = False, lint: bool = False
-    ) -> bool:
+    def set_available(self, tabs: set[PlotTab]) -> bool:
         """Show the tabs that have content; returns whether any does."""
-        self.setTabVisible(0, hint)
-        self.setTabVisible(1, cast)
-        self.setTabVisible(2, diff)
-        self.setTabVisible(3, pickle)
-        self.setTabVisible(4, lint)
-        self.setVisible(hint or cast or diff or pickle or lint)
-        if hint and not cast and not diff:
-            self.setCurrentWidget(self.hint)
-        elif pickle and not cast and not diff:
-            self.setCurrentWidget(self.pickle_panel)
-        return hint or cast or diff or pickle or lint
+        for tab in PlotTab:
+            self.setTabVisible(tab.value, tab in tabs)
+        self.setVisible(bool(tabs))
+        if PlotTab.CAST not in tabs and PlotTab.DIFF not in tabs:
+            for first in (PlotTab.HINT, PlotTab.PICKLE, PlotTab.METADATA):
+                if first in tabs:
+                    self.setCurrentIndex(first.value)
+                    break
+        return bool(tabs)
+
+    def set_metadata(self, metadata: dict | None, sharded: bool = False) -> None:
+        self.metadata_panel.set_metadata(metadata, sharded)

@@ -27,7 +27,7 @@ from .details_pane import DetailsPane
 from .i18n import translate
 from .module_tree import ModuleTree
 from .name_delegate import NameDelegate
-from .plot_tabs import PlotTabs
+from .plot_tabs import PlotTab, PlotTabs
 from .table_columns import TableColumns
 from .table_text import summary_text
 from .tensor_columns import Col
@@ -102,7 +102,7 @@ class TensorPage(QWidget):
         self.columns = TableColumns(self.table, self.fontMetrics())
         self.columns.sig_hidden_changed.connect(self.sig_hidden_columns_changed)
         self._hint_only = False
-        self._extra = (False, False)  # the pickle and lint tabs, kept across a resize
+        self._tabs: set[PlotTab] = set()  # the tabs shown, kept across a resize
 
     def _build_filter_row(self) -> QHBoxLayout:
         frow = QHBoxLayout()
@@ -269,15 +269,13 @@ class TensorPage(QWidget):
         """lint's findings for a model folder (None: not a folder, or not linted yet)."""
         self.plots_tabs.set_lint(findings, folder)
 
-    def set_plots(
-        self, hint: bool, cast: bool, diff: bool, pickle: bool = False, lint: bool = False
-    ) -> None:
+    def set_plots(self, tabs: set[PlotTab]) -> None:
         """Show the plot tabs that have content, sized to it (the hint alone: its text height)."""
-        self.plots_tabs.set_available(hint, cast, diff, pickle, lint)
-        self._hint_only = hint and not cast and not diff
-        self._extra = (pickle, lint)
+        self.plots_tabs.set_available(tabs)
+        self._tabs = set(tabs)
+        self._hint_only = tabs == {PlotTab.HINT}
         total = sum(self.left_split.sizes()) or self.left_split.height()
-        if cast or diff or pickle or lint:  # the table keeps at least half the height
+        if tabs - {PlotTab.HINT}:  # the table keeps at least half the height
             bottom = max(min(260, total // 2), int(total * 0.40))
             self.plots_tabs.setMaximumHeight(16_777_215)
         else:
@@ -320,5 +318,5 @@ class TensorPage(QWidget):
         if obj is self.table and ev.type() == ev.Type.Resize:
             QTimer.singleShot(0, self.columns.fit_name_column)
         elif obj is self.left_split and ev.type() == ev.Type.Resize and self._hint_only:
-            QTimer.singleShot(0, lambda: self.set_plots(True, False, False, *self._extra))
+            QTimer.singleShot(0, lambda: self.set_plots(self._tabs))
         return super().eventFilter(obj, ev)

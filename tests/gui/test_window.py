@@ -346,3 +346,21 @@ def test_the_first_selection_is_a_differing_matrix_not_a_zero_bias(qtbot, window
     with qtbot.waitSignal(window.details_ready, timeout=20_000):
         window.open_path(str(path))
     assert window.session.current.name == "classifier.weight"
+
+
+def test_the_files_metadata_is_shown_in_its_tab(qtbot, window, tmp_path):
+    path = tmp_path / "m.safetensors"
+    save_arrays(
+        path,
+        [("w", DTYPES["F32"], np.ones(2, np.float32))],
+        metadata={"format": "pt", "note": "x" * 5000},
+    )
+    with qtbot.waitSignal(window.loaded, timeout=20_000):
+        window.open_path(str(path))
+    tabs = window.tensor_page.plots_tabs
+    panel = tabs.metadata_panel
+    assert tabs.isTabVisible(tabs.indexOf(panel))
+    tree = panel.tree
+    rows = {tree.topLevelItem(i).text(0): tree.topLevelItem(i).text(1) for i in range(2)}
+    assert rows["format"] == "pt" and len(rows["note"]) == 2001  # clipped, with an ellipsis
+    assert "__metadata__" in panel.caption.text() and "2 entries" in panel.caption.text()

@@ -250,87 +250,87 @@
 <context>
     <name>Controller</name>
     <message>
-        <location filename="../controller.py" line="73"/>
+        <location filename="../controller.py" line="74"/>
         <source>Opening {name}…</source>
         <translation>正在打开 {name}…</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="102"/>
+        <location filename="../controller.py" line="103"/>
         <source>The reference {name} was cleared: it was chosen for the previous checkpoint.</source>
         <translation>参考文件 {name} 已清除：它是为上一个 checkpoint 选择的。</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="107"/>
+        <location filename="../controller.py" line="108"/>
         <source>Compare with {name} again</source>
         <translation>再次与 {name} 对比</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="113"/>
+        <location filename="../controller.py" line="114"/>
         <source>{kind} checkpoint: showing the model&apos;s {n} tensors (prefix {prefix} taken off); {left} optimizer and other tensors are left out, and a cast leaves them out too.</source>
         <translation>{kind} 检查点：显示模型的 {n} 个张量（已去掉前缀 {prefix}）；{left} 个优化器及其他张量未显示，转换时也不会写入。</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="125"/>
+        <location filename="../controller.py" line="126"/>
         <source>Show everything</source>
         <translation>显示全部</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="130"/>
+        <location filename="../controller.py" line="131"/>
         <source>Note: {text}.</source>
         <translation>注意：{text}。</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="138"/>
+        <location filename="../controller.py" line="139"/>
         <source>Could not open {what}</source>
         <translation>无法打开 {what}</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="140"/>
+        <location filename="../controller.py" line="141"/>
         <source> — still showing the previous checkpoint.</source>
         <translation> — 仍显示之前的 checkpoint。</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="149"/>
+        <location filename="../controller.py" line="150"/>
         <source>Open which checkpoint?</source>
         <translation>打开哪个 checkpoint？</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="150"/>
+        <location filename="../controller.py" line="151"/>
         <source>This folder holds several checkpoints. Open:</source>
         <translation>此文件夹包含多个 checkpoint。打开：</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="213"/>
+        <location filename="../controller.py" line="214"/>
         <source>Opening reference {name}…</source>
         <translation>正在打开参考文件 {name}…</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="235"/>
+        <location filename="../controller.py" line="236"/>
         <source>Comparing with {name}</source>
         <translation>正在与 {name} 对比</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="240"/>
+        <location filename="../controller.py" line="241"/>
         <source>Comparison cancelled.</source>
         <translation>对比已取消。</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="248"/>
+        <location filename="../controller.py" line="249"/>
         <source>Could not open the reference {what}</source>
         <translation>无法打开参考文件 {what}</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="258"/>
+        <location filename="../controller.py" line="259"/>
         <source>Comparison failed: {why}</source>
         <translation>对比失败：{why}</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="277"/>
+        <location filename="../controller.py" line="278"/>
         <source>Compared with {ref}: {n} differing (worst max |Δ| {worst}), {equal} equal</source>
         <translation>已与 {ref} 对比：{n} 个张量有差异（最大 |Δ| 为 {worst}），{equal} 个完全相同</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="282"/>
+        <location filename="../controller.py" line="283"/>
         <source>; {n} only in one file or shaped differently</source>
         <translation>；{n} 个只存在于其中一个文件或形状不同</translation>
     </message>
@@ -851,6 +851,34 @@ Shift+drop a second checkpoint to compare against it.</source>
     </message>
 </context>
 <context>
+    <name>MetadataPanel</name>
+    <message>
+        <location filename="../metadata_panel.py" line="20"/>
+        <source>key</source>
+        <translation>键</translation>
+    </message>
+    <message>
+        <location filename="../metadata_panel.py" line="20"/>
+        <source>value</source>
+        <translation>值</translation>
+    </message>
+    <message>
+        <location filename="../metadata_panel.py" line="31"/>
+        <source>the index&apos;s &lt;b&gt;metadata&lt;/b&gt;</source>
+        <translation>索引的 &lt;b&gt;metadata&lt;/b&gt;</translation>
+    </message>
+    <message>
+        <location filename="../metadata_panel.py" line="33"/>
+        <source>the file&apos;s &lt;b&gt;__metadata__&lt;/b&gt;</source>
+        <translation>文件的 &lt;b&gt;__metadata__&lt;/b&gt;</translation>
+    </message>
+    <message>
+        <location filename="../metadata_panel.py" line="36"/>
+        <source>{what}: {n} entries, as saved (cast keeps them).</source>
+        <translation>{what}：{n} 项，与保存时相同（转换会保留）。</translation>
+    </message>
+</context>
+<context>
     <name>ModuleTree</name>
     <message>
         <location filename="../module_tree.py" line="61"/>
@@ -929,93 +957,98 @@ Shift+drop a second checkpoint to compare against it.</source>
 <context>
     <name>PlotTabs</name>
     <message>
-        <location filename="../plot_tabs.py" line="36"/>
+        <location filename="../plot_tabs.py" line="49"/>
         <source>Max relative error per tensor</source>
         <translation>每个张量的最大相对误差</translation>
     </message>
     <message>
-        <location filename="../plot_tabs.py" line="37"/>
+        <location filename="../plot_tabs.py" line="50"/>
         <source>max rel. error</source>
         <translation>最大相对误差</translation>
     </message>
     <message>
-        <location filename="../plot_tabs.py" line="38"/>
+        <location filename="../plot_tabs.py" line="51"/>
         <source>changed</source>
         <translation>有变化</translation>
     </message>
     <message>
-        <location filename="../plot_tabs.py" line="38"/>
+        <location filename="../plot_tabs.py" line="51"/>
         <source>lossless</source>
         <translation>无损</translation>
     </message>
     <message>
-        <location filename="../plot_tabs.py" line="41"/>
+        <location filename="../plot_tabs.py" line="54"/>
         <source>Max |Δ| per tensor vs reference</source>
         <translation>每个张量与参考的最大 |Δ|</translation>
     </message>
     <message>
-        <location filename="../plot_tabs.py" line="43"/>
+        <location filename="../plot_tabs.py" line="56"/>
         <source>differs</source>
         <translation>有差异</translation>
     </message>
     <message>
-        <location filename="../plot_tabs.py" line="43"/>
+        <location filename="../plot_tabs.py" line="56"/>
         <source>equal</source>
         <translation>相同</translation>
     </message>
     <message>
-        <location filename="../plot_tabs.py" line="49"/>
+        <location filename="../plot_tabs.py" line="62"/>
         <source>Why it matters</source>
         <translation>为什么重要</translation>
     </message>
     <message>
-        <location filename="../plot_tabs.py" line="50"/>
+        <location filename="../plot_tabs.py" line="63"/>
         <source>Precision lost (cast)</source>
         <translation>精度损失（转换）</translation>
     </message>
     <message>
-        <location filename="../plot_tabs.py" line="51"/>
+        <location filename="../plot_tabs.py" line="64"/>
         <source>Difference to reference</source>
         <translation>与参考的差异</translation>
     </message>
     <message>
-        <location filename="../plot_tabs.py" line="53"/>
+        <location filename="../plot_tabs.py" line="66"/>
         <source>Pickle</source>
         <translation>Pickle</translation>
     </message>
     <message>
-        <location filename="../plot_tabs.py" line="55"/>
-        <location filename="../plot_tabs.py" line="142"/>
+        <location filename="../plot_tabs.py" line="68"/>
+        <location filename="../plot_tabs.py" line="157"/>
         <source>Lint</source>
         <translation>检查</translation>
     </message>
     <message>
-        <location filename="../plot_tabs.py" line="77"/>
+        <location filename="../plot_tabs.py" line="70"/>
+        <source>Metadata</source>
+        <translation>元数据</translation>
+    </message>
+    <message>
+        <location filename="../plot_tabs.py" line="92"/>
         <source>Max relative error per tensor, cast to {target}</source>
         <translation>每个张量的最大相对误差，转换为 {target}</translation>
     </message>
     <message>
-        <location filename="../plot_tabs.py" line="83"/>
+        <location filename="../plot_tabs.py" line="98"/>
         <source>&lt;b&gt;{n} tensors cast to {target}&lt;/b&gt; ({out}): {lossless} lossless · overflow {o} · underflow {u} · NaN {nan}</source>
         <translation>&lt;b&gt;{n} 个张量转换为 {target}&lt;/b&gt;（{out}）：{lossless} 个无损 · 上溢 {o} · 下溢 {u} · NaN {nan}</translation>
     </message>
     <message>
-        <location filename="../plot_tabs.py" line="108"/>
+        <location filename="../plot_tabs.py" line="123"/>
         <source>Max |Δ| per tensor vs {ref}</source>
         <translation>每个张量与 {ref} 的最大 |Δ|</translation>
     </message>
     <message>
-        <location filename="../plot_tabs.py" line="110"/>
+        <location filename="../plot_tabs.py" line="125"/>
         <source>&lt;b&gt;{n} differing from {ref}&lt;/b&gt; (worst max |Δ| {worst}), {equal} equal</source>
         <translation>&lt;b&gt;{n} 个张量与 {ref} 有差异&lt;/b&gt;（最大 |Δ| 为 {worst}），{equal} 个相同</translation>
     </message>
     <message>
-        <location filename="../plot_tabs.py" line="120"/>
+        <location filename="../plot_tabs.py" line="135"/>
         <source>, {n} within tolerance</source>
         <translation>，{n} 个在容差内</translation>
     </message>
     <message>
-        <location filename="../plot_tabs.py" line="140"/>
+        <location filename="../plot_tabs.py" line="155"/>
         <source>Lint ({n})</source>
         <translation>检查（{n}）</translation>
     </message>
