@@ -416,3 +416,27 @@ def test_a_complex128_tensor_alone_is_listed_as_the_file_s_value(tmp_path):
     assert (value.name, value.left_out) == ("tensor", True)
     with open_checkpoint(path) as ckpt:
         run_job(cast_checkpoint(ckpt, DTYPES["F32"], str(tmp_path / "o.safetensors")))
+
+
+# -- rebuilds torch reads that were refused ----------------------------------------------------------
+@pytest.mark.parametrize("legacy", [False, True], ids=["zip", "legacy"])
+def test_the_old_rebuild_tensor_reads_a_view_in_its_storage_dtype(tmp_path, legacy):
+    obj = {"old": utils("_rebuild_tensor", _f32(legacy=legacy), 1, (2, 3), (1, 2))}
+    path = _write(tmp_path, obj, legacy=legacy)
+    assert _ours(path) == _theirs(path, True) == _theirs(path, False)
+    assert _ours(path)["old"][:2] == ("F32", (2, 3))
+
+
+def test_a_meta_tensor_is_listed_as_left_out(tmp_path):
+    path = tmp_path / "m.pt"
+    torch.save({"m": torch.empty(2, 3, device="meta"), "w": torch.ones(2)}, path)
+    m = _torch_load(path, True)["m"]  # torch: a tensor with a shape and no bytes
+    assert (m.device.type, m.dtype, tuple(m.shape)) == ("meta", torch.float32, (2, 3))
+    assert list(_ours(path)) == ["w"]
+    with open_checkpoint(path) as ckpt:
+        [value] = ckpt.files[0].pickle.values
+    assert (value.name, value.text, value.left_out) == (
+        "m",
+        "float32 tensor [2, 3]: on the meta device, no data; left out of cast",
+        True,
+    )

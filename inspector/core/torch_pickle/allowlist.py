@@ -132,6 +132,35 @@ def _with_metadata(tensor: AnyTensor, metadata: Any) -> AnyTensor:
     return tensor
 
 
+class _RebuildOldTensor(StandIn):
+    """``_rebuild_tensor(storage, offset, size, stride)`` (torch < 0.4): a view in the storage's
+    dtype, no requires_grad, no metadata."""
+
+    def call(self, args: tuple) -> Any:
+        if len(args) != 4:
+            raise PickleError(f"{self.qualname} called with {len(args)} arguments")
+        hooks: dict = {}
+        return ALLOWED["torch._utils._rebuild_tensor_v2"].call((*args, False, hooks))
+
+
+class _RebuildMetaTensor(StandIn):
+    """``_rebuild_meta_tensor_no_storage(dtype, size, stride, requires_grad)``: a tensor on the
+    meta device has a shape and no values: listed, left out of cast."""
+
+    def call(self, args: tuple) -> Any:
+        if len(args) != 4 or not isinstance(args[0], _DTypeValue):
+            raise PickleError(f"{self.qualname} called with unexpected arguments")
+        if type(args[3]) is not bool:
+            raise PickleError("gives a tensor a requires_grad that is not True or False")
+        shape = tensor_view(_NO_STORAGE, 0, args[1], args[2], _U8).shape
+        return LeftOutTensor(
+            args[0].qualname.removeprefix("torch."), shape, "on the meta device, no data"
+        )
+
+
+_NO_STORAGE = StorageRef("", None, 0)
+
+
 class _RebuildParameter(StandIn):
     """``_rebuild_parameter(data, requires_grad, hooks)`` and ``_rebuild_parameter_with_state(…,
     state)``: a new parameter on data's view, its state set as torch's ``_set_obj_state`` does."""
@@ -320,10 +349,8 @@ _UNSUPPORTED = {
     "_rebuild_sparse_csr_tensor": "a sparse tensor",
     "_rebuild_nested_tensor": "a nested tensor",
     "_rebuild_wrapper_subclass": "a tensor subclass",
-    "_rebuild_meta_tensor_no_storage": "a meta tensor (no data)",
     "_rebuild_device_tensor_from_numpy": "a tensor saved through numpy",
     "_rebuild_device_tensor_from_cpu_tensor": "a device tensor",
-    "_rebuild_tensor": "a tensor in an old layout",
     "_rebuild_xla_tensor": "an XLA tensor",
     "_rebuild_mtia_tensor": "an MTIA tensor",
 }
@@ -351,6 +378,8 @@ def _table() -> dict[str, StandIn]:
         add(_DTypeValue(f"torch.{name}", DTYPES[dt] if dt else None))
     add(_RebuildTensor("torch._utils._rebuild_tensor_v2", with_dtype=False))
     add(_RebuildTensor("torch._utils._rebuild_tensor_v3", with_dtype=True))
+    add(_RebuildOldTensor("torch._utils._rebuild_tensor", ImportVerdict.TENSOR))
+    add(_RebuildMetaTensor("torch._utils._rebuild_meta_tensor_no_storage", ImportVerdict.TENSOR))
     add(_RebuildParameter("torch._utils._rebuild_parameter", with_state=False))
     add(_RebuildParameter("torch._utils._rebuild_parameter_with_state", with_state=True))
     add(_RebuildFromType("torch._tensor._rebuild_from_type_v2", ImportVerdict.TENSOR))
