@@ -76,7 +76,20 @@ def _cast(args: argparse.Namespace) -> int:
         out(ckpt.training.line(len(ckpt)) + "; --keep-all writes everything")
     for line in _loss_lines(report):
         out(line)
+    for line in _left_out_lines(report.left_out):
+        out(line)
     return 0
+
+
+def _left_out_lines(left_out: list[dict[str, str]]) -> list[str]:
+    """Tensors torch loads that the output does not hold (complex128): named, never silent."""
+    if not left_out:
+        return []
+    lines = [f"  {len(left_out)} tensor(s) left out (not written):"]
+    lines += [f"    {clip(printable(e['name']))}: {printable(e['why'])}" for e in left_out[:10]]
+    if len(left_out) > 10:
+        lines.append(f"    and {len(left_out) - 10} more")
+    return lines
 
 
 def _loss_lines(report) -> list[str]:

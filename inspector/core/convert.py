@@ -70,8 +70,10 @@ class CastReport:
 
     target: str
     tensors: list[TensorCastReport] = field(default_factory=list)
+    # tensors of a pickle that safetensors cannot hold (complex128…): {"name", "why"}, not written
+    left_out: list[dict[str, str]] = field(default_factory=list)
     # a training checkpoint cast as its model's weights: what was not written
-    left_out: dict[str, Any] | None = None
+    training: dict[str, Any] | None = None
 
     def totals(self) -> dict[str, int]:
         """``tensors_cast``, ``lossless`` and the overflow/underflow/NaN value counts, summed."""
@@ -86,8 +88,10 @@ class CastReport:
 
     def _head(self) -> dict[str, Any]:
         head: dict[str, Any] = {"target": self.target, "totals": self.totals()}
-        if self.left_out is not None:
+        if self.left_out:
             head["left_out"] = self.left_out
+        if self.training is not None:
+            head["training"] = self.training
         return head
 
     def to_json(self) -> dict[str, Any]:
@@ -96,6 +100,16 @@ class CastReport:
     def to_json_text(self) -> str:
         """The ``--report`` document: strict JSON, one tensor per line."""
         return rows_document([t.to_json() for t in self.tensors], self._head())
+
+
+def _left_out(ckpt: Checkpoint) -> list[dict[str, str]]:
+    return [
+        {"name": v.name, "why": v.text}
+        for h in ckpt.files
+        if h.pickle is not None
+        for v in h.pickle.values
+        if v.left_out
+    ]
 
 
 def plan_cast(
@@ -203,7 +217,7 @@ def cast_checkpoint(
     dst_of = {t.name: d for t, d in plan}
     total = ckpt.total_nbytes
     done = 0
-    result = CastReport(target.name, left_out=training_left_out(ckpt))
+    result = CastReport(target.name, left_out=_left_out(ckpt), training=training_left_out(ckpt))
     protect = [h.path for h in ckpt.files] + ([ckpt.index_path] if ckpt.index_path else [])
     with AtomicWriter(protect, root=out if ckpt.is_sharded else None) as writer:
         paths = _output_paths(ckpt, out, writer)

@@ -55,11 +55,15 @@ def test_argument_counts_of_v2_v3_and_parameters():
     assert rec.dtype == DTYPES["F16"]
     with pytest.raises(PickleError, match="called with 6 arguments"):
         V3.call((untyped, 0, (12,), (1,), False, {}))
-    for args in ((rec, False, {}), (rec, False, {}, {"state": 1})):
-        assert PARAM.call(args) is rec
-    for args in ((rec, False), (rec, False, {}, {}, 5), ("not a tensor", False, {})):
+    with_state = ALLOWED["torch._utils._rebuild_parameter_with_state"]
+    for param in (PARAM.call((rec, False, {})), with_state.call((rec, False, {}, {"state": 1}))):
+        # a new object on the same view (torch's Parameter(data) is one): BUILD on it is its own
+        assert param is not rec and param.__dict__ == rec.__dict__
+    for args in ((rec, False), (rec, False, {}, {}), ("not a tensor", False, {})):
         with pytest.raises(PickleError, match="called without a tensor"):
             PARAM.call(args)
+    with pytest.raises(PickleError, match="called without a tensor"):
+        with_state.call((rec, False, {}))
     assert isinstance(rec, TensorRecord)
 
 
@@ -136,10 +140,10 @@ EVERY_ALLOWED_GLOBAL = {
     "torch._utils._rebuild_sparse_csr_tensor": "Unsupported | unsupported | a sparse tensor",
     "torch._utils._rebuild_nested_tensor": "Unsupported | unsupported | a nested tensor",
     "torch._utils._rebuild_wrapper_subclass": "Unsupported | unsupported | a tensor subclass",
-    "torch._utils._rebuild_meta_tensor_no_storage": "Unsupported | unsupported | a meta tensor (no data)",
+    "torch._utils._rebuild_meta_tensor_no_storage": "RebuildMetaTensor | tensor",
     "torch._utils._rebuild_device_tensor_from_numpy": "Unsupported | unsupported | a tensor saved through numpy",
     "torch._utils._rebuild_device_tensor_from_cpu_tensor": "Unsupported | unsupported | a device tensor",
-    "torch._utils._rebuild_tensor": "Unsupported | unsupported | a tensor in an old layout",
+    "torch._utils._rebuild_tensor": "RebuildOldTensor | tensor",
     "torch._utils._rebuild_xla_tensor": "Unsupported | unsupported | an XLA tensor",
     "torch._utils._rebuild_mtia_tensor": "Unsupported | unsupported | an MTIA tensor",
     "torch.per_tensor_affine": "StandIn | unsupported",

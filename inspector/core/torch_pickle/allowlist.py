@@ -10,11 +10,23 @@ what a tensor checkpoint does not need.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
 from typing import Any
 
 from ..dtypes import DTYPES, DType
 from .machine import COMPUTED, EXTENSION, PickleError, check_key
+from .records import AnyTensor, LeftOutTensor, StorageRef, TensorRecord, tensor_view
+from .tensor_state import check_requires_grad, set_obj_state, storage_dtype
+
+__all__ = [
+    "ALLOWED",
+    "ImportVerdict",
+    "LeftOutTensor",
+    "StandIn",
+    "StorageRef",
+    "TensorRecord",
+    "qualname",
+    "verdict_of",
+]
 
 
 class ImportVerdict(enum.Enum):
@@ -28,26 +40,6 @@ class ImportVerdict(enum.Enum):
     @property
     def is_safe(self) -> bool:
         return self is not ImportVerdict.REFUSED
-
-
-@dataclass(frozen=True, eq=False)
-class StorageRef:
-    """A storage the pickle refers to by key; ``dtype`` is None for torch's UntypedStorage."""
-
-    key: str
-    dtype: DType | None
-    numel: int  # elements of ``dtype`` (bytes when untyped)
-
-
-@dataclass(frozen=True, eq=False)
-class TensorRecord:
-    """One tensor as the pickle describes it: a strided view of a storage."""
-
-    storage: StorageRef
-    dtype: DType
-    offset: int  # in elements
-    shape: tuple[int, ...]
-    stride: tuple[int, ...]
 
 
 class StandIn:
@@ -66,9 +58,12 @@ class StandIn:
 class _Storage(StandIn):
     """``torch.FloatStorage`` & co. (typed) or ``torch.UntypedStorage``: named in persistent ids."""
 
-    def __init__(self, qualname: str, dtype: DType | None) -> None:
+    def __init__(self, qualname: str, dtype: DType | None, unheld: tuple[str, int] = ("", 1)):
         super().__init__(qualname, ImportVerdict.TENSOR)
         self.dtype = dtype
+        self.unheld = unheld[0]  # torch's dtype, when safetensors has none for it: complex128
+        self.untyped = qualname.endswith(".UntypedStorage")
+        self.item_size = dtype.bits // 8 if dtype else unheld[1]  # bytes per element
 
 
 class _DTypeValue(StandIn):
@@ -77,26 +72,6 @@ class _DTypeValue(StandIn):
     def __init__(self, qualname: str, dtype: DType | None) -> None:
         super().__init__(qualname, ImportVerdict.TENSOR)
         self.dtype = dtype
-
-
-def _as_int_tuple(value: Any, what: str) -> tuple[int, ...]:
-    if not isinstance(value, (tuple, list)) or not all(type(v) is int and v >= 0 for v in value):
-        raise PickleError(f"tensor {what} is not a tuple of non-negative integers")
-    return tuple(value)
-
-
-def _record(storage: Any, offset: Any, size: Any, stride: Any, dtype: DType | None) -> TensorRecord:
-    if not isinstance(storage, StorageRef):
-        raise PickleError("a tensor is rebuilt from something that is not a stored storage")
-    if type(offset) is not int or offset < 0:
-        raise PickleError("a tensor's storage offset is not a non-negative integer")
-    shape, strides = _as_int_tuple(size, "shape"), _as_int_tuple(stride, "stride")
-    if len(shape) != len(strides):
-        raise PickleError("a tensor's shape and stride have different lengths")
-    dtype = dtype or storage.dtype
-    if dtype is None:
-        raise PickleError("a tensor on an untyped storage names no dtype")
-    return TensorRecord(storage, dtype, offset, shape, strides)
 
 
 class _RebuildTensor(StandIn):
@@ -111,36 +86,113 @@ class _RebuildTensor(StandIn):
         need = 7 if self.with_dtype else 6
         if not need <= len(args) <= need + 1:
             raise PickleError(f"{self.qualname} called with {len(args)} arguments")
-        dtype = None
+        storage = args[0]
         if self.with_dtype:
-            if not isinstance(args[6], _DTypeValue):
+            named = args[6]
+            if not isinstance(named, _DTypeValue):
                 raise PickleError(f"{self.qualname} called without a dtype")
-            dtype = args[6].dtype
-            if dtype is None:
+            dtype, unheld = named.dtype, named.qualname.removeprefix("torch.")
+            if dtype is None and unheld.startswith(("qint", "quint")):
                 raise PickleError(
-                    f"holds a {args[6].qualname} tensor, which safetensors cannot store"
+                    f"holds a {named.qualname} tensor, which safetensors cannot store"
                 )
-        return _record(args[0], args[1], args[2], args[3], dtype)
+        else:  # the tensor takes its storage's dtype (an untyped one is loaded as bytes)
+            if not isinstance(storage, StorageRef):
+                raise PickleError("a tensor is rebuilt from something that is not a stored storage")
+            dtype, unheld = storage_dtype(storage), storage.unheld
+        tensor: AnyTensor = tensor_view(storage, args[1], args[2], args[3], dtype or _U8)
+        if dtype is None:
+            tensor = LeftOutTensor(unheld, tensor.shape, f"safetensors has no {unheld} dtype")
+        check_requires_grad(args[4], tensor)
+        return _with_metadata(tensor, args[need] if len(args) > need else None)
+
+
+_U8 = DTYPES["U8"]
+_VIEW_BITS = {
+    "conj": "a conjugate view (torch.load conjugates",
+    "neg": "a negative view (torch.load negates",
+}
+
+
+def _with_metadata(tensor: AnyTensor, metadata: Any) -> AnyTensor:
+    """``set_tensor_metadata``: a ``conj`` or ``neg`` key (whatever its value) makes torch give
+    other values than the stored ones; this tool leaves such a tensor out rather than resolve it."""
+    if not metadata:
+        return tensor
+    if not isinstance(metadata, dict):
+        raise PickleError("gives a tensor metadata that is not a dict, which torch refuses")
+    if isinstance(tensor, LeftOutTensor):
+        return tensor
+    if "conj" in metadata and tensor.dtype.kind != "complex":
+        raise PickleError(f"marks a {tensor.dtype.name} tensor conjugate, which torch refuses")
+    for bit, view in _VIEW_BITS.items():
+        if bit in metadata:
+            name = _TORCH_NAMES[tensor.dtype.name]
+            return LeftOutTensor(name, tensor.shape, f"saved as {view} the stored values)")
+    return tensor
+
+
+class _RebuildOldTensor(StandIn):
+    """``_rebuild_tensor(storage, offset, size, stride)`` (torch < 0.4): a view in the storage's
+    dtype, no requires_grad, no metadata."""
+
+    def call(self, args: tuple) -> Any:
+        if len(args) != 4:
+            raise PickleError(f"{self.qualname} called with {len(args)} arguments")
+        hooks: dict = {}
+        return ALLOWED["torch._utils._rebuild_tensor_v2"].call((*args, False, hooks))
+
+
+class _RebuildMetaTensor(StandIn):
+    """``_rebuild_meta_tensor_no_storage(dtype, size, stride, requires_grad)``: a tensor on the
+    meta device has a shape and no values: listed, left out of cast."""
+
+    def call(self, args: tuple) -> Any:
+        if len(args) != 4 or not isinstance(args[0], _DTypeValue):
+            raise PickleError(f"{self.qualname} called with unexpected arguments")
+        if type(args[3]) is not bool:
+            raise PickleError("gives a tensor a requires_grad that is not True or False")
+        shape = tensor_view(_NO_STORAGE, 0, args[1], args[2], _U8).shape
+        return LeftOutTensor(
+            args[0].qualname.removeprefix("torch."), shape, "on the meta device, no data"
+        )
+
+
+_NO_STORAGE = StorageRef("", None, 0)
 
 
 class _RebuildParameter(StandIn):
-    """``_rebuild_parameter(data, requires_grad, hooks[, state])``: the parameter is its tensor."""
+    """``_rebuild_parameter(data, requires_grad, hooks)`` and ``_rebuild_parameter_with_state(…,
+    state)``: a new parameter on data's view, its state set as torch's ``_set_obj_state`` does."""
+
+    def __init__(self, qualname: str, with_state: bool) -> None:
+        super().__init__(qualname, ImportVerdict.TENSOR)
+        self.with_state = with_state
 
     def call(self, args: tuple) -> Any:
-        if len(args) not in (3, 4) or not isinstance(args[0], TensorRecord):
+        if len(args) != 3 + self.with_state or not isinstance(args[0], AnyTensor):
             raise PickleError(f"{self.qualname} called without a tensor")
-        return args[0]
+        param = args[0].copy()  # another object: a BUILD on it leaves data as it was
+        check_requires_grad(args[1], param)
+        if self.with_state:
+            set_obj_state(param, args[3])
+        return param
 
 
 class _RebuildFromType(StandIn):
-    """``_rebuild_from_type_v2(func, type, args, state)``: a Tensor or Parameter, rebuilt by func."""
+    """``_rebuild_from_type_v2(func, type, args, state)``: a Tensor or Parameter, rebuilt by func,
+    then its state set (``_set_obj_state``: Tensor and Parameter keep torch's own __setstate__)."""
 
     def call(self, args: tuple) -> Any:
         if len(args) != 4 or not isinstance(args[0], StandIn) or not isinstance(args[2], tuple):
             raise PickleError(f"{self.qualname} called with unexpected arguments")
         if not isinstance(args[1], _TensorClass):
             raise PickleError(f"{self.qualname} rebuilds a {args[1]!r}, not a tensor")
-        return args[0].call(args[2])
+        tensor = args[0].call(args[2])
+        if not isinstance(tensor, AnyTensor):
+            raise PickleError(f"{self.qualname} calls {args[0]!r}, which gives no tensor")
+        set_obj_state(tensor, args[3])
+        return tensor
 
 
 class _TensorClass(StandIn):
@@ -174,6 +226,29 @@ def _ordered_dict(items: Any = ()) -> dict:
             raise PickleError("an OrderedDict is built from items that are not pairs")
         out[check_key(pair[0])] = pair[1]
     return out
+
+
+def _counter(items: Any = ()) -> dict:
+    """``Counter(mapping)`` (what pickling a Counter writes) copies it; ``Counter(items)`` counts."""
+    if isinstance(items, dict):
+        return dict(items)
+    if not isinstance(items, (list, tuple, str, bytes)):
+        raise PickleError(f"Counter is built from a {type(items).__name__}")
+    counts: dict = {}
+    for item in items:
+        counts[check_key(item)] = counts.get(item, 0) + 1
+    return counts
+
+
+def _device(kind: Any = "", index: Any = None) -> str:
+    """``torch.device("cuda", 0)`` (how a device pickles) or ``torch.device("cuda:0")``: as torch
+    prints it, ``cuda:0``."""
+    text = _text(kind)
+    if index is None:
+        return text
+    if type(index) is not int or index < 0 or ":" in text:
+        raise PickleError("a device is named with an index that is not a non-negative integer")
+    return f"{text}:{index}"
 
 
 def _encode(text: Any, encoding: str = "utf-8") -> bytes:
@@ -225,6 +300,8 @@ _STORAGES = {
     "QUInt4x2Storage": None,
     "QUInt2x4Storage": None,
 }
+# read, then left out (quantized ones are refused): torch's dtype and its bytes per element
+_UNHELD = {"ComplexDoubleStorage": ("complex128", 16)}
 # torch dtype name -> safetensors dtype, for _rebuild_tensor_v3 (and dtypes named elsewhere)
 _DTYPE_NAMES = {
     "float64": "F64",
@@ -265,16 +342,15 @@ _DTYPE_NAMES = {
         None,
     ),
 }
+_TORCH_NAMES = {st: torch for torch, st in _DTYPE_NAMES.items() if st}  # F32 -> float32
 _UNSUPPORTED = {
     "_rebuild_qtensor": "a quantized tensor",
     "_rebuild_sparse_tensor": "a sparse tensor",
     "_rebuild_sparse_csr_tensor": "a sparse tensor",
     "_rebuild_nested_tensor": "a nested tensor",
     "_rebuild_wrapper_subclass": "a tensor subclass",
-    "_rebuild_meta_tensor_no_storage": "a meta tensor (no data)",
     "_rebuild_device_tensor_from_numpy": "a tensor saved through numpy",
     "_rebuild_device_tensor_from_cpu_tensor": "a device tensor",
-    "_rebuild_tensor": "a tensor in an old layout",
     "_rebuild_xla_tensor": "an XLA tensor",
     "_rebuild_mtia_tensor": "an MTIA tensor",
 }
@@ -295,15 +371,17 @@ def _table() -> dict[str, StandIn]:
         t[s.qualname] = s
 
     for name, dt in _STORAGES.items():
-        add(_Storage(f"torch.{name}", DTYPES[dt] if dt else None))
+        add(_Storage(f"torch.{name}", DTYPES[dt] if dt else None, _UNHELD.get(name, ("", 1))))
     add(_Storage("torch.UntypedStorage", None))
     add(_Storage("torch.storage.UntypedStorage", None))
     for name, dt in _DTYPE_NAMES.items():
         add(_DTypeValue(f"torch.{name}", DTYPES[dt] if dt else None))
     add(_RebuildTensor("torch._utils._rebuild_tensor_v2", with_dtype=False))
     add(_RebuildTensor("torch._utils._rebuild_tensor_v3", with_dtype=True))
-    add(_RebuildParameter("torch._utils._rebuild_parameter", ImportVerdict.TENSOR))
-    add(_RebuildParameter("torch._utils._rebuild_parameter_with_state", ImportVerdict.TENSOR))
+    add(_RebuildOldTensor("torch._utils._rebuild_tensor", ImportVerdict.TENSOR))
+    add(_RebuildMetaTensor("torch._utils._rebuild_meta_tensor_no_storage", ImportVerdict.TENSOR))
+    add(_RebuildParameter("torch._utils._rebuild_parameter", with_state=False))
+    add(_RebuildParameter("torch._utils._rebuild_parameter_with_state", with_state=True))
     add(_RebuildFromType("torch._tensor._rebuild_from_type_v2", ImportVerdict.TENSOR))
     for q in ("torch.Tensor", "torch.nn.parameter.Parameter", "torch.nn.Parameter"):
         add(_TensorClass(q, ImportVerdict.TENSOR))
@@ -312,9 +390,9 @@ def _table() -> dict[str, StandIn]:
     for scheme in _QSCHEMES:  # arguments of _rebuild_qtensor: named, so the refusal is precise
         add(StandIn(f"torch.{scheme}", ImportVerdict.UNSUPPORTED))
     add(_Plain("collections.OrderedDict", _ordered_dict))
-    add(_Plain("collections.Counter", _ordered_dict))
+    add(_Plain("collections.Counter", _counter))
     add(_Plain("torch.Size", _one(tuple)))
-    add(_Plain("torch.device", _text))
+    add(_Plain("torch.device", _device))
     add(_Plain("torch.serialization._get_layout", _text))
     add(_Plain("_codecs.encode", _encode))
     add(_Plain("builtins.set", _one(set)))

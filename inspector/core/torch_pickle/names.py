@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..header import TensorInfo
-from .allowlist import StorageRef, TensorRecord
+from .allowlist import LeftOutTensor, StorageRef, TensorRecord
 from .archive import StorageSpan
 from .machine import PickleError
 
@@ -34,12 +34,15 @@ class NamedValue:
 
     name: str
     text: str
+    left_out: bool = False  # a tensor torch loads that safetensors cannot hold (complex128)
 
 
 def flatten(root: object) -> tuple[list[tuple[str, TensorRecord]], list[NamedValue]]:
     """Tensors and other leaves in walk order; nesting deeper than MAX_DEPTH or a cycle is refused."""
     if isinstance(root, TensorRecord):
         return [(ROOT_TENSOR_NAME, root)], []
+    if isinstance(root, LeftOutTensor):
+        return [], [NamedValue(ROOT_TENSOR_NAME, root.text(), left_out=True)]
     tensors: list[tuple[str, TensorRecord]] = []
     values: list[NamedValue] = []
     on_path: set[int] = set()
@@ -55,7 +58,7 @@ def flatten(root: object) -> tuple[list[tuple[str, TensorRecord]], list[NamedVal
             continue
         items = _children(obj)
         if items is None or (not items and name):
-            values.append(NamedValue(name, _value_text(obj)))
+            values.append(NamedValue(name, _value_text(obj), isinstance(obj, LeftOutTensor)))
             continue
         if depth >= MAX_DEPTH:
             raise PickleError(f"nests containers more than {MAX_DEPTH} levels deep")
@@ -95,6 +98,8 @@ def _value_text(value: object, limit: int = 120) -> str:
         text = f"a set of {len(value):,}"
     elif isinstance(value, (dict, list, tuple)):
         text = "{}" if isinstance(value, dict) else "[]" if isinstance(value, list) else "()"
+    elif isinstance(value, LeftOutTensor):
+        text = value.text()
     elif isinstance(value, StorageRef):
         text = "a storage without a tensor"
     else:

@@ -97,19 +97,30 @@ def _binfloat(m: PickleMachine) -> None:
     m._push(m._u(">d", 8))
 
 
+def _py2_text(raw: bytes) -> str:
+    """A Python 2 string as torch.load reads it: ``encoding="utf-8"``, strict (its default in
+    both weights_only modes); bytes that are not UTF-8 make torch.load fail."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise PickleError(
+            "holds a Python 2 string that is not UTF-8, which torch.load cannot decode"
+        ) from None
+
+
 def _string(m: PickleMachine) -> None:
     line = m._line()
     if len(line) < 2 or line[0] != line[-1] or line[:1] not in (b"'", b'"'):
         raise PickleError("pickle STRING argument is not quoted (corrupt)")
-    m._push(codecs.escape_decode(line[1:-1])[0].decode("latin-1"))
+    m._push(_py2_text(codecs.escape_decode(line[1:-1])[0]))
 
 
 def _binstring(m: PickleMachine) -> None:
-    m._push(m._take(m._u("<i", 4)).decode("latin-1"))
+    m._push(_py2_text(m._take(m._u("<i", 4))))
 
 
 def _short_binstring(m: PickleMachine) -> None:
-    m._push(m._take(m._take(1)[0]).decode("latin-1"))
+    m._push(_py2_text(m._take(m._take(1)[0])))
 
 
 def _unicode(m: PickleMachine) -> None:

@@ -11,12 +11,13 @@ from .allowlist import (
     ImportVerdict,
     StandIn,
     StorageRef,
-    TensorRecord,
     _Plain,
     _Storage,
     qualname,
 )
 from .machine import Opaque, PickleError
+from .records import AnyTensor
+from .tensor_state import setstate
 
 
 class RefusedImport(Exception):
@@ -32,6 +33,7 @@ class LoadPolicy:
 
     def __init__(self) -> None:
         self.item_size: dict[str, int] = {}  # storage key -> bytes per element (legacy layout)
+        self.storages: dict[str, StorageRef] = {}  # key -> the first id naming it, as torch keeps
         self.seen: dict[str, ImportSeen] = {}  # every import, all allowed (else the read stopped)
 
     def resolve_global(self, module: str, name: str) -> Any:
@@ -53,10 +55,30 @@ class LoadPolicy:
             raise PickleError(
                 "uses a storage view (torch < 1.0 layout), which this tool cannot read"
             )
-        if cls.dtype is None and "Untyped" not in cls.qualname:
+        if cls.dtype is None and not cls.unheld and not cls.untyped:  # quantized
             raise PickleError(f"holds a {cls.qualname}, which safetensors cannot store")
-        self.item_size.setdefault(key, cls.dtype.bits // 8 if cls.dtype else 1)
-        return StorageRef(key, cls.dtype, numel)
+        if (
+            cls.untyped and len(pid) == 6
+        ):  # the legacy layout: torch asks UntypedStorage for a dtype
+            raise PickleError(
+                f"names a {cls.qualname} in the legacy layout, which torch.load cannot read"
+            )
+        return self._storage(StorageRef(key, cls.dtype, numel, cls.unheld), cls)
+
+    def _storage(self, ref: StorageRef, cls: _Storage) -> StorageRef:
+        """torch loads a key once: a later id naming it gets the first storage, its dtype and size
+        (an empty first storage is not kept, and a later non-empty one is then unreadable)."""
+        first = self.storages.get(ref.key)
+        if first is None or (first.numel == 0 and ref.numel == 0):
+            self.storages.setdefault(ref.key, ref)
+            self.item_size.setdefault(ref.key, cls.item_size)
+            return ref
+        if first.numel == 0:
+            raise PickleError(
+                f"names storage {ref.key!r} first empty, then with {ref.numel:,} elements: "
+                "torch.load reads uninitialized memory or fails"
+            )
+        return first
 
     def call(self, func: Any, args: tuple) -> Any:
         if not isinstance(func, StandIn):
@@ -66,9 +88,12 @@ class LoadPolicy:
         return func.call(args)
 
     def build(self, obj: Any, state: Any) -> Any:
-        # a state_dict carries its `_metadata` as state, a tensor its Python attributes: neither
-        # is a tensor, and nothing is set; BUILD on anything else is not something torch writes
-        if isinstance(obj, (dict, TensorRecord)):
+        # a state_dict carries its `_metadata` as state (attributes: no item changes); a tensor
+        # takes its state by Tensor.__setstate__, in place (the memo holds the same object)
+        if isinstance(obj, dict):
+            return obj
+        if isinstance(obj, AnyTensor):
+            setstate(obj, state)
             return obj
         if isinstance(obj, StandIn):
             raise PickleError(
