@@ -64,6 +64,7 @@ bench: $(VENV)/.installed-test
 fuzz: $(VENV)/.installed-test
 	$(PIP) install atheris
 	$(BIN)/python tests/fuzz/fuzz_header.py -max_total_time=300
+	$(BIN)/python tests/fuzz/fuzz_pickle.py -max_total_time=300
 
 # mutation testing of inspector/core/ (mutmut; not in CI: hours on 2 cores). Config: pyproject [tool.mutmut]
 # One OpenMP thread: mutmut forks each mutant's run from a process that already ran torch, and
