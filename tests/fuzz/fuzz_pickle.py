@@ -18,7 +18,6 @@ installed, unless corpus folders are given. Usage::
 
 from __future__ import annotations
 
-import os
 import resource
 import sys
 import tempfile
