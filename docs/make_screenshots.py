@@ -125,7 +125,7 @@ def _shoot(path: str, out: str, tab: str, tmp: str) -> None:
     from inspector.gui.main_window import MainWindow
 
     settings = QSettings(os.path.join(tmp, f"{tab}.ini"), QSettings.Format.IniFormat)
-    win = MainWindow(settings=settings, target="F32")
+    win = MainWindow(settings=settings)  # a fresh window: F32, or the folder's config.json dtype
     win.resize(1280, 800)
     win.show()
     win.open_path(path)
