@@ -29,6 +29,7 @@ def cmd_scan(args: argparse.Namespace) -> int:
                     "format": f.format,
                     "status": f.status.value,
                     "error": f.error,
+                    "findings": f.findings,
                     "imports": [
                         {"name": i.name, "verdict": i.verdict.value, "count": i.count}
                         for i in f.imports
@@ -47,7 +48,7 @@ def cmd_scan(args: argparse.Namespace) -> int:
             continue
         shown = os.path.relpath(f.path, report.root) if report.root else os.path.basename(f.path)
         lines.append(f"{printable(shown)}  ({f.format})")
-        if not f.imports and f.error is None:
+        if not f.imports and f.error is None and not f.findings:
             lines.append(
                 "  imports nothing" if f.format != "safetensors" else "  data only: no code"
             )
@@ -55,6 +56,8 @@ def cmd_scan(args: argparse.Namespace) -> int:
         for i in f.imports:
             mark = "REFUSED" if i.verdict is ImportVerdict.REFUSED else i.verdict.value
             lines.append(f"  {printable(i.name):<{width}}  {mark:<11} ×{i.count}")
+        for finding in f.findings:
+            lines.append(f"  FINDING: {printable(finding)}")
         if f.error:
             lines.append(f"  unreadable: {printable(f.error)}")
     if others:
@@ -62,12 +65,18 @@ def cmd_scan(args: argparse.Namespace) -> int:
     refused = sorted(
         {i.name for f in report.files for i in f.imports if i.verdict is ImportVerdict.REFUSED}
     )
+    findings = sum(len(f.findings) for f in report.files)
+    if findings:
+        lines.append(
+            f"{findings} finding(s): torch would read these files otherwise than this tool, or "
+            "run code through them; nothing was executed"
+        )
     if refused:
         lines.append(
             f"{len(refused)} import(s) outside the allowlist: {printable(', '.join(refused))}; "
             "nothing was executed"
         )
-    elif report.status is ScanStatus.CLEAN:
+    if report.status is ScanStatus.CLEAN:
         pickles = [f for f in report.files if f.format not in (*NOT_CHECKPOINTS, "safetensors")]
         lines.append(
             "only tensor rebuilds and plain containers: safe to read"

@@ -19,7 +19,8 @@ from .header.types import file_identity
 from .header.wording import _clip, _q
 from .json_output import with_depth_room
 from .output_names import PICKLE_SUFFIXES
-from .torch_pickle.reader import looks_like_pickle, read_pickle_checkpoint
+from .torch_pickle.containers import is_torch_tar
+from .torch_pickle.reader import looks_like_pickle, read_pickle_checkpoint, refuse_polyglot
 from .training_layout import model_tensors
 
 INDEX_SUFFIX = ".safetensors.index.json"
@@ -63,20 +64,26 @@ def _read_checkpoint_file(path: str) -> Header:
     try:
         with _open_regular(path) as f:
             head = f.read(16)
+            f.seek(0)
+            tar = not head.startswith(b"PK\x03\x04") and is_torch_tar(f)
     except OSError:
-        head = b""
+        head, tar = b"", False
+    if tar:  # torch.load tries tarfile before anything else: refused as such, by name
+        return read_pickle_checkpoint(path)
     # a pickle named .safetensors is refused as safe_open refuses it: every tool downstream
     # would take it for safetensors (read_header names it)
     named_safetensors = path.endswith(".safetensors")
     if head.startswith(b"PK\x03\x04") and not named_safetensors:
         return read_pickle_checkpoint(path)
     try:
-        return read_header(path)
+        header = read_header(path)
     except CheckpointError:
         # a header length of 640 begins like a pickle (80 02 ..): safetensors was tried first
         if looks_like_pickle(path, head) and not named_safetensors:
             return read_pickle_checkpoint(path)
         raise
+    refuse_polyglot(path)
+    return header
 
 
 def open_checkpoint(path: str | os.PathLike[str], keep_all: bool = False) -> Checkpoint:

@@ -18,10 +18,10 @@ from inspector.core.torch_pickle.archive import (
     LEGACY_PROTOCOL,
     StorageSpan,
     check_legacy_header,
-    is_tar,
     legacy_storage_spans,
     read_zip,
 )
+from inspector.core.torch_pickle.containers import is_torch_tar
 
 
 def _zip(members: dict[str, bytes]) -> io.BytesIO:
@@ -52,7 +52,7 @@ def test_a_zip_layout_names_its_pickles_and_storages_to_the_byte():
     span = layout.storages["0"]
     assert raw[span.offset : span.offset + span.nbytes] == b"\x01\x02\x03\x04"
     assert layout.storages["1"].nbytes == 0
-    assert layout.other_pickles == {"arch/extra.pkl": b"\x80\x02K\x01."}
+    assert not hasattr(layout, "other_pickles")  # list reads data.pkl only; scan reads the rest
 
 
 def test_byteorder_may_be_padded_or_empty_but_not_big_or_long():
@@ -91,13 +91,29 @@ def test_zip_damage_is_worded():
     assert e.value.reason.startswith("this is a TorchScript archive (torch.jit.save: code plus")
 
 
-def test_a_tar_checkpoint_is_recognised_by_its_header():
+@pytest.mark.parametrize("fmt", [tarfile.USTAR_FORMAT, tarfile.GNU_FORMAT, tarfile.PAX_FORMAT])
+def test_a_tar_checkpoint_is_recognised_as_torch_tries_it(fmt):
     buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w", format=tarfile.USTAR_FORMAT) as tf:
+    with tarfile.open(fileobj=buf, mode="w", format=fmt) as tf:
         info = tarfile.TarInfo("sys_info")
         tf.addfile(info, io.BytesIO(b""))
-    assert is_tar(buf.getvalue()[:512])
-    assert not is_tar(b"\0" * 512) and not is_tar(b"")
+    assert is_torch_tar(io.BytesIO(buf.getvalue()))
+    assert not is_torch_tar(io.BytesIO(b"\0" * 512)) and not is_torch_tar(io.BytesIO(b""))
+
+
+def test_a_v7_tar_without_ustar_magic_is_a_tar_too():
+    """Python's tarfile (which torch.load tries first) takes a V7 header with no "ustar" magic:
+    its first member may even be named like a pickle. It was not recognised."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.USTAR_FORMAT) as tf:
+        info = tarfile.TarInfo("\x80\x02}.")
+        tf.addfile(info, io.BytesIO(b""))
+    raw = bytearray(buf.getvalue())
+    raw[257:265] = b"\0" * 8  # no magic, no version: a V7 header
+    raw[148:156] = b"        "
+    raw[148:155] = (b"%06o\0" % sum(raw[:512]))[:7]
+    assert raw[257:262] != b"ustar"
+    assert is_torch_tar(io.BytesIO(bytes(raw)))
 
 
 def test_the_legacy_header_is_checked_field_by_field():
@@ -174,16 +190,18 @@ def test_a_member_behind_a_bad_local_header_or_cut_out_is_named():
     raw = bytearray(_zip({"a/data.pkl": b"N.", "a/data/0": b"\x01" * 64}).getvalue())
     local = raw.index(b"PK\x03\x04", raw.index(b"a/data/0") - 40)  # the storage's local header
     central = raw.index(b"PK\x01\x02")
-    for damaged in (
-        bytes(raw[:local]) + b"XX" + bytes(raw[local + 2 :]),
-        bytes(raw[: local + 40]) + bytes(raw[central:]),
-    ):
-        with pytest.raises(CheckpointError) as e:
-            read_zip("f.pt", io.BytesIO(damaged))
-        assert (e.value.path, e.value.reason) == (
-            "f.pt",
-            "zip member a/data/0 has a damaged local header",
-        )
+    with pytest.raises(CheckpointError) as e:
+        read_zip("f.pt", io.BytesIO(bytes(raw[:local]) + b"XX" + bytes(raw[local + 2 :])))
+    assert (e.value.path, e.value.reason) == (
+        "f.pt",
+        "zip member a/data/0 has a damaged local header",
+    )
+    with pytest.raises(CheckpointError) as e:  # cut out: the directory moved from where it says
+        read_zip("f.pt", io.BytesIO(bytes(raw[: local + 40]) + bytes(raw[central:])))
+    assert e.value.reason.startswith(
+        "is a zip archive torch's reader would read differently: its central directory is not "
+        "where its end record says"
+    )
 
 
 def test_a_damaged_compressed_pickle_is_named():
@@ -240,7 +258,9 @@ def test_a_storage_whose_size_runs_past_the_end_of_the_file_is_named():
     )
 
 
-def test_a_damaged_extra_pickle_is_named():
+def test_a_damaged_extra_pickle_is_named_by_scan_and_not_read_by_list(tmp_path):
+    from inspector.core.torch_pickle.scan import scan_file
+
     buf = io.BytesIO()
     payload = bytes(range(256)) * 64
     with zipfile.ZipFile(buf, "w") as zf:
@@ -249,11 +269,10 @@ def test_a_damaged_extra_pickle_is_named():
     raw = bytearray(buf.getvalue())
     start = raw.index(b"a/extra.pkl") + len("a/extra.pkl")
     raw[start + 100 : start + 140] = b"\xff" * 40
-    with pytest.raises(CheckpointError) as e:
-        read_zip("f.pt", io.BytesIO(bytes(raw)))
-    assert (e.value.path, e.value.reason) == (
-        "f.pt",
-        "cannot read a/extra.pkl (Error -3 while decompressing data: invalid distance too far back)",
+    assert read_zip("f.pt", io.BytesIO(bytes(raw))).pickle == b"N."
+    (tmp_path / "f.pt").write_bytes(bytes(raw))
+    assert scan_file(str(tmp_path / "f.pt")).error == (
+        "cannot read a/extra.pkl (Error -3 while decompressing data: invalid distance too far back)"
     )
 
 

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from tests.hostile.containers import BUILDERS as CONTAINERS
 from tests.hostile_folders import build as build_folder
 from tests.hostile_folders import evil_pickle
 
@@ -83,6 +84,10 @@ CASES: list[HostileCase] = [
             "unet/diffusion_pytorch_model.bin",
             "deep/er/than/that/x",
         )
+    ),
+    *(
+        HostileCase(f"container-{name}", _file("pytorch_model.bin", build), unsafe=True)
+        for name, build in CONTAINERS.items()
     ),
 ]
 

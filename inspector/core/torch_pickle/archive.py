@@ -15,11 +15,12 @@ import enum
 import mmap
 import struct
 import zipfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from ..errors import CheckpointError
 from ..summary import format_bytes
+from .containers import fold, is_torchscript, zip_problems
 
 LEGACY_MAGIC = 0x1950A86A20F9469CFC6C
 LEGACY_PROTOCOL = 1001
@@ -43,43 +44,60 @@ class StorageSpan:
 class ZipLayout:
     pickle: bytes
     prefix: str
-    storages: dict[str, StorageSpan]
-    other_pickles: dict[str, bytes] = field(default_factory=dict)  # for scan: every *.pkl
+    storages: dict[str, StorageSpan]  # by key, folded as torch's zip reader compares names
+
+    def storage(self, key: str) -> StorageSpan | None:
+        return self.storages.get(fold(key))
+
+
+def open_zip(path: str, fh: Any) -> zipfile.ZipFile:
+    try:
+        return zipfile.ZipFile(fh)
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError, NotImplementedError) as e:
+        raise CheckpointError(path, f"is a damaged zip archive ({_why(e)})") from None
 
 
 def read_zip(path: str, fh: Any) -> ZipLayout:
-    """The data.pkl and the storage spans of a torch zip; TorchScript and odd archives refused."""
-    try:
-        zf = zipfile.ZipFile(fh)
-        infos = zf.infolist()
-    except (zipfile.BadZipFile, OSError, ValueError, EOFError, NotImplementedError) as e:
-        raise CheckpointError(path, f"is a damaged zip archive ({_why(e)})") from None
-    names = [i.filename for i in infos]
+    """The data.pkl and the storage spans of a torch zip; TorchScript, archives torch would read
+    differently (see :mod:`.containers`) and odd archives refused."""
+    zf = open_zip(path, fh)
+    infos = zf.infolist()
     size = fh.seek(0, 2)
-    if any(n.endswith("/constants.pkl") or "/code/" in n for n in names):
+    if is_torchscript(zf):
         raise CheckpointError(
             path,
             "this is a TorchScript archive (torch.jit.save: code plus weights), not a checkpoint "
             "of tensors; load it with torch.jit.load and save its state_dict() with safetensors",
         )
-    pkls = [i for i in infos if i.filename.endswith("data.pkl") and i.filename.count("/") == 1]
+    problems = zip_problems(zf, fh, size)
+    if problems:
+        more = f" (and {len(problems) - 1} more problem(s))" if len(problems) > 1 else ""
+        raise CheckpointError(
+            path,
+            f"is a zip archive torch's reader would read differently: {problems[0]}{more}; "
+            "refused (see: checkpoint-inspector scan)",
+        )
+    by_fold = {fold(i.filename): i for i in infos}  # unique: zip_problems checked
+    pkls = [
+        i for i in infos if fold(i.filename).endswith("/data.pkl") and i.filename.count("/") == 1
+    ]
     if len(pkls) != 1:
         what = "no" if not pkls else f"{len(pkls)}"
         raise CheckpointError(
             path, f"is a zip archive with {what} <folder>/data.pkl; not a torch.save checkpoint"
         )
     prefix = pkls[0].filename[: -len("data.pkl")]
-    by_name = {i.filename: i for i in infos}
-    order = by_name.get(prefix + "byteorder")
-    if order is not None and _read_member(path, zf, order, 16).strip() not in (b"little", b""):
+    order = by_fold.get(fold(prefix + "byteorder"))
+    if order is not None and read_member(path, zf, order, 16).strip() not in (b"little", b""):
         raise CheckpointError(
             path, "was saved on a big-endian machine; this tool reads little-endian only"
         )
     storages = {}
-    data_dir = prefix + "data/"
+    data_dir = fold(prefix + "data/")
     for info in infos:
-        if info.filename.startswith(data_dir) and "/" not in info.filename[len(data_dir) :]:
-            key = info.filename[len(data_dir) :]
+        name = fold(info.filename)
+        if name.startswith(data_dir) and "/" not in name[len(data_dir) :]:
+            key = name[len(data_dir) :]
             offset = _data_offset(path, fh, info)
             if offset + info.file_size > size:
                 raise CheckpointError(
@@ -88,16 +106,11 @@ def read_zip(path: str, fh: Any) -> ZipLayout:
             storages[key] = StorageSpan(offset, info.file_size)
             if info.compress_type != zipfile.ZIP_STORED and info.file_size:
                 storages[key] = StorageSpan(-1, info.file_size)  # refused when a tensor uses it
-    pickle = _read_member(path, zf, pkls[0], MAX_PICKLE_BYTES)
-    others = {
-        i.filename: _read_member(path, zf, i, MAX_PICKLE_BYTES)
-        for i in infos
-        if i.filename.endswith(".pkl") and i is not pkls[0]
-    }
-    return ZipLayout(pickle, prefix, storages, others)
+    pickle = read_member(path, zf, pkls[0], MAX_PICKLE_BYTES)
+    return ZipLayout(pickle, prefix, storages)
 
 
-def _read_member(path: str, zf: zipfile.ZipFile, info: zipfile.ZipInfo, limit: int) -> bytes:
+def read_member(path: str, zf: zipfile.ZipFile, info: zipfile.ZipInfo, limit: int) -> bytes:
     if info.file_size > limit:
         raise CheckpointError(
             path, f"{info.filename} is over {format_bytes(limit)}; not a checkpoint pickle"
@@ -119,10 +132,6 @@ def _data_offset(path: str, fh: Any, info: zipfile.ZipInfo) -> int:
         raise CheckpointError(path, f"zip member {info.filename} has a damaged local header")
     name_len, extra_len = struct.unpack("<HH", local[26:30])
     return info.header_offset + 30 + name_len + extra_len
-
-
-def is_tar(head: bytes) -> bool:
-    return head[257:262] == b"ustar"
 
 
 def check_legacy_header(path: str, values: list[Any]) -> None:

@@ -20,6 +20,7 @@ from .values import (  # re-exported: the reader, policies and tests import them
     COMPUTED,
     EXTENSION,
     MAX_OBJECTS,
+    AmbiguousPickle,
     Opaque,
     PickleError,
     check_key,
@@ -29,6 +30,7 @@ __all__ = [
     "COMPUTED",
     "EXTENSION",
     "MAX_OBJECTS",
+    "AmbiguousPickle",
     "Opaque",
     "PickleError",
     "PickleMachine",
@@ -76,6 +78,36 @@ class PickleMachine:
         self.pos += n
         return b
 
+    def _take_framed(self, n: int) -> bytes:
+        """``_take`` while a FRAME is open: an argument may end at the frame's end, never cross
+        it (CPython refuses that: "pickle exhausted before end of frame")."""
+        if self.pos < self.frame_end < self.pos + n:
+            raise AmbiguousPickle("pickle has an argument that crosses the end of its FRAME")
+        if self.pos + n >= self.frame_end:
+            self._close_frame()
+        return PickleMachine._take(self, n)
+
+    def _line_framed(self) -> bytes:
+        i = self.data.find(b"\n", self.pos)
+        if self.pos < self.frame_end <= i:
+            raise AmbiguousPickle("pickle has a text argument that crosses the end of its FRAME")
+        if i + 1 >= self.frame_end:
+            self._close_frame()
+        return PickleMachine._line(self)
+
+    def begin_frame(self, n: int) -> None:
+        """FRAME: the next ``n`` bytes are one frame, which must hold whole opcodes."""
+        if self.frame_end > self.pos:
+            raise AmbiguousPickle("pickle begins a FRAME before the end of the current one")
+        if n > self.end - self.pos:
+            raise PickleError("pickle declares a FRAME longer than the file (truncated or corrupt)")
+        self.frame_end = self.pos + n
+        self._take, self._line = self._take_framed, self._line_framed  # type: ignore[method-assign]
+
+    def _close_frame(self) -> None:
+        self.__dict__.pop("_take", None)
+        self.__dict__.pop("_line", None)
+
     def _line(self) -> bytes:
         i = self.data.find(b"\n", self.pos)
         if i < 0:
@@ -120,6 +152,8 @@ class PickleMachine:
     def run(self, pos: int = 0) -> tuple[Any, int]:
         """Interpret from ``pos`` to STOP. Raises PickleError, or whatever the callbacks raise."""
         self.pos = pos
+        self.frame_end = 0  # the end of the open FRAME (0: none is open)
+        self._close_frame()
         self.stack: list[Any] = []
         self.metastack: list[list[Any]] = []
         self.memo: dict[int, Any] = {}
@@ -136,6 +170,11 @@ class PickleMachine:
             if handler is stop:
                 if self.metastack or len(self.stack) != 1:
                     raise PickleError("pickle stops with a malformed stack (corrupt)")
+                if self.pos < self.frame_end:
+                    raise AmbiguousPickle(
+                        f"pickle stops {self.frame_end - self.pos:,} bytes before the end of its "
+                        "FRAME: torch.load would read what follows from another place"
+                    )
                 return self.stack[0], self.pos
             try:
                 handler(self)

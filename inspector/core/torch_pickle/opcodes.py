@@ -24,7 +24,11 @@ def _proto(m: PickleMachine) -> None:
 
 
 def _frame(m: PickleMachine) -> None:
-    m._take(8)  # a hint for buffered readers; the opcodes follow inline
+    """The opcodes follow inline, but CPython's unpickler reads the whole frame from the file
+    first: a frame that ends anywhere but where its opcodes end makes torch.load start its next
+    pickle (a legacy checkpoint has five) somewhere else than a reader that follows opcodes."""
+    n = m._u("<Q", 8)
+    m.begin_frame(n)
 
 
 def _mark(m: PickleMachine) -> None:

@@ -17,11 +17,11 @@ from .archive import (
     PickleFormat,
     StorageSpan,
     check_legacy_header,
-    is_tar,
     legacy_storage_spans,
     read_zip,
 )
-from .machine import PickleError, PickleMachine
+from .containers import is_torch_tar
+from .machine import AmbiguousPickle, PickleError, PickleMachine
 from .names import NamedValue, flatten, place_tensor
 from .policies import ImportSeen, LoadPolicy, RefusedImport, ScanPolicy
 
@@ -56,12 +56,15 @@ def read_pickle_checkpoint(path: str) -> Header:
             layout = read_zip(path, f)
             policy = LoadPolicy()
             root, _ = _load_at(path, layout.pickle, 0, policy)
-            return _header(path, size, root, PickleFormat.ZIP, policy, layout.storages.get)
-        if is_tar(head):
+            return _header(path, size, root, PickleFormat.ZIP, policy, layout.storage)
+        f.seek(0)
+        if is_torch_tar(f):
             raise CheckpointError(
                 path,
                 "is a tar-format PyTorch checkpoint (torch < 0.4), which this tool does not read; "
-                "load it with torch and save it again",
+                "torch.load unpickles its members (code in them runs): only if you trust it, load "
+                "it with torch and save its state_dict with safetensors (see: checkpoint-inspector "
+                "scan)",
             )
         if size == 0:
             raise CheckpointError(path, "file is empty")
@@ -71,6 +74,24 @@ def read_pickle_checkpoint(path: str) -> Header:
             raise CheckpointError(path, f"cannot map the file: {e}") from None
     with mm:
         return _read_legacy(path, mm, size)
+
+
+def refuse_polyglot(path: str) -> None:
+    """A valid safetensors file whose bytes are also a pickle that imports something: under a
+    pickle name torch.load would unpickle it, so it is refused, not read as data."""
+    scan = ScanPolicy()
+    try:
+        with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+            PickleMachine(mm, scan).run(0)
+    except (OSError, ValueError, PickleError, CheckpointError):
+        pass  # not a pickle (the usual case: its first byte is no opcode)
+    if scan.seen:
+        names = ", ".join(scan.seen)
+        raise CheckpointError(
+            path,
+            f"is both a safetensors file and a pickle that imports {names}; refused: torch.load "
+            "of it would run that (see: checkpoint-inspector scan)",
+        )
 
 
 def _read_legacy(path: str, mm: mmap.mmap, size: int) -> Header:
@@ -97,6 +118,11 @@ def _load_at(path: str, data: object, pos: int, policy: LoadPolicy) -> tuple[obj
         return PickleMachine(data, policy).run(pos)
     except RefusedImport:
         raise _refusal(path, data) from None
+    except AmbiguousPickle as e:
+        raise CheckpointError(
+            path,
+            f"{e}; refused: torch would read another pickle here (see: checkpoint-inspector scan)",
+        ) from None
     except PickleError as e:
         raise CheckpointError(path, f"pickle {e}") from None
 

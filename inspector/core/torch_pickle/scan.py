@@ -10,19 +10,22 @@ import enum
 import mmap
 import os
 import stat
-import zipfile
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..errors import CheckpointError, path_problem
 from ..header import read_header
 from ..header.reader import _open_regular
+from ..summary import format_bytes
 from .allowlist import ImportVerdict
-from .archive import LEGACY_MAGIC, is_tar, read_zip
-from .machine import PickleError, PickleMachine
+from .archive import LEGACY_MAGIC, MAX_PICKLE_BYTES, open_zip, read_member
+from .containers import fold, is_torch_tar, is_torchscript, tar_pickles, zip_problems
+from .machine import AmbiguousPickle, PickleError, PickleMachine
 from .policies import ImportSeen, ScanPolicy
 from .reader import looks_like_pickle
 
 _LEGACY_PICKLES = 5  # magic, protocol, system info, the object, the storage keys
+_PKL_BUDGET = 1 << 30  # bytes of .pkl members one scan reads in all (one member at a time)
 
 
 class ScanStatus(enum.Enum):
@@ -34,13 +37,16 @@ class ScanStatus(enum.Enum):
 @dataclass
 class FileScan:
     path: str
-    format: str  # "safetensors", "torch zip", "torch legacy", "pickle"
+    format: str  # "safetensors", "torch zip", "torch legacy", "pickle", "TorchScript", ...
     imports: list[ImportSeen] = field(default_factory=list)
     error: str | None = None
+    # what makes the file unsafe besides its imports: torch would read it otherwise than we do,
+    # or run code through another door (TorchScript, a tar's members, a pickle polyglot)
+    findings: list[str] = field(default_factory=list)
 
     @property
     def status(self) -> ScanStatus:
-        if any(i.verdict is ImportVerdict.REFUSED for i in self.imports):
+        if self.findings or any(i.verdict is ImportVerdict.REFUSED for i in self.imports):
             return ScanStatus.REFUSED
         return ScanStatus.UNREADABLE if self.error else ScanStatus.CLEAN
 
@@ -143,91 +149,127 @@ def _scan_link(path: str, real_root: str) -> FileScan:
 
 
 def scan_file(path: str, in_folder: bool = False) -> FileScan:
-    """What ``torch.load(path)`` would import, judged as torch parses the file: a zip, a tar, or
-    else a stream of pickles from byte 0 (whatever the file's name or first bytes). In a
-    folder walk, a file of no known format that imports nothing is "not a checkpoint"."""
+    """What ``torch.load(path)`` would import, judged as torch parses the file: a zip, else a
+    tar (Python's tarfile, as torch tries it), else a stream of pickles from byte 0 — whatever
+    the file's name, and even when the same bytes are also a valid safetensors file. In a folder
+    walk, a file of no known format that imports nothing is "not a checkpoint"."""
     try:
         with _open_regular(path) as f:
             head = f.read(512)
             if head.startswith(b"PK\x03\x04"):
                 return _scan_zip(path, f)
+            f.seek(0)
+            if is_torch_tar(f):
+                return _scan_tar(path, f)
     except CheckpointError as e:
         return FileScan(path, "unknown", error=e.reason)
-    if is_tar(head):
-        return FileScan(path, "torch tar", error="tar-format checkpoint (torch < 0.4): not read")
-    if not looks_like_pickle(path, head):
-        try:
-            read_header(path)
-        except CheckpointError as e:
-            return _scan_unknown(path, e.reason, in_folder)
-        return FileScan(path, "safetensors")  # data only: nothing to import
+    except OSError as e:
+        return FileScan(path, "unknown", error=f"cannot read: {e}")
+    stream, pickles = _stream_of(path)
     try:
-        with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-            return _scan_stream(path, mm)
-    except (OSError, ValueError) as e:
-        return FileScan(path, "pickle", error=f"cannot read: {e}")
+        read_header(path)
+    except CheckpointError as e:
+        if pickles or stream.imports or stream.findings or looks_like_pickle(path, head):
+            return stream
+        if in_folder and stream.error != "file is empty":
+            return FileScan(path, "not a checkpoint")
+        return FileScan(path, "unknown", error=e.reason)
+    if stream.imports or stream.findings:  # also a pickle: what torch.load of it would run
+        names = ", ".join(i.name for i in stream.imports) or "nothing yet"
+        return FileScan(
+            path,
+            "safetensors",
+            stream.imports,
+            findings=[
+                "is also a pickle: torch.load of this file (say, named pytorch_model.bin) "
+                f"would unpickle it and import {names}",
+                *stream.findings,
+            ],
+        )
+    return FileScan(path, "safetensors")  # data only: nothing to import
 
 
-def _scan_unknown(path: str, reason: str, in_folder: bool) -> FileScan:
-    """Neither safetensors nor a pickle by its first bytes: torch.load would still unpickle it
-    from byte 0, so whatever it imports before the bytes stop making sense is reported."""
+def _stream_of(path: str) -> tuple[FileScan, int]:
+    """The pickle stream torch.load would read from byte 0, and how many pickles it held."""
     try:
         with open(path, "rb") as f:
             if os.fstat(f.fileno()).st_size == 0:
-                found = FileScan(path, "unknown", error="file is empty")
-            else:
-                with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-                    found = _scan_stream(path, mm)
+                return FileScan(path, "unknown", error="file is empty"), 0
+            with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+                return _scan_stream(path, mm)
     except (OSError, ValueError) as e:
-        return FileScan(path, "unknown", error=f"cannot read: {e}")
-    if found.imports:
-        return found
-    if in_folder:
-        return FileScan(path, "not a checkpoint")
-    return FileScan(path, "unknown", error=reason)
+        return FileScan(path, "pickle", error=f"cannot read: {e}"), 0
 
 
-def _scan_zip(path: str, fh: object) -> FileScan:
-    scan = ScanPolicy()
+def _scan_zip(path: str, fh: Any) -> FileScan:
+    """Every ``*.pkl`` of the archive, one at a time, and how torch could read it otherwise."""
     try:
-        layout = read_zip(path, fh)
+        zf = open_zip(path, fh)
+        size = fh.seek(0, 2)
+        findings = zip_problems(zf, fh, size)
+        torchscript = is_torchscript(zf)
+        infos = zf.infolist()
     except CheckpointError as e:
-        if "TorchScript" not in e.reason:
-            return FileScan(path, "torch zip", error=e.reason)
-        return _scan_members(path, fh, "TorchScript")
-    error = None
-    for data in [layout.pickle, *layout.other_pickles.values()]:
-        try:
-            PickleMachine(data, scan).run(0)
-        except PickleError as e:
-            error = f"pickle {e}"
-    return FileScan(path, "torch zip", list(scan.seen.values()), error)
-
-
-def _scan_members(path: str, fh: object, fmt: str) -> FileScan:
-    """Every ``*.pkl`` of an archive read_zip refuses (TorchScript): still worth listing."""
-    scan = ScanPolicy()
-    error = None
-    try:
-        with zipfile.ZipFile(fh) as zf:  # type: ignore[arg-type]
-            for info in zf.infolist():
-                if info.filename.endswith(".pkl") and info.file_size < 1 << 30:
-                    try:
-                        PickleMachine(zf.read(info), scan).run(0)
-                    except PickleError as e:
-                        error = f"{info.filename}: pickle {e}"
+        return FileScan(path, "torch zip", error=e.reason)
     except Exception as e:  # zipfile raises assorted types on crafted archives
-        error = f"damaged zip archive ({e})"
-    return FileScan(path, fmt, list(scan.seen.values()), error)
+        return FileScan(path, "torch zip", error=f"damaged zip archive ({_why(e)})")
+    if torchscript:
+        findings.insert(
+            0,
+            "is a TorchScript archive: torch.load hands it to torch.jit.load, which runs the "
+            "code it holds",
+        )
+    scan, error, budget = ScanPolicy(), None, _PKL_BUDGET
+    for info in infos:
+        if not fold(info.filename).endswith(".pkl"):
+            continue
+        budget -= info.file_size
+        if budget < 0:
+            error = f"its .pkl members hold over {format_bytes(_PKL_BUDGET)}; the rest not read"
+            break
+        try:
+            data = read_member(path, zf, info, MAX_PICKLE_BYTES)
+            PickleMachine(data, scan).run(0)
+        except CheckpointError as e:
+            error = e.reason
+        except AmbiguousPickle as e:
+            findings.append(f"{info.filename}: {e}")
+        except PickleError as e:
+            error = f"{info.filename}: pickle {e}"
+        data = b""
+    fmt = "TorchScript" if torchscript else "torch zip"
+    return FileScan(path, fmt, list(scan.seen.values()), error, findings)
 
 
-def _scan_stream(path: str, mm: mmap.mmap) -> FileScan:
+def _scan_tar(path: str, fh: Any) -> FileScan:
+    """torch.load's legacy tar path unpickles the members ``storages``, ``tensors``, ``pickle``."""
+    scan, error = ScanPolicy(), None
+    findings = [
+        "is a tar-format checkpoint (torch < 0.4): torch.load unpickles its members; not read"
+    ]
+    for name, data in tar_pickles(fh, MAX_PICKLE_BYTES).items():
+        pos = 0
+        try:
+            while pos < len(data):
+                _, pos = PickleMachine(data, scan).run(pos)
+        except AmbiguousPickle as e:
+            findings.append(f"{name}: {e}")
+        except PickleError as e:
+            if pos == 0:
+                error = f"{name}: pickle {e}"
+    return FileScan(path, "torch tar", list(scan.seen.values()), error, findings)
+
+
+def _scan_stream(path: str, mm: mmap.mmap) -> tuple[FileScan, int]:
     """Pickles one after another: a legacy checkpoint's five, or a raw pickle's one (or more)."""
     scan = ScanPolicy()
-    fmt, pos, count, error = "pickle", 0, 0, None
+    fmt, pos, count, error, findings = "pickle", 0, 0, None, []
     while pos < len(mm):
         try:
             obj, pos = PickleMachine(mm, scan).run(pos)
+        except AmbiguousPickle as e:
+            findings.append(str(e))
+            break
         except PickleError as e:
             error = f"pickle {e}"
             break
@@ -238,4 +280,8 @@ def _scan_stream(path: str, mm: mmap.mmap) -> FileScan:
             break  # storage bytes follow
         if fmt == "pickle" and mm[pos : pos + 1] != b"\x80":
             break
-    return FileScan(path, fmt, list(scan.seen.values()), error)
+    return FileScan(path, fmt, list(scan.seen.values()), error, findings), count
+
+
+def _why(e: BaseException) -> str:
+    return (str(e) or type(e).__name__).split("\n")[0][:160]

@@ -14,6 +14,11 @@ class PickleError(Exception):
     """The pickle cannot be read as a tensor checkpoint (malformed, or too large to be one)."""
 
 
+class AmbiguousPickle(PickleError):
+    """The bytes read as different pickles depending on the reader (a FRAME that does not end
+    where its opcodes end): ``scan`` reports it as a finding, ``list``/``cast`` refuse the file."""
+
+
 class Opaque:
     """A value scanning could not know (what a refused call would return). Items added to it are
     dropped, so a scan reads on to the next import instead of stopping at the first."""

@@ -1,0 +1,106 @@
+"""Container ambiguity: files torch reads otherwise than a by-the-book reader. Each was scanned
+clean (exit 0) before; now ``scan`` reports a finding (exit 1) and ``list``/``cast`` refuse it.
+Where the builder makes torch 2.13 actually run the payload, a control proves it (a canary that
+``torch.load(weights_only=False)`` creates), and our tools never create it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from inspector.cli import main
+from inspector.core.checkpoint import open_checkpoint
+from inspector.core.errors import CheckpointError
+from inspector.core.torch_pickle.scan import ScanStatus, scan_file
+from tests.hostile.containers import BUILDERS
+
+# the builders for which torch 2.13 really runs the payload: checked in the test itself
+TORCH_RUNS = {"v7-tar", "safetensors-pickle-polyglot"}
+SAYS = {
+    "v7-tar": "tar-format",
+    "frame-past-stop": "FRAME",
+    "case-folded-twin": "same name to torch's zip reader",
+    "mixed-case-data-pkl": "os.system",
+    "duplicate-name": "stored twice",
+    "nul-in-name": "refused",
+    "two-directories": "central directory is not where its end record says",
+    "torchscript-allowed-class": "TorchScript",
+    "safetensors-pickle-polyglot": "pickle that imports os.system",
+}
+
+
+@pytest.fixture(params=sorted(BUILDERS))
+def hostile(request, tmp_path):
+    canary = tmp_path / "CANARY"
+    path = tmp_path / "pytorch_model.bin"
+    path.write_bytes(BUILDERS[request.param](canary))
+    return request.param, path, canary
+
+
+def test_scan_never_calls_it_clean_and_list_and_cast_refuse_it(hostile, capsys, tmp_path):
+    name, path, canary = hostile
+    scan = scan_file(str(path))
+    assert scan.status is ScanStatus.REFUSED, scan
+    assert main(["scan", str(path)]) == 1
+    capsys.readouterr()
+    with pytest.raises(CheckpointError, match=SAYS[name]):
+        open_checkpoint(path)
+    out = tmp_path / "out.safetensors"
+    assert main(["cast", str(path), "--target", "F16", "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert not out.exists() and not canary.exists()
+
+
+@pytest.mark.parametrize("name", sorted(TORCH_RUNS))
+def test_the_payload_is_live_for_torch(tmp_path, name):
+    """The control: torch.load(weights_only=False) of the same bytes runs the payload."""
+    pytest.importorskip("torch")
+    canary = tmp_path / "CANARY"
+    path = tmp_path / "pytorch_model.bin"
+    path.write_bytes(BUILDERS[name](canary))
+    subprocess.run(
+        [sys.executable, "-c", f"import torch; torch.load({str(path)!r}, weights_only=False)"],
+        capture_output=True,
+        timeout=300,
+        check=False,
+    )
+    assert canary.exists()
+
+
+def test_the_polyglot_is_a_valid_safetensors_file(tmp_path):
+    from safetensors import safe_open
+
+    path = tmp_path / "model.safetensors"
+    path.write_bytes(BUILDERS["safetensors-pickle-polyglot"](tmp_path / "CANARY"))
+    with safe_open(str(path), "np") as f:
+        assert list(f.keys()) == ["S"]
+
+
+def test_legitimate_frames_are_read(tmp_path):
+    """Protocol 4/5 pickles frame every opcode; frames that end where their opcodes end read."""
+    import pickle
+
+    from inspector.core.torch_pickle.machine import PickleMachine
+    from inspector.core.torch_pickle.policies import ScanPolicy
+
+    obj = {"a": [1, 2.5, "x" * 70_000], "b": b"y" * 200_000, "c": list(range(20_000))}
+    for protocol in (4, 5):
+        data = pickle.dumps(obj, protocol=protocol)
+        assert data.count(b"\x95") >= 1
+        value, end = PickleMachine(data, ScanPolicy()).run(0)
+        assert end == len(data) and value["c"][-1] == 19_999
+
+
+def test_real_torch_saves_still_scan_clean(tmp_path):
+    torch = pytest.importorskip("torch")
+    for new in (True, False):
+        path = tmp_path / f"m{new}.pt"
+        torch.save(
+            {"w": torch.ones(3), "b": torch.zeros(2)}, path, _use_new_zipfile_serialization=new
+        )
+        assert scan_file(str(path)).status is ScanStatus.CLEAN
+        with open_checkpoint(path) as ckpt:
+            assert sorted(t.name for t in ckpt.tensors) == ["b", "w"]

