@@ -29,12 +29,12 @@ def test_a_well_formed_call_gives_the_view():
 @pytest.mark.parametrize(
     ("kwargs", "says"),
     [
-        ({"offset": -1}, "storage offset is not a non-negative integer"),
-        ({"offset": 1.0}, "storage offset is not a non-negative integer"),
-        ({"size": 12}, "tensor shape is not a tuple of non-negative integers"),
-        ({"size": (3, -4)}, "tensor shape is not a tuple of non-negative integers"),
-        ({"size": (3, True)}, "tensor shape is not a tuple of non-negative integers"),
-        ({"stride": (4, -1)}, "tensor stride is not a tuple of non-negative integers"),
+        ({"offset": -1}, "storage offset is not an integer from 0 to 2**63"),
+        ({"offset": 1.0}, "storage offset is not an integer from 0 to 2**63"),
+        ({"size": 12}, "tensor shape is not a tuple of integers from 0 to 2**63"),
+        ({"size": (3, -4)}, "tensor shape is not a tuple of integers from 0 to 2**63"),
+        ({"size": (3, True)}, "tensor shape is not a tuple of integers from 0 to 2**63"),
+        ({"stride": (4, -1)}, "tensor stride is not a tuple of integers from 0 to 2**63"),
         ({"stride": (4,)}, "shape and stride have different lengths"),
         ({"extra": ({}, "one too many")}, "called with 8 arguments"),
     ],

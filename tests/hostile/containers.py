@@ -105,7 +105,9 @@ def safetensors_pickle_polyglot(canary: Path) -> bytes:
     payload = f"cos\nsystem\n(S'touch {canary}'\ntR.".encode()
     n = 0x28 + 0x43 * 256 + 7 * 65536
     size = len(payload)
-    head = f'{{"S":{{"dtype":"U8","shape":[{size}],"data_offsets":[0,{size}]}},"__metadata__":{{"k":"'
+    head = (
+        f'{{"S":{{"dtype":"U8","shape":[{size}],"data_offsets":[0,{size}]}},"__metadata__":{{"k":"'
+    )
     tail = '"\n}}'
     text = (head + "x" * (n - len(head) - len(tail)) + tail).encode()
     return struct.pack("<Q", n) + text + payload

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from tests.hostile.bounds import BUILDERS as BOUNDS
 from tests.hostile.containers import BUILDERS as CONTAINERS
 from tests.hostile_folders import build as build_folder
 from tests.hostile_folders import evil_pickle
@@ -88,6 +89,10 @@ CASES: list[HostileCase] = [
     *(
         HostileCase(f"container-{name}", _file("pytorch_model.bin", build), unsafe=True)
         for name, build in CONTAINERS.items()
+    ),
+    *(  # no code in them: torch reads them too, slowly or not at all; we must stay bounded
+        HostileCase(f"bounds-{name}", _file("pytorch_model.bin", build), unsafe=False)
+        for name, build in BOUNDS.items()
     ),
 ]
 

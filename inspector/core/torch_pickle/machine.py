@@ -5,8 +5,12 @@ how a checkpoint runs ``os.system``. Here a global is only a *name*, handed to `
 which returns one of our own stand-ins (see :mod:`.allowlist`) or refuses. Calls (``REDUCE``,
 ``NEWOBJ``, ``OBJ``, ``INST``), ``BUILD`` and persistent ids only ever reach those stand-ins.
 
-Work and memory are bounded: every object the pickle builds counts against ``max_objects``, and a
-string or bytes argument cannot be longer than what is left of the buffer.
+Work and memory are bounded, by a budget of "objects" proportional to the input (at most
+``max_objects``), charged before anything is kept: every push is one, a memo entry two, a set
+four, a dict two, and a call's bytes result (``bytearray(b)`` copies ``b``) one per 64 bytes.
+One object costs at most ~60 bytes of memory, so a file of n bytes holds at most ~45·n + 60 MB
+of Python objects however it is written (a legitimate state dict uses a third to a half of its
+budget). A string or bytes argument cannot be longer than what is left of the buffer.
 """
 
 from __future__ import annotations
@@ -67,8 +71,8 @@ class PickleMachine:
         self.data = data
         self.end = len(data)
         self.policy = policy
-        self.budget = max_objects
-        self.max_objects = max_objects
+        self.max_objects = min(max_objects, len(data) * 3 // 4 + 1_000_000)
+        self.budget = self.max_objects
 
     # -- argument decoding ----------------------------------------------------------------
     def _take(self, n: int) -> bytes:
@@ -190,7 +194,10 @@ class PickleMachine:
         self._push(self.policy.resolve_global(module, name))
 
     def _call(self, func: Any, args: Any) -> Any:  # the policy checks args
-        return self.policy.call(func, args)
+        result = self.policy.call(func, args)
+        if isinstance(result, (bytes, bytearray, str)):
+            self._count(len(result) // 64)  # a copy the input did not pay for
+        return result
 
     def _memo_get(self, key: int) -> None:
         if key not in self.memo:
@@ -200,6 +207,7 @@ class PickleMachine:
     def _memo_put(self, key: int) -> None:
         if key < 0:
             raise PickleError("pickle stores a negative memo key (corrupt)")
+        self._count(2)  # an entry of the memo dict: an int key and a slot
         self.memo[key] = self._top()
 
 

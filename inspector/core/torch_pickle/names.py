@@ -17,6 +17,12 @@ from .archive import StorageSpan
 from .machine import PickleError
 
 MAX_DEPTH = 1000
+_INT_LIMIT = 1 << 63
+# a strided view may repeat its stored values (stride 0), but not into sizes no model has:
+# refused past 1 GiB of logical values and 1024 times the bytes it stores
+_BROADCAST_FLOOR = 1 << 30
+_BROADCAST_RATIO = 1024
+_VISIT_FLOOR = 1_000_000
 ROOT_TENSOR_NAME = "tensor"  # torch.save(tensor): the file holds one tensor and no key
 
 
@@ -46,6 +52,11 @@ def flatten(root: object) -> tuple[list[tuple[str, TensorRecord]], list[NamedVal
     tensors: list[tuple[str, TensorRecord]] = []
     values: list[NamedValue] = []
     on_path: set[int] = set()
+    # a container reached again by another path is walked again (torch's state_dict walk gives
+    # both names), but a file of a few hundred bytes can share lists 2**40 ways: the walk may
+    # visit at most a few times the distinct containers it met
+    seen: set[int] = set()
+    visits = distinct = 0
     # an explicit stack: the walk must not depend on Python's recursion limit
     stack: list[tuple[str, object, int, bool]] = [("", root, 0, False)]
     while stack:
@@ -65,6 +76,14 @@ def flatten(root: object) -> tuple[list[tuple[str, TensorRecord]], list[NamedVal
         if id(obj) in on_path:
             raise PickleError(f"contains itself (a cycle at {name or 'the top level'})")
         on_path.add(id(obj))
+        if id(obj) not in seen:
+            seen.add(id(obj))
+            distinct += len(items)
+        visits += len(items)
+        if visits > _VISIT_FLOOR + 8 * distinct:
+            raise PickleError(
+                "shares the same containers under so many names that listing them would not end"
+            )
         stack.append((name, obj, depth, True))
         for key, child in reversed(items):
             stack.append((f"{name}.{key}" if name else key, child, depth + 1, False))
@@ -83,8 +102,47 @@ def _key_text(key: object) -> str:
     if isinstance(key, str):
         return key
     if isinstance(key, tuple):  # a tuple key is its items ("(1, 2)"), not an empty container
-        return _clipped(repr(key), 120)
+        return _clipped(bounded_repr(key, 120), 120)
     return _value_text(key)
+
+
+def bounded_repr(value: object, limit: int = 120) -> str:
+    """``repr`` that stops after ``limit`` characters: a value from a file may be a tuple DAG
+    whose full repr is exponential, or an integer too long for ``str`` (a ValueError)."""
+    parts: list[str] = []
+    size = 0
+    stack: list[object] = [value]
+    while stack and size <= limit:
+        item = stack.pop()
+        if isinstance(item, _Token):
+            text = item.text
+        elif type(item) is tuple:
+            stack.append(_CLOSE if len(item) != 1 else _CLOSE_ONE)
+            for i, child in enumerate(reversed(item)):
+                stack.append(child)
+                if i < len(item) - 1:
+                    stack.append(_COMMA)
+            text = "("
+        elif type(item) is int and abs(item) > 10**40:
+            text = "<huge int>"
+        elif isinstance(item, (int, float, bool, type(None), complex)):
+            text = repr(item)
+        elif isinstance(item, (str, bytes)):
+            text = repr(item[: limit + 1])
+        else:
+            text = _value_text(item, limit)
+        parts.append(text)
+        size += len(text)
+    out = "".join(parts)
+    return out if not stack else out[:limit] + "…"
+
+
+@dataclass(frozen=True)
+class _Token:
+    text: str
+
+
+_CLOSE, _CLOSE_ONE, _COMMA = _Token(")"), _Token(",)"), _Token(", ")
 
 
 def _value_text(value: object, limit: int = 120) -> str:
@@ -121,7 +179,9 @@ def place_tensor(
             f"tensor {name!r}: its storage is compressed in the zip, which torch never writes"
         )
     item = rec.dtype.bits // 8
-    numel = math.prod(rec.shape)
+    numel = math.prod(rec.shape)  # at most 64 dimensions below 2**63 each (records.py)
+    if numel * item >= _INT_LIMIT:
+        raise PickleError(f"tensor {_clipped(name, 80)!r} has more than 2**63 bytes of values")
     start = span.offset + rec.offset * item
     stored = min(
         span.nbytes, rec.storage.numel * (rec.storage.dtype.bits // 8 if rec.storage.dtype else 1)
@@ -134,6 +194,14 @@ def place_tensor(
             f"tensor {name!r} reaches past the end of its storage ({(last + 1) * item:,} > {stored:,} bytes)"
         )
     end = start + numel * item
+    span_bytes = (last - rec.offset + 1) * item
+    if numel * item > max(_BROADCAST_FLOOR, _BROADCAST_RATIO * span_bytes):
+        # a view repeating a few stored values (stride 0) over a logical size no model has:
+        # every reader that touches its values (stats, cast) would run for hours
+        raise PickleError(
+            f"tensor {_clipped(name, 80)!r} is a view of {numel * item:,} bytes over "
+            f"{span_bytes:,} stored bytes (stride 0); not read"
+        )
     if _is_contiguous(rec.shape, rec.stride):
         return TensorInfo(rec.dtype.name, rec.shape, (start, end), name, path)
     return StridedTensorInfo(

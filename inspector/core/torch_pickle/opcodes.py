@@ -56,9 +56,18 @@ def _const(value: object) -> Callable[[PickleMachine], None]:
     return lambda m: m._push(value)
 
 
+_EXTRA = {set: 3, dict: 1, list: 0}  # an empty set is 216 bytes, a dict 64, a list 56
+
+
 def _new(kind: type) -> Callable[[PickleMachine], None]:
-    """EMPTY_LIST, EMPTY_DICT, EMPTY_SET: push a new empty container."""
-    return lambda m: m._push(kind())
+    """EMPTY_LIST, EMPTY_DICT, EMPTY_SET: push a new empty container (charged by its size)."""
+    extra = _EXTRA[kind]
+
+    def push(m: PickleMachine) -> None:
+        m._count(extra)
+        m._push(kind())
+
+    return push
 
 
 def _int(m: PickleMachine) -> None:
@@ -196,6 +205,7 @@ def _dict(m: PickleMachine) -> None:
 
 
 def _frozenset(m: PickleMachine) -> None:
+    m._count(3)
     m._push(frozenset(check_key(x) for x in m._pop_mark()))
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-MAX_OBJECTS = 20_000_000  # a 200k-tensor state dict builds about 5M
+MAX_OBJECTS = 16_000_000  # budget units; a 200k-tensor state dict uses about 9M (5M objects)
 COMPUTED = "<computed>"  # the module and name of a global whose name is not a plain string
 EXTENSION = "<copyreg extension>"  # EXT1/2/4: a code looked up in the unpickler's registry
 
@@ -30,17 +30,42 @@ _FLAT_KEYS = (str, int, float, bool, type(None), bytes, complex)
 MAX_KEY_DEPTH = 16
 
 
+MAX_KEY_SIZE = 4096  # items of a key counted as a tree: what hashing it walks, in C
+
+
 def check_key(key: Any, depth: int = 0) -> Any:
-    """A dict key or set item that is safe to hash. Hashing nests in C without a depth guard:
-    a key of a million nested tuples would crash the process, so keys nest at most 16 deep."""
+    """A dict key or set item that is safe to hash. Hashing nests in C without a depth guard and
+    without remembering shared parts: a key of a million nested tuples would crash the process,
+    and a tuple DAG (each level holding the one below twice) costs 2**depth per hash. So keys
+    nest at most 16 deep and count at most 4096 items as a tree; the count is taken once per
+    distinct tuple (a walk that remembers), so checking is linear in the key's size in memory."""
     if isinstance(key, _FLAT_KEYS):
         return key
     if isinstance(key, (tuple, frozenset)):
-        if depth >= MAX_KEY_DEPTH:
-            raise PickleError(f"uses a key nested more than {MAX_KEY_DEPTH} levels deep")
-        for part in key:
-            check_key(part, depth + 1)
+        if _tree_size(key, {}, depth) > MAX_KEY_SIZE:
+            raise PickleError(f"uses a key of more than {MAX_KEY_SIZE:,} items (counted as a tree)")
         return key
     if type(key).__hash__ is object.__hash__:  # hashed by identity: our own records
         return key
     raise PickleError(f"uses a {type(key).__name__} as a dict key or set item")
+
+
+def _tree_size(key: Any, sizes: dict[int, int], depth: int) -> int:
+    if isinstance(key, _FLAT_KEYS):
+        return 1
+    if not isinstance(key, (tuple, frozenset)):
+        if type(key).__hash__ is object.__hash__:
+            return 1
+        raise PickleError(f"uses a {type(key).__name__} as a dict key or set item")
+    known = sizes.get(id(key))
+    if known is not None:
+        return known
+    if depth >= MAX_KEY_DEPTH:
+        raise PickleError(f"uses a key nested more than {MAX_KEY_DEPTH} levels deep")
+    total = 1
+    for part in key:
+        total += _tree_size(part, sizes, depth + 1)
+        if total > MAX_KEY_SIZE:
+            break
+    sizes[id(key)] = total
+    return total

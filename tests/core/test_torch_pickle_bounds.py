@@ -1,0 +1,63 @@
+"""Bounded memory and time: small files that made the reader use gigabytes or run for hours
+(tests/hostile/bounds.py). Each is refused with one line, or read, well inside 1 GiB and
+without a traceback; tests/cli/test_hostile_corpus.py runs them through every command in a
+process of their own and checks the peak memory."""
+
+from __future__ import annotations
+
+import pytest
+
+from inspector.core.checkpoint import open_checkpoint
+from inspector.core.errors import CheckpointError
+from inspector.core.torch_pickle.names import bounded_repr
+from inspector.core.torch_pickle.values import PickleError, check_key
+from tests.hostile.bounds import BUILDERS
+
+REFUSED = {
+    "memo-flood": "builds more than",
+    "empty-set-flood": "builds more than",
+    "bytearray-copies": "builds more than",
+    "shared-list-tree": "shares the same containers under so many names",
+    "shared-tuple-keys": "key of more than 4,096 items",
+    "deep-value": "nests containers more than 1000 levels deep",
+    "huge-dims": "not a tuple of integers from 0 to 2\\*\\*63",
+    "shape-2-64": "not a tuple of integers from 0 to 2\\*\\*63",
+    "broadcast-2-40": "is a view of 4,398,046,511,104 bytes over 4 stored bytes",
+}
+
+
+@pytest.mark.parametrize("name", sorted(REFUSED))
+def test_refused_with_one_line(tmp_path, name):
+    path = tmp_path / "pytorch_model.bin"
+    path.write_bytes(BUILDERS[name](tmp_path))
+    with pytest.raises(CheckpointError, match=REFUSED[name]) as e:
+        open_checkpoint(path)
+    assert "\n" not in str(e.value)
+
+
+def test_a_huge_integer_in_a_key_is_named_not_a_traceback(tmp_path):
+    """str(10**5000) raises ValueError (the int-to-str limit): the key's name must not."""
+    path = tmp_path / "pytorch_model.bin"
+    path.write_bytes(BUILDERS["huge-int-in-key"](tmp_path))
+    with open_checkpoint(path) as ckpt:
+        (value,) = ckpt.files[0].pickle.values
+    assert value.name == "(<huge int>,)"
+
+
+def test_bounded_repr_stops_early_on_a_tuple_dag():
+    t = ()
+    for _ in range(60):
+        t = (t, t)  # 2**60 leaves as a tree
+    text = bounded_repr(t, 40)
+    assert len(text) <= 41 and text.endswith("…")
+    assert bounded_repr((1, "a", (2,))) == "(1, 'a', (2,))" == repr((1, "a", (2,)))
+
+
+def test_check_key_counts_a_shared_tuple_once():
+    t = ()
+    for _ in range(12):
+        t = (t, t)  # 8191 items as a tree, 13 distinct tuples
+    with pytest.raises(PickleError, match="more than 4,096 items"):
+        check_key(t)
+    small = ((1, 2), (1, 2), "x")
+    assert check_key(small) is small
