@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
+from .parent_watch import exit_when_parent_dies
 from .thread_start import signals_held
 
 if TYPE_CHECKING:
@@ -36,9 +37,11 @@ def boot_worker() -> None:
     """Each cast worker's first call, before it imports numpy and the cast modules.
 
     Ctrl-C reaches the whole process group: the caller cancels and stops the workers, which must
-    not die of it with a traceback half-way through.
+    not die of it with a traceback half-way through. A worker whose parent died (``kill -9``)
+    exits by itself (:mod:`.parent_watch`).
     """
     os.environ[BLAS_THREADS_ENV] = "1"  # a worker never uses BLAS, whatever the caller set
+    exit_when_parent_dies()  # a killed program leaves no worker behind
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # discards a Ctrl-C held since the spawn
     if hasattr(signal, "pthread_sigmask"):
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
