@@ -389,10 +389,15 @@ def test_workers_load_numpy_without_spinning_blas_threads(monkeypatch):
     """numpy's OpenBLAS starts a thread per extra core when it loads, which spins before it
     sleeps: in every worker that was CPU taken from the cast. A worker runs one thread."""
     monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
-    probe = "'numpy' in __import__('sys').modules, __import__('os').listdir('/proc/self/task')"
+    probe = (
+        "'numpy' in __import__('sys').modules, __import__('os').listdir('/proc/self/task'), "
+        "[t.name for t in __import__('threading').enumerate()]"
+    )
     with start_processes(1) as pool:
-        numpy_loaded, threads = pool.submit(eval, probe).result(timeout=60)
-    assert numpy_loaded and len(threads) == 1, threads
+        numpy_loaded, threads, python_threads = pool.submit(eval, probe).result(timeout=60)
+    # the OS threads are Python's own: the main one and the parent watch, no BLAS thread
+    assert numpy_loaded and len(threads) == len(python_threads), (threads, python_threads)
+    assert sorted(python_threads) == ["MainThread", "parent-watch"]
 
 
 def test_the_cli_with_processes_forced_writes_what_threads_write(tmp_path):
