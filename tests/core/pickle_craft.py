@@ -29,6 +29,14 @@ class R:
 
 
 @dataclass(eq=False)
+class N:
+    """``cls.__new__(cls, *args)`` by NEWOBJ; memoized."""
+
+    cls: Any
+    args: tuple
+
+
+@dataclass(eq=False)
 class B:
     """``obj`` then BUILD with ``state`` (obj is memoized before its state, as pickle does)."""
 
@@ -73,6 +81,12 @@ class _Writer:
             self.write(obj.func)
             self.write(tuple(obj.args))
             self.out += b"R"
+            self.put(obj)
+            return
+        if isinstance(obj, N):
+            self.write(obj.cls)
+            self.write(tuple(obj.args))
+            self.out += b"\x81"
             self.put(obj)
             return
         if isinstance(obj, B):

@@ -440,3 +440,19 @@ def test_a_meta_tensor_is_listed_as_left_out(tmp_path):
         "float32 tensor [2, 3]: on the meta device, no data; left out of cast",
         True,
     )
+
+
+@pytest.mark.parametrize("cls", ["OrderedDict", "Counter"])
+def test_newobj_of_a_mutable_container_is_empty_as_torch_gives_it(tmp_path, cls):
+    """NEWOBJ is cls.__new__(cls, *args): an OrderedDict's __new__ ignores its items, so torch
+    gives it empty; filling it showed a tensor torch never gives."""
+    from tests.core.pickle_craft import G, N, dumps, storage, v2, zip_file
+
+    tensor = v2(storage("FloatStorage", "0", 2), 0, (2,), (1,))
+    pkl = dumps({"hidden": N(G("collections", cls), ([("w", tensor)],))})
+    path = tmp_path / "m.pt"
+    path.write_bytes(zip_file(pkl, {"0": b"\x00" * 8}))
+    ref = torch.load(path, weights_only=False)
+    assert len(ref["hidden"]) == 0
+    with open_checkpoint(path, keep_all=True) as ckpt:
+        assert [t.name for t in ckpt.tensors] == []

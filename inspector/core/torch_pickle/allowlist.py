@@ -208,12 +208,18 @@ class _Unsupported(StandIn):
         raise PickleError(f"holds {self.what} ({self.qualname}), which this tool cannot read")
 
 
+_FILLED_BY_INIT = {"set", "bytearray", "OrderedDict", "Counter"}
+
+
 class _Plain(StandIn):
     """Containers and scalars by our own constructors."""
 
     def __init__(self, qualname: str, make: Any) -> None:
         super().__init__(qualname, ImportVerdict.CONTAINER)
         self.make = make
+        # NEWOBJ is cls.__new__(cls, *args): a mutable container's __new__ ignores its
+        # arguments (its __init__ would fill it), so torch.load gives it empty
+        self.new_ignores_args = qualname.rsplit(".", 1)[1] in _FILLED_BY_INIT
 
     def call(self, args: tuple) -> Any:
         return self.make(*args)

@@ -306,14 +306,23 @@ def _reduce(m: PickleMachine) -> None:
 
 def _newobj(m: PickleMachine) -> None:
     args, cls = m._pop(), m._pop()
-    m._push(m._call(cls, args))
+    m._push(m._call(cls, _new_args(cls, args)))
 
 
 def _newobj_ex(m: PickleMachine) -> None:
     kwargs, args, cls = m._pop(), m._pop(), m._pop()
     if kwargs:
         raise PickleError("pickle creates an object with keyword arguments (not a checkpoint)")
-    m._push(m._call(cls, args))
+    m._push(m._call(cls, _new_args(cls, args)))
+
+
+def _new_args(cls: object, args: object) -> object:
+    """``cls.__new__(cls, *args)``: a set, OrderedDict, Counter or bytearray comes out empty
+    whatever the arguments (torch.load gives it so; filling it could show tensors it never
+    gives); the arguments are still checked to be a tuple."""
+    if getattr(cls, "new_ignores_args", False) and isinstance(args, tuple):
+        return ()
+    return args
 
 
 def _build(m: PickleMachine) -> None:
