@@ -16,6 +16,7 @@ from ..dtypes import DTYPES, DType
 from .machine import COMPUTED, EXTENSION, PickleError, check_key
 from .records import AnyTensor, LeftOutTensor, StorageRef, TensorRecord, tensor_view
 from .tensor_state import check_requires_grad, set_obj_state, storage_dtype
+from .values import bounded_repr
 
 __all__ = [
     "ALLOWED",
@@ -187,10 +188,14 @@ class _RebuildFromType(StandIn):
         if len(args) != 4 or not isinstance(args[0], StandIn) or not isinstance(args[2], tuple):
             raise PickleError(f"{self.qualname} called with unexpected arguments")
         if not isinstance(args[1], _TensorClass):
-            raise PickleError(f"{self.qualname} rebuilds a {args[1]!r}, not a tensor")
+            raise PickleError(
+                f"{self.qualname} rebuilds a {bounded_repr(args[1], 80)}, not a tensor"
+            )
         tensor = args[0].call(args[2])
         if not isinstance(tensor, AnyTensor):
-            raise PickleError(f"{self.qualname} calls {args[0]!r}, which gives no tensor")
+            raise PickleError(
+                f"{self.qualname} calls {bounded_repr(args[0], 80)}, which gives no tensor"
+            )
         set_obj_state(tensor, args[3])
         return tensor
 

@@ -21,6 +21,7 @@ from typing import Any
 from ..errors import CheckpointError
 from ..summary import format_bytes
 from .containers import fold, is_torchscript, zip_problems
+from .values import bounded_repr
 
 LEGACY_MAGIC = 0x1950A86A20F9469CFC6C
 LEGACY_PROTOCOL = 1001
@@ -143,7 +144,9 @@ def check_legacy_header(path: str, values: list[Any]) -> None:
             "is a plain Python pickle, not a torch.save checkpoint (no PyTorch magic number)",
         )
     if protocol != LEGACY_PROTOCOL:
-        raise CheckpointError(path, f"uses torch legacy protocol {protocol!r}; only 1001 is known")
+        raise CheckpointError(
+            path, f"uses torch legacy protocol {bounded_repr(protocol, 40)}; only 1001 is known"
+        )
     if not isinstance(sys_info, dict) or sys_info.get("little_endian") is not True:
         raise CheckpointError(
             path, "was saved on a big-endian machine; this tool reads little-endian only"
@@ -161,7 +164,7 @@ def legacy_storage_spans(
     for key in keys:
         if key not in item_size:
             raise CheckpointError(
-                path, f"legacy checkpoint: storage {key!r} is stored but never used"
+                path, f"legacy checkpoint: storage {bounded_repr(key, 80)} is stored but never used"
             )
         if pos + 8 > size:
             raise CheckpointError(path, "file is shorter than its storages (truncated)")

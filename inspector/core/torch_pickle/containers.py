@@ -19,6 +19,8 @@ import tarfile
 import zipfile
 from typing import Any
 
+from .values import bounded_repr
+
 _EOCD = b"PK\x05\x06"
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
@@ -36,18 +38,18 @@ def zip_problems(zf: zipfile.ZipFile, fh: Any, size: int) -> list[str]:
     for info in infos:
         name = info.filename
         if "\x00" in name:
-            problems.append(f"member name {name!r} holds a NUL byte")
+            problems.append(f"member name {bounded_repr(name, 80)} holds a NUL byte")
         other = seen.get(fold(name))
         if other is not None:
             problems.append(
-                f"members {other!r} and {name!r} have the same name to torch's zip reader "
+                f"members {bounded_repr(other, 80)} and {bounded_repr(name, 80)} have the same name to torch's zip reader "
                 "(it ignores case)"
                 if other != name
-                else f"member {name!r} is stored twice"
+                else f"member {bounded_repr(name, 80)} is stored twice"
             )
         seen.setdefault(fold(name), name)
         if info.flag_bits & 0x1:
-            problems.append(f"member {name!r} is encrypted")
+            problems.append(f"member {bounded_repr(name, 80)} is encrypted")
     problems += _directory_problems(zf, fh, size)
     if infos:
         archive = infos[0].filename.split("/", 1)[0] + "/"

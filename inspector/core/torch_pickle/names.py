@@ -15,6 +15,7 @@ from ..header import TensorInfo
 from .allowlist import LeftOutTensor, StorageRef, TensorRecord
 from .archive import StorageSpan
 from .machine import PickleError
+from .values import bounded_repr
 
 MAX_DEPTH = 1000
 _INT_LIMIT = 1 << 63
@@ -106,45 +107,6 @@ def _key_text(key: object) -> str:
     return _value_text(key)
 
 
-def bounded_repr(value: object, limit: int = 120) -> str:
-    """``repr`` that stops after ``limit`` characters: a value from a file may be a tuple DAG
-    whose full repr is exponential, or an integer too long for ``str`` (a ValueError)."""
-    parts: list[str] = []
-    size = 0
-    stack: list[object] = [value]
-    while stack and size <= limit:
-        item = stack.pop()
-        if isinstance(item, _Token):
-            text = item.text
-        elif type(item) is tuple:
-            stack.append(_CLOSE if len(item) != 1 else _CLOSE_ONE)
-            for i, child in enumerate(reversed(item)):
-                stack.append(child)
-                if i < len(item) - 1:
-                    stack.append(_COMMA)
-            text = "("
-        elif type(item) is int and abs(item) > 10**40:
-            text = "<huge int>"
-        elif isinstance(item, (int, float, bool, type(None), complex)):
-            text = repr(item)
-        elif isinstance(item, (str, bytes)):
-            text = repr(item[: limit + 1])
-        else:
-            text = _value_text(item, limit)
-        parts.append(text)
-        size += len(text)
-    out = "".join(parts)
-    return out if not stack else out[:limit] + "…"
-
-
-@dataclass(frozen=True)
-class _Token:
-    text: str
-
-
-_CLOSE, _CLOSE_ONE, _COMMA = _Token(")"), _Token(",)"), _Token(", ")
-
-
 def _value_text(value: object, limit: int = 120) -> str:
     if isinstance(value, str):
         text = repr(value[:limit])
@@ -176,12 +138,12 @@ def place_tensor(
     span = locate(rec.storage.key)
     if span.offset < 0:
         raise PickleError(
-            f"tensor {name!r}: its storage is compressed in the zip, which torch never writes"
+            f"tensor {bounded_repr(name, 80)}: its storage is compressed in the zip, which torch never writes"
         )
     item = rec.dtype.bits // 8
     numel = math.prod(rec.shape)  # at most 64 dimensions below 2**63 each (records.py)
     if numel * item >= _INT_LIMIT:
-        raise PickleError(f"tensor {_clipped(name, 80)!r} has more than 2**63 bytes of values")
+        raise PickleError(f"tensor {bounded_repr(name, 80)} has more than 2**63 bytes of values")
     start = span.offset + rec.offset * item
     stored = min(
         span.nbytes, rec.storage.numel * (rec.storage.dtype.bits // 8 if rec.storage.dtype else 1)
@@ -191,7 +153,7 @@ def place_tensor(
     last = rec.offset + sum((n - 1) * s for n, s in zip(rec.shape, rec.stride, strict=True))
     if (last + 1) * item > stored:
         raise PickleError(
-            f"tensor {name!r} reaches past the end of its storage ({(last + 1) * item:,} > {stored:,} bytes)"
+            f"tensor {bounded_repr(name, 80)} reaches past the end of its storage ({(last + 1) * item:,} > {stored:,} bytes)"
         )
     end = start + numel * item
     span_bytes = (last - rec.offset + 1) * item
@@ -199,7 +161,7 @@ def place_tensor(
         # a view repeating a few stored values (stride 0) over a logical size no model has:
         # every reader that touches its values (stats, cast) would run for hours
         raise PickleError(
-            f"tensor {_clipped(name, 80)!r} is a view of {numel * item:,} bytes over "
+            f"tensor {bounded_repr(name, 80)} is a view of {numel * item:,} bytes over "
             f"{span_bytes:,} stored bytes (stride 0); not read"
         )
     if _is_contiguous(rec.shape, rec.stride):

@@ -18,6 +18,7 @@ from .allowlist import (
 from .machine import Opaque, PickleError
 from .records import AnyTensor
 from .tensor_state import setstate
+from .values import bounded_repr
 
 
 class RefusedImport(Exception):
@@ -75,7 +76,7 @@ class LoadPolicy:
             return ref
         if first.numel == 0:
             raise PickleError(
-                f"names storage {ref.key!r} first empty, then with {ref.numel:,} elements: "
+                f"names storage {bounded_repr(ref.key, 80)} first empty, then with {ref.numel:,} elements: "
                 "torch.load reads uninitialized memory or fails"
             )
         return first

@@ -24,6 +24,7 @@ from .containers import is_torch_tar
 from .machine import AmbiguousPickle, PickleError, PickleMachine
 from .names import NamedValue, flatten, place_tensor
 from .policies import ImportSeen, LoadPolicy, RefusedImport, ScanPolicy
+from .values import bounded_repr
 
 _PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl", ".pickle")
 
@@ -151,7 +152,9 @@ def _header(
     def span(key: str) -> StorageSpan:
         found = locate(key)  # type: ignore[operator]
         if found is None:
-            raise CheckpointError(path, f"storage {key!r} is named in the pickle but not stored")
+            raise CheckpointError(
+                path, f"storage {bounded_repr(key, 80)} is named in the pickle but not stored"
+            )
         return found
 
     tensors: list[TensorInfo] = []
@@ -159,7 +162,8 @@ def _header(
     for name, rec in records:
         if name in seen:
             raise CheckpointError(
-                path, f"two tensors are both named {name!r} once keys are joined with dots"
+                path,
+                f"two tensors are both named {bounded_repr(name, 80)} once keys are joined with dots",
             )
         seen.add(name)
         try:

@@ -17,7 +17,7 @@ from typing import Any
 
 from ..dtypes import DTYPES, DType
 from .records import AnyTensor, LeftOutTensor, StorageRef, TensorRecord, tensor_view
-from .values import PickleError
+from .values import PickleError, bounded_repr
 
 # Names a torch.nn.Parameter intercepts on setattr (data descriptors of its classes, torch 2.13;
 # a test compares this with the installed torch). Any other name is a plain Python attribute.
@@ -111,7 +111,9 @@ def _setattr(tensor: AnyTensor, name: Any, value: Any) -> None:
     elif name == "requires_grad":
         check_requires_grad(value, tensor)
     else:
-        raise PickleError(f"uses Tensor.__setstate__ with {name!r} in its state; not read")
+        raise PickleError(
+            f"uses Tensor.__setstate__ with {bounded_repr(name, 80)} in its state; not read"
+        )
 
 
 def _assign_data(tensor: AnyTensor, data: Any, how: str) -> None:

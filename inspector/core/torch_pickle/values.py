@@ -3,6 +3,7 @@ opaque value a scan uses, the names given to globals that have no plain name, th
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 MAX_OBJECTS = 16_000_000  # budget units; a 200k-tensor state dict uses about 9M (5M objects)
@@ -69,3 +70,43 @@ def _tree_size(key: Any, sizes: dict[int, int], depth: int) -> int:
             break
     sizes[id(key)] = total
     return total
+
+
+def bounded_repr(value: object, limit: int = 120) -> str:
+    """``repr`` that stops after ``limit`` characters: a value from a file may be a tuple DAG
+    whose full repr is exponential, or an integer too long for ``str`` (a ValueError)."""
+    parts: list[str] = []
+    size = 0
+    stack: list[object] = [value]
+    while stack and size <= limit:
+        item = stack.pop()
+        if isinstance(item, _Token):
+            text = item.text
+        elif type(item) is tuple:
+            stack.append(_CLOSE if len(item) != 1 else _CLOSE_ONE)
+            for i, child in enumerate(reversed(item)):
+                stack.append(child)
+                if i < len(item) - 1:
+                    stack.append(_COMMA)
+            text = "("
+        elif type(item) is int and abs(item) > 10**40:
+            text = "<huge int>"
+        elif isinstance(item, (int, float, bool, type(None), complex)):
+            text = repr(item)
+        elif isinstance(item, (str, bytes)):
+            text = repr(item[: limit + 1])
+        else:  # a stand-in names what it stands for; anything else only its type
+            name = getattr(item, "qualname", None)
+            text = name if isinstance(name, str) else f"<{type(item).__name__}>"
+        parts.append(text)
+        size += len(text)
+    out = "".join(parts)
+    return out if not stack else out[:limit] + "…"
+
+
+@dataclass(frozen=True)
+class _Token:
+    text: str
+
+
+_CLOSE, _CLOSE_ONE, _COMMA = _Token(")"), _Token(",)"), _Token(", ")
