@@ -252,15 +252,24 @@ def test_damage_in_a_legacy_file_names_the_file(tmp_path):
         assert e.value.path == str(path)
 
 
-def test_two_tensors_named_alike_once_joined_are_refused(tmp_path):
+def test_two_tensors_named_alike_once_joined_are_both_listed_and_cast(tmp_path):
+    """{"a.b": t1, "a": {"b": t2}}: torch.load reads it; both tensors are shown and written,
+    the second as "a.b#2" with a value saying why (it was refused whole)."""
     path = tmp_path / "twice.pt"
     torch.save({"a.b": torch.ones(1), "a": {"b": torch.zeros(1)}}, path)
-    with pytest.raises(CheckpointError) as e:
-        read_pickle_checkpoint(str(path))
-    assert (e.value.path, e.value.reason) == (
-        str(path),
-        "two tensors are both named 'a.b' once keys are joined with dots",
-    )
+    header = read_pickle_checkpoint(str(path))
+    assert [t.name for t in header.tensors] == ["a.b", "a.b#2"]
+    (note,) = [v for v in header.pickle.values if v.name == "a.b#2"]
+    assert "a second tensor named 'a.b'" in note.text
+    from inspector.core.convert import cast_checkpoint
+    from inspector.core.dtypes import DTYPES
+    from inspector.core.progress import run_job
+
+    out = tmp_path / "o.safetensors"
+    with open_checkpoint(path) as ckpt:
+        run_job(cast_checkpoint(ckpt, DTYPES["F16"], str(out)))
+    with open_checkpoint(out) as back:
+        assert back.view("a.b").tolist() == [1.0] and back.view("a.b#2").tolist() == [0.0]
 
 
 def test_a_legacy_header_or_key_list_that_is_wrong_names_the_file(tmp_path):

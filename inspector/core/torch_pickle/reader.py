@@ -161,9 +161,14 @@ def _header(
     seen: set[str] = set()
     for name, rec in records:
         if name in seen:
-            raise CheckpointError(
-                path,
-                f"two tensors are both named {bounded_repr(name, 80)} once keys are joined with dots",
+            # {"a.b": t1, "a": {"b": t2}}: both are listed and cast, the later one renamed
+            first, name = name, _unique(name, seen)
+            values.append(
+                NamedValue(
+                    name,
+                    f"a second tensor named {bounded_repr(first, 80)} once keys are joined with "
+                    "dots: listed and written under this name",
+                )
             )
         seen.add(name)
         try:
@@ -172,6 +177,14 @@ def _header(
             raise CheckpointError(path, str(e)) from None
     facts = PickleFacts(fmt, values, list(policy.seen.values()))
     return Header(path, tensors, None, 0, size, pickle=facts)
+
+
+def _unique(name: str, seen: set[str]) -> str:
+    """``name#2``, ``name#3``, ...: the first free one (deterministic: in walk order)."""
+    k = 2
+    while f"{name}#{k}" in seen:
+        k += 1
+    return f"{name}#{k}"
 
 
 __all__ = ["PickleFacts", "looks_like_pickle", "read_pickle_checkpoint"]
