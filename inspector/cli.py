@@ -189,6 +189,7 @@ def _write_json_rows(rows: Iterable[dict[str, object]], extra: dict[str, object]
 
 def _cmd_check(args: argparse.Namespace) -> int:
     from .core.checkpoint import open_checkpoint
+    from .core.model_folder.intended import suggests_fp32_norms
     from .core.status import TensorStatus
     from .core.summary import summarize, tensor_status
 
@@ -212,7 +213,11 @@ def _cmd_check(args: argparse.Namespace) -> int:
     out(summary.line())
     if note:
         out(note)
-    keep = " --keep-preset fp32-norms" if on_purpose else ""
+    keep = (
+        " --keep-preset fp32-norms"
+        if suggests_fp32_norms(differing, target.name, intended_globs(folder))
+        else ""
+    )
     out(f"fix: {PROG} cast {printable(args.path)} --target {target.name}{keep} -o OUT")
     return EXIT_DIFFERENT
 

@@ -16,6 +16,7 @@ from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDragMoveEvent, QDropEve
 from PySide6.QtWidgets import QFileDialog, QMainWindow, QStackedWidget, QVBoxLayout, QWidget
 
 from inspector.core.dtypes import CAST_TARGETS, DTYPES, DType
+from inspector.core.model_folder.intended import preset_globs, suggests_fp32_norms
 from inspector.session import KeepGlobs, RecentFiles, Session
 
 from .cast_controller import CastController
@@ -286,6 +287,11 @@ class MainWindow(QMainWindow):
         if self.ckpt is None or self.runner.busy:
             return None
         keep = self.keep_globs.get(self.session.path or self.ckpt.path)
+        if not keep:  # the same fix check suggests: keep what the model keeps in F32 on purpose
+            config = self.session.model_config
+            globs = preset_globs("fp32-norms", config.modules_to_not_convert if config else ())
+            if suggests_fp32_norms(self.ckpt.tensors, self.target.name, globs):
+                keep = " ".join(globs)
         dlg = CastDialog(self.ckpt, self.target, self, keep=keep)
         dlg.accepted.connect(lambda d=dlg: self._cast_dialog_accepted(d))
         dlg.finished.connect(dlg.deleteLater)

@@ -100,3 +100,18 @@ def test_lint_tab_shows_the_findings(qtbot, window, folder):
     codes = [tree.topLevelItem(i).text(1).split(":")[0] for i in range(tree.topLevelItemCount())]
     assert codes == ["pickle_twin", "config_dtype"]
     assert tabs.tabText(tabs.indexOf(tabs.lint_panel)) == "Lint (2)"
+
+
+def test_the_cast_dialog_starts_with_the_fix_check_suggests(qtbot, window, folder, capsys):
+    """check suggests --keep-preset fp32-norms for this BF16-config folder of F32 weights; the
+    window's cast dialog did not tick it, so the two fixes wrote different files."""
+    from inspector.cli import main
+    from inspector.core.model_folder.intended import FP32_NORMS
+
+    assert main(["check", str(folder)]) == 1
+    assert "--keep-preset fp32-norms" in capsys.readouterr().out
+    with qtbot.waitSignal(window.loaded, timeout=20_000):
+        window.open_path(str(folder))
+    dlg = window.open_cast_dialog()
+    assert dlg.keep == FP32_NORMS
+    dlg.reject()

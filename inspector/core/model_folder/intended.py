@@ -37,6 +37,16 @@ def is_intended(t: TensorInfo, globs: Sequence[str]) -> bool:
     return t.dtype.name == "F32" and any(fnmatch.fnmatchcase(t.name, g) for g in globs)
 
 
+def suggests_fp32_norms(
+    tensors: Sequence[TensorInfo], target_name: str, globs: Sequence[str]
+) -> bool:
+    """Whether a cast to ``target_name`` should keep the fp32-norms preset: some F32 tensor the
+    model keeps in F32 on purpose would otherwise be cast. ``check`` then suggests
+    ``--keep-preset fp32-norms`` and the window's cast dialog starts with those globs: the two
+    fixes write the same file."""
+    return target_name != "F32" and any(is_intended(t, globs) for t in tensors)
+
+
 class IntendedMatcher:
     """:func:`is_intended` with the globs compiled into one pattern (the table asks per row)."""
 
