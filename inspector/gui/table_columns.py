@@ -91,7 +91,7 @@ class TableColumns(QObject):
         avail = self.table.viewport().width() - others
         width = max(avail, self.fm.horizontalAdvance("…00.self_attn.q_proj.w"))
         if hh.sectionSize(Col.NAME) != width:
-            hh.blockSignals(True)
+            # not with the header's signals blocked: the view lays out and repaints its rows on
+            # sectionResized (blocked, rows kept the old column layout until a click); our own
+            # handler ignores the name column, so this does not recurse
             self.table.setColumnWidth(Col.NAME, width)
-            hh.blockSignals(False)
-            hh.viewport().update()

@@ -241,3 +241,16 @@ def test_name_keys_are_built_once_for_every_sort(model_file, monkeypatch):
     m.set_rows(ckpt.tensors, DTYPES["F32"])  # new rows: new keys
     m.sort(Col.NAME, Qt.SortOrder.AscendingOrder)
     assert len(built) == 2
+
+
+def test_the_name_column_fit_is_announced_so_the_rows_repaint(qtbot, loaded):
+    """fit_name_column set the width with the header's signals blocked: the view never heard
+    of it, and after a window resize the rows kept the old column layout until a click."""
+    from inspector.gui.tensor_columns import Col
+
+    hh = loaded.table.horizontalHeader()
+    seen = []
+    hh.sectionResized.connect(lambda i, _old, new: seen.append((i, new)))
+    loaded.resize(900, 700)
+    qtbot.waitUntil(lambda: any(i == Col.NAME for i, _ in seen), timeout=5_000)
+    assert seen[-1] == (Col.NAME, hh.sectionSize(Col.NAME))
