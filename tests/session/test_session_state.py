@@ -130,3 +130,65 @@ def test_recent_files_and_the_memory_store():
     assert len(recent.paths()) == 10 and recent.paths()[0] == "p11"
     recent.clear()
     assert recent.paths() == []
+
+
+def test_the_reference_is_announced_closed_and_cleared(files):
+    _, _, plain = files
+    s = Session(F32)
+    log = []
+    for e in (s.events.reference_changed, s.events.diffs_changed, s.events.cast_changed):
+        e.connect(lambda value, n=e.name: log.append((n, value)))
+    assert [e.name for e in (s.events.reference_changed, s.events.cast_changed)] == [
+        "reference_changed",
+        "cast_changed",
+    ]
+    s.clear_reference()  # nothing chosen: nothing announced
+    assert log == []
+    shown = open_checkpoint(plain)
+    s.open(shown)
+    ref = open_checkpoint(plain)
+    s.set_reference(ref)
+    assert log == [("reference_changed", ref), ("diffs_changed", None)]
+    ref.view("v")
+    other = open_checkpoint(plain)
+    s.set_reference(other)  # the first reference is closed, the shown checkpoint is not
+    assert ref._maps == {} and s.reference is other
+    s.clear_reference()
+    assert s.reference is None and log[-2:] == [
+        ("reference_changed", None),
+        ("diffs_changed", None),
+    ]
+    assert shown.view("v").tolist() == [0.0, 0.0]
+
+
+def test_stats_keys_remember_the_identity_a_file_had_when_opened(files):
+    _, _, plain = files
+    s = Session(F32)
+    s.open(open_checkpoint(plain))
+    t = s.checkpoint["v"]
+    key = s.stats_key(t)
+    assert key == (s.identities[str(plain)], "v") and key[0] == FileIdentity.of(str(plain))
+    s.identities.clear()
+    assert s.stats_key(t)[0] == FileIdentity.of(str(plain))
+
+
+def test_keep_globs_are_remembered_per_checkpoint():
+    from inspector.session.keep_globs import MAX_REMEMBERED, KeepGlobs
+
+    store = MemorySettings()
+    keep = KeepGlobs(store)
+    assert keep.get("a") == ""
+    keep.set("a", "*norm*")
+    keep.set("b", "  ")  # blank: nothing remembered
+    assert keep.get("a") == "*norm*" and keep.get("b") == ""
+    assert json.loads(store.value("keep_by_checkpoint")) == {"a": "*norm*"}
+    store.setValue("keep_by_checkpoint", "{not json")
+    assert keep.get("a") == ""
+    store.setValue("keep_by_checkpoint", json.dumps([1, 2]))
+    assert keep.get("a") == ""
+    store.setValue("keep_by_checkpoint", json.dumps({"x": 5}))
+    assert keep.get("x") == "5"
+    for i in range(MAX_REMEMBERED + 3):
+        keep.set(f"p{i}", "*")
+    table = json.loads(store.value("keep_by_checkpoint"))
+    assert len(table) == MAX_REMEMBERED and "p0" not in table and f"p{MAX_REMEMBERED + 2}" in table
