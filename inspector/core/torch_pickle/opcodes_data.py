@@ -1,0 +1,115 @@
+"""The pickle opcodes that push one value decoded from their own argument: integers, floats,
+Python 2 and 3 strings, bytes. Each only reads bytes through the machine (whose reads are bounded
+by the buffer and its FRAME) and pushes what it decoded; see :mod:`.opcodes` for the table."""
+
+from __future__ import annotations
+
+import codecs
+from typing import TYPE_CHECKING
+
+from .values import PickleError
+
+if TYPE_CHECKING:
+    from .machine import PickleMachine
+
+
+def _int(m: PickleMachine) -> None:
+    line = m._line()
+    m._push(False if line == b"00" else True if line == b"01" else int(line))
+
+
+def _binint(m: PickleMachine) -> None:
+    m._push(m._u("<i", 4))
+
+
+def _binint1(m: PickleMachine) -> None:
+    m._push(m._take(1)[0])
+
+
+def _binint2(m: PickleMachine) -> None:
+    m._push(m._u("<H", 2))
+
+
+def _long(m: PickleMachine) -> None:
+    m._push(int(m._line().rstrip(b"L")))
+
+
+def _long1(m: PickleMachine) -> None:
+    m._push(int.from_bytes(m._take(m._take(1)[0]), "little", signed=True))
+
+
+def _long4(m: PickleMachine) -> None:
+    n = m._u("<i", 4)
+    if n > 1 << 16:
+        raise PickleError("pickle holds an integer of more than 500,000 bits")
+    m._push(int.from_bytes(m._take(n), "little", signed=True))
+
+
+def _float(m: PickleMachine) -> None:
+    m._push(float(m._line()))
+
+
+def _binfloat(m: PickleMachine) -> None:
+    m._push(m._u(">d", 8))
+
+
+def _py2_text(raw: bytes) -> str:
+    """A Python 2 string as torch.load reads it: ``encoding="utf-8"``, strict (its default in
+    both weights_only modes); bytes that are not UTF-8 make torch.load fail."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise PickleError(
+            "holds a Python 2 string that is not UTF-8, which torch.load cannot decode"
+        ) from None
+
+
+def _string(m: PickleMachine) -> None:
+    line = m._line()
+    if len(line) < 2 or line[0] != line[-1] or line[:1] not in (b"'", b'"'):
+        raise PickleError("pickle STRING argument is not quoted (corrupt)")
+    m._push(_py2_text(codecs.escape_decode(line[1:-1])[0]))
+
+
+def _binstring(m: PickleMachine) -> None:
+    m._push(_py2_text(m._take(m._u("<i", 4))))
+
+
+def _short_binstring(m: PickleMachine) -> None:
+    m._push(_py2_text(m._take(m._take(1)[0])))
+
+
+def _unicode(m: PickleMachine) -> None:
+    m._push(m._line().decode("raw-unicode-escape"))
+
+
+def _binunicode(m: PickleMachine) -> None:
+    m._push(m._take(m._u("<I", 4)).decode("utf-8", "surrogatepass"))
+
+
+def _short_binunicode(m: PickleMachine) -> None:
+    m._push(m._take(m._take(1)[0]).decode("utf-8", "surrogatepass"))
+
+
+def _binunicode8(m: PickleMachine) -> None:
+    m._push(m._take(m._u("<Q", 8)).decode("utf-8", "surrogatepass"))
+
+
+def _binbytes(m: PickleMachine) -> None:
+    m._push(bytes(m._take(m._u("<I", 4))))
+
+
+def _short_binbytes(m: PickleMachine) -> None:
+    m._push(bytes(m._take(m._take(1)[0])))
+
+
+def _binbytes8(m: PickleMachine) -> None:
+    m._push(bytes(m._take(m._u("<Q", 8))))
+
+
+def _bytearray8(m: PickleMachine) -> None:
+    m._push(bytearray(m._take(m._u("<Q", 8))))
+
+
+def _out_of_band(m: PickleMachine) -> None:
+    raise PickleError("pickle uses out-of-band buffers, which a file cannot carry")
