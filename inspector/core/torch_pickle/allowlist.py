@@ -9,12 +9,13 @@ what a tensor checkpoint does not need.
 
 from __future__ import annotations
 
-import enum
 from typing import Any
 
 from ..dtypes import DTYPES, DType
-from .machine import COMPUTED, EXTENSION, PickleError, check_key
+from .machine import COMPUTED, EXTENSION, PickleError
+from .plain_values import plain_stand_ins
 from .records import AnyTensor, LeftOutTensor, StorageRef, TensorRecord, tensor_view
+from .stand_ins import ImportVerdict, StandIn
 from .tensor_state import check_requires_grad, set_obj_state, storage_dtype
 from .values import bounded_repr
 
@@ -28,32 +29,6 @@ __all__ = [
     "qualname",
     "verdict_of",
 ]
-
-
-class ImportVerdict(enum.Enum):
-    """What importing one global means for the file."""
-
-    TENSOR = "tensor"  # torch's tensor, storage and dtype machinery
-    CONTAINER = "container"  # OrderedDict, set, bytes: plain data
-    UNSUPPORTED = "unsupported"  # a torch rebuild this tool cannot read (quantized, sparse…)
-    REFUSED = "refused"  # anything else: code a checkpoint has no reason to run
-
-    @property
-    def is_safe(self) -> bool:
-        return self is not ImportVerdict.REFUSED
-
-
-class StandIn:
-    """What an allowed global resolves to; calling it applies our semantics, never the named code."""
-
-    def __init__(self, qualname: str, verdict: ImportVerdict) -> None:
-        self.qualname, self.verdict = qualname, verdict
-
-    def call(self, args: tuple) -> Any:
-        raise PickleError(f"calls {self.qualname}, which a tensor checkpoint never calls")
-
-    def __repr__(self) -> str:
-        return self.qualname
 
 
 class _Storage(StandIn):
@@ -213,84 +188,6 @@ class _Unsupported(StandIn):
         raise PickleError(f"holds {self.what} ({self.qualname}), which this tool cannot read")
 
 
-_FILLED_BY_INIT = {"set", "bytearray", "OrderedDict", "Counter"}
-
-
-class _Plain(StandIn):
-    """Containers and scalars by our own constructors."""
-
-    def __init__(self, qualname: str, make: Any) -> None:
-        super().__init__(qualname, ImportVerdict.CONTAINER)
-        self.make = make
-        # NEWOBJ is cls.__new__(cls, *args): a mutable container's __new__ ignores its
-        # arguments (its __init__ would fill it), so torch.load gives it empty
-        self.new_ignores_args = qualname.rsplit(".", 1)[1] in _FILLED_BY_INIT
-
-    def call(self, args: tuple) -> Any:
-        return self.make(*args)
-
-
-def _ordered_dict(items: Any = ()) -> dict:
-    out: dict = {}
-    for pair in list(items):
-        if not isinstance(pair, (tuple, list)) or len(pair) != 2:
-            raise PickleError("an OrderedDict is built from items that are not pairs")
-        out[check_key(pair[0])] = pair[1]
-    return out
-
-
-def _counter(items: Any = ()) -> dict:
-    """``Counter(mapping)`` (what pickling a Counter writes) copies it; ``Counter(items)`` counts."""
-    if isinstance(items, dict):
-        return dict(items)
-    if not isinstance(items, (list, tuple, str, bytes)):
-        raise PickleError(f"Counter is built from a {type(items).__name__}")
-    counts: dict = {}
-    for item in items:
-        counts[check_key(item)] = counts.get(item, 0) + 1
-    return counts
-
-
-def _device(kind: Any = "", index: Any = None) -> str:
-    """``torch.device("cuda", 0)`` (how a device pickles) or ``torch.device("cuda:0")``: as torch
-    prints it, ``cuda:0``."""
-    text = _text(kind)
-    if index is None:
-        return text
-    if type(index) is not int or index < 0 or ":" in text:
-        raise PickleError("a device is named with an index that is not a non-negative integer")
-    return f"{text}:{index}"
-
-
-def _encode(text: Any, encoding: str = "utf-8") -> bytes:
-    if not isinstance(text, str) or encoding not in ("latin1", "latin-1", "utf-8", "utf8"):
-        raise PickleError("_codecs.encode called with something other than text and latin1")
-    return text.encode(encoding)
-
-
-def _one(kind: type) -> Any:
-    def make(items: Any = ()) -> Any:
-        if not isinstance(items, (list, tuple, set, frozenset, bytes, str)):
-            raise PickleError(f"{kind.__name__} is built from a {type(items).__name__}")
-        if kind in (set, frozenset):
-            return kind(check_key(x) for x in items)
-        return kind(items)
-
-    return make
-
-
-def _complex(real: Any = 0.0, imag: Any = 0.0) -> complex:
-    if not all(type(v) in (int, float) for v in (real, imag)):
-        raise PickleError("complex is built from something that is not a number")
-    return complex(real, imag)
-
-
-def _text(value: Any = "") -> str:
-    if not isinstance(value, (str, int)):
-        raise PickleError("a device or layout is named by something that is not text")
-    return str(value)
-
-
 # torch storage class name -> safetensors dtype (None: a dtype safetensors has no name for)
 _STORAGES = {
     "DoubleStorage": "F64",
@@ -400,18 +297,8 @@ def _table() -> dict[str, StandIn]:
         add(_Unsupported(f"torch._utils.{fn}", what))
     for scheme in _QSCHEMES:  # arguments of _rebuild_qtensor: named, so the refusal is precise
         add(StandIn(f"torch.{scheme}", ImportVerdict.UNSUPPORTED))
-    add(_Plain("collections.OrderedDict", _ordered_dict))
-    add(_Plain("collections.Counter", _counter))
-    add(_Plain("torch.Size", _one(tuple)))
-    add(_Plain("torch.device", _device))
-    add(_Plain("torch.serialization._get_layout", _text))
-    add(_Plain("_codecs.encode", _encode))
-    add(_Plain("builtins.set", _one(set)))
-    add(_Plain("builtins.frozenset", _one(frozenset)))
-    add(_Plain("builtins.bytearray", _one(bytearray)))
-    add(_Plain("builtins.complex", _complex))
-    for legacy in ("__builtin__.set", "__builtin__.frozenset", "__builtin__.bytearray"):
-        add(_Plain(legacy, t[legacy.replace("__builtin__", "builtins")].make))  # type: ignore[attr-defined]
+    for plain in plain_stand_ins():
+        add(plain)
     return t
 
 

@@ -11,11 +11,11 @@ from .allowlist import (
     ImportVerdict,
     StandIn,
     StorageRef,
-    _Plain,
     _Storage,
     qualname,
 )
 from .machine import Opaque, PickleError
+from .plain_values import _Plain
 from .records import AnyTensor
 from .tensor_state import setstate
 from .values import bounded_repr
