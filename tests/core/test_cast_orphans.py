@@ -54,6 +54,16 @@ def _children(pid: int) -> set[int]:
     return found
 
 
+def kill_and_wait_for(proc: subprocess.Popen, tree: set[int]) -> None:
+    """SIGKILL ``proc``, then assert every process of ``tree`` is gone within 5 s."""
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    deadline = time.monotonic() + 5
+    while _alive(tree) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(tree), f"still running 5 s after the kill: {_alive(tree)}"
+
+
 def _alive(pids: set[int]) -> set[int]:
     alive = set()
     for pid in pids:
@@ -97,12 +107,7 @@ def test_sigkill_of_a_cast_leaves_no_process_and_no_temp(tmp_path, after):
     if proc.poll() is not None:
         pytest.skip("the cast ended before the kill")
     tree |= _children(proc.pid)
-    os.kill(proc.pid, signal.SIGKILL)
-    proc.wait()
-    deadline = time.monotonic() + 5
-    while _alive(tree) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not _alive(tree), f"still running 5 s after the kill: {_alive(tree)}"
+    kill_and_wait_for(proc, tree)
     assert not _holders(str(out_dir), tree)
     proc.stdout.read()  # the pipe closes: no survivor holds its write end
     # the next save into the folder removes the dead cast's temp (its lock went with it)

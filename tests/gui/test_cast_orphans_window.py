@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -11,7 +10,7 @@ import time
 import pytest
 
 from inspector.core.worker_policy import PROCESSES_ENV
-from tests.core.test_cast_orphans import _alive, _children, _sparse_f32
+from tests.core.test_cast_orphans import _children, _sparse_f32, kill_and_wait_for
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 
@@ -49,9 +48,4 @@ def test_sigkill_of_the_window_during_a_cast_leaves_no_process(tmp_path):
         tree |= _children(proc.pid)
         time.sleep(0.02)
     assert tree, "the cast started no worker process"
-    os.kill(proc.pid, signal.SIGKILL)
-    proc.wait()
-    deadline = time.monotonic() + 5
-    while _alive(tree) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not _alive(tree), f"still running 5 s after the kill: {_alive(tree)}"
+    kill_and_wait_for(proc, tree)
