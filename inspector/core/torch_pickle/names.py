@@ -15,10 +15,10 @@ from ..header import TensorInfo
 from .allowlist import LeftOutTensor, StorageRef, TensorRecord
 from .archive import StorageSpan
 from .machine import PickleError
+from .records import INT_LIMIT
 from .values import bounded_repr
 
 MAX_DEPTH = 1000
-_INT_LIMIT = 1 << 63
 # a strided view may repeat its stored values (stride 0), but not into sizes no model has:
 # refused past 1 GiB of logical values and 1024 times the bytes it stores
 _BROADCAST_FLOOR = 1 << 30
@@ -142,7 +142,7 @@ def place_tensor(
         )
     item = rec.dtype.bits // 8
     numel = math.prod(rec.shape)  # at most 64 dimensions below 2**63 each (records.py)
-    if numel * item >= _INT_LIMIT:
+    if numel * item >= INT_LIMIT:
         raise PickleError(f"tensor {bounded_repr(name, 80)} has more than 2**63 bytes of values")
     start = span.offset + rec.offset * item
     stored = min(

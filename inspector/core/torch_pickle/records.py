@@ -63,12 +63,12 @@ AnyTensor = TensorRecord | LeftOutTensor
 
 
 MAX_DIMS = 64  # numpy's limit; torch allows more, no checkpoint has them
-_INT_LIMIT = 1 << 63  # a dimension, stride or offset torch can hold (int64)
+INT_LIMIT = 1 << 63  # a dimension, stride or offset torch can hold (int64)
 
 
 def _as_int_tuple(value: Any, what: str) -> tuple[int, ...]:
     if not isinstance(value, (tuple, list)) or not all(
-        type(v) is int and 0 <= v < _INT_LIMIT for v in value
+        type(v) is int and 0 <= v < INT_LIMIT for v in value
     ):
         raise PickleError(f"tensor {what} is not a tuple of integers from 0 to 2**63")
     if len(value) > MAX_DIMS:
@@ -80,7 +80,7 @@ def tensor_view(storage: Any, offset: Any, size: Any, stride: Any, dtype: DType)
     """A view of ``storage`` with its arguments checked (a crafted pickle may send anything)."""
     if not isinstance(storage, StorageRef):
         raise PickleError("a tensor is rebuilt from something that is not a stored storage")
-    if type(offset) is not int or not 0 <= offset < _INT_LIMIT:
+    if type(offset) is not int or not 0 <= offset < INT_LIMIT:
         raise PickleError("a tensor's storage offset is not an integer from 0 to 2**63")
     shape, strides = _as_int_tuple(size, "shape"), _as_int_tuple(stride, "stride")
     if len(shape) != len(strides):

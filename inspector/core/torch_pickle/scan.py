@@ -18,7 +18,7 @@ from ..header import read_header
 from ..header.reader import _open_regular
 from ..summary import format_bytes
 from .allowlist import ImportVerdict
-from .archive import LEGACY_MAGIC, MAX_PICKLE_BYTES, open_zip, read_member
+from .archive import LEGACY_MAGIC, MAX_PICKLE_BYTES, _why, open_zip, read_member
 from .containers import fold, is_torch_tar, is_torchscript, tar_pickles, zip_problems
 from .machine import AmbiguousPickle, PickleError, PickleMachine
 from .policies import ImportSeen, ScanPolicy
@@ -281,7 +281,3 @@ def _scan_stream(path: str, mm: mmap.mmap) -> tuple[FileScan, int]:
         if fmt == "pickle" and mm[pos : pos + 1] != b"\x80":
             break
     return FileScan(path, fmt, list(scan.seen.values()), error, findings), count
-
-
-def _why(e: BaseException) -> str:
-    return (str(e) or type(e).__name__).split("\n")[0][:160]
