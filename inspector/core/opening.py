@@ -6,9 +6,7 @@ checked against one listing of the folder, and every per-shard check is a dict l
 
 from __future__ import annotations
 
-import json
 import os
-import re
 import stat
 
 from .checkpoint import Checkpoint
@@ -17,26 +15,15 @@ from .errors import AmbiguousCheckpointError, CheckpointError, path_problem
 from .header import Header, TensorInfo, _json_type, _open_regular, read_header
 from .header.types import file_identity
 from .header.wording import _clip, _q
-from .json_output import with_depth_room
+from .index_file import SHARD_NAME, is_index_name, read_index
 from .output_names import PICKLE_SUFFIXES
 from .torch_pickle.containers import is_torch_tar
 from .torch_pickle.reader import looks_like_pickle, read_pickle_checkpoint, refuse_polyglot
 from .training_layout import model_tensors
 
-INDEX_SUFFIX = ".safetensors.index.json"
-# transformers/diffusers variants: model.safetensors.index.fp16.json; pickles: pytorch_model.bin.index.json
-_INDEX_NAME = re.compile(r".+\.(safetensors|bin)\.index(\.[^./\\]+)?\.json")
-_SHARD_NAME = re.compile(r"(.*)-(\d+)-of-(\d+)\.(safetensors|bin)")
-MAX_INDEX_BYTES = 100_000_000
 # the pickle a loader takes from a folder by name (transformers' WEIGHTS_NAME, diffusers'),
 # whatever else Trainer.save_model or a training run left beside it
 PICKLE_WEIGHT_NAMES = ("pytorch_model.bin", "diffusion_pytorch_model.bin")
-
-
-def is_index_name(name: str) -> bool:
-    """``*.safetensors.index.json``, a variant ``*.safetensors.index.<variant>.json``, or the same
-    for pickle shards (``pytorch_model.bin.index.json``)."""
-    return _INDEX_NAME.fullmatch(name) is not None
 
 
 def read_checkpoint_file(path: str, st: os.stat_result | None = None) -> Header:
@@ -170,52 +157,6 @@ def _open_folder(folder: str, keep_all: bool = False) -> Checkpoint:
     )
 
 
-def _read_index(index_path: str) -> dict:
-    with _open_regular(index_path) as f:  # refuses a FIFO or device instead of blocking on it
-        try:
-            raw = f.read(MAX_INDEX_BYTES + 1)
-        except OSError as e:
-            raise CheckpointError(
-                index_path, f"cannot read: {path_problem(index_path, e)}"
-            ) from None
-    if len(raw) > MAX_INDEX_BYTES:
-        raise CheckpointError(index_path, "index file is over 100 MB; not a safetensors index")
-    if not raw.strip():
-        raise CheckpointError(index_path, "index file is empty")
-    try:
-        index = _decode_json(raw)
-    except UnicodeDecodeError as e:
-        raise CheckpointError(
-            index_path, f"index is not valid UTF-8 (bad byte at offset {e.start})"
-        ) from None
-    except json.JSONDecodeError as e:
-        raise CheckpointError(
-            index_path, f"index is not valid JSON ({e.msg} at character {e.pos})"
-        ) from None
-    except (ValueError, RecursionError):
-        raise CheckpointError(
-            index_path, "index is not valid JSON (nested too deeply or a number too long)"
-        ) from None
-    if not isinstance(index, dict):
-        raise CheckpointError(
-            index_path, f"not a safetensors index: the JSON is {_json_type(index)}, not an object"
-        )
-    return index
-
-
-def _decode_json(raw: bytes) -> object:
-    """msgspec first: its depth limit does not depend on how deep the caller's stack already is
-    (the stdlib's does, so the same index could open in ``list`` and fail in ``cast``). What it
-    refuses (NaN, huge integers) gets the stdlib's more lenient judgement, as transformers uses.
-    """
-    import msgspec
-
-    try:
-        return with_depth_room(msgspec.json.decode, raw)
-    except msgspec.DecodeError:
-        return with_depth_room(json.loads, raw.decode("utf-8"))
-
-
 def open_index(index_path: str) -> Checkpoint:
     """Open a sharded checkpoint; every shard and the index must agree tensor for tensor."""
     index_path = os.fspath(index_path)
@@ -242,7 +183,7 @@ def interrupted_save_notice(journals: list[str]) -> str:
 
 
 def _open_index(index_path: str, folder: str) -> Checkpoint:
-    index = _read_index(index_path)
+    index = read_index(index_path)
     if "weight_map" not in index:
         raise CheckpointError(index_path, 'not a safetensors index: no "weight_map"')
     weight_map = index["weight_map"]
@@ -326,7 +267,7 @@ def _check_shard_series(index_path: str, folder: str, shard_names: list[str]) ->
     """
     series = set()
     for shard in shard_names:
-        m = _SHARD_NAME.fullmatch(shard)
+        m = SHARD_NAME.fullmatch(shard)
         if m and len(m.group(3)) <= 12:  # a shard in a subfolder never matches a listing
             series.add((m.group(1), len(m.group(2)), m.group(3), m.group(4)))
     if not series:
@@ -337,7 +278,7 @@ def _check_shard_series(index_path: str, folder: str, shard_names: list[str]) ->
     except OSError:
         return
     for entry in sorted(entries):
-        m = _SHARD_NAME.fullmatch(entry)
+        m = SHARD_NAME.fullmatch(entry)
         if (
             m
             and entry not in named

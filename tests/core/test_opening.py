@@ -82,7 +82,7 @@ def test_two_indexes_are_offered_as_choices(tmp_path):
 
 
 def test_an_index_of_exactly_100_mb_opens_one_byte_more_does_not(tmp_path):
-    from inspector.core.opening import MAX_INDEX_BYTES
+    from inspector.core.index_file import MAX_INDEX_BYTES
 
     save_file({"w": np.zeros(2, np.float32)}, str(tmp_path / "m-00001-of-00001.safetensors"))
     body = json.dumps({"weight_map": {"w": "m-00001-of-00001.safetensors"}})[:-1].encode()

@@ -240,7 +240,7 @@ def test_extension_codes_and_computed_names_are_refused(tmp_path):
         (b"\x80\x02]q\x00(" + b"K\x01" * 200 + b"e.", "more than 100 objects"),
         (b"\x80\x02X\xff\xff\xff\x7fabc.", "truncated"),
         (b"\x80\x02K\x01", "without a STOP"),
-        (b"\x80\x02\xffK.", "unknown pickle opcode"),
+        (b"\x80\x02\xffK.", "uses an unknown opcode"),
         (b"\x80\x02" + b"\x8b" + struct.pack("<i", 1 << 20) + b"\x00" * 10 + b".", "500,000 bits"),
     ],
 )
@@ -370,7 +370,9 @@ def test_either_sign_of_torchscript_is_named(tmp_path, extra):
     assert e.value.path == str(path)
 
 
-@pytest.mark.parametrize(("order", "refused"), [(b"big", True), (b"little", False), (b"", False)])
+@pytest.mark.parametrize(
+    ("order", "refused"), [(b"big", "big-endian"), (b"little", None), (b"", "torch refuses it")]
+)
 def test_a_big_endian_byteorder_is_refused(tmp_path, order, refused):
     good = _torch_zip(tmp_path, 1)
 
@@ -382,7 +384,7 @@ def test_a_big_endian_byteorder_is_refused(tmp_path, order, refused):
     path = tmp_path / "m.pt"
     path.write_bytes(_rezipped(good, swap))
     if refused:
-        with pytest.raises(CheckpointError, match="big-endian") as e:
+        with pytest.raises(CheckpointError, match=refused) as e:
             open_checkpoint(path)
         assert e.value.path == str(path)
     else:

@@ -79,10 +79,20 @@ def test_a_view_one_element_past_its_storage_is_refused():
     for rec, nbytes in (
         (_record((3, 4), (4, 1), offset=1), 48),  # ends at element 12 of 0..11
         (_record((4, 3), (1, 4), offset=1), 48),
-        (_record((3, 4), (4, 1), numel=11), 48),  # the storage is shorter than its span
-        (_record((3, 4), (4, 1), numel=11, typed=False), 48),  # untyped: numel is bytes
+        (_record((3, 4), (4, 1), numel=11), 44),  # the storage is shorter than its span
+        (_record((3, 4), (4, 1), numel=11, typed=False), 44),  # untyped: numel is bytes
     ):
         with pytest.raises(PickleError, match="reaches past the end of its storage"):
+            _place(rec, nbytes=nbytes)
+
+
+def test_a_storage_of_another_size_than_the_pickle_declares_is_refused():
+    for rec, nbytes in (
+        (_record((3, 4), (4, 1), numel=12), 52),
+        (_record((2,), (1,), numel=12), 44),  # even where the tensor does not reach the end
+        (_record((3, 4), (4, 1), numel=12, typed=False), 44),
+    ):
+        with pytest.raises(PickleError, match=f"holds {nbytes} bytes where the pickle declares"):
             _place(rec, nbytes=nbytes)
 
 

@@ -247,7 +247,7 @@ def test_names_that_are_not_text_are_named_so():
 # each kind of damage, with the reason a person is shown
 DAMAGE = {
     "no STOP": (b"\x80\x02K\x01", "pickle ends without a STOP opcode (truncated)"),
-    "unknown opcode": (b"K\x01\xff.", "unknown pickle opcode 0xff at byte 2"),
+    "unknown opcode": (b"K\x01\xff.", "pickle uses an unknown opcode 0xff at byte 2"),
     "protocol 6": (b"\x80\x06N.", "pickle protocol is newer than 5"),
     "pop from nothing": (b"R.", "pickle pops from an empty stack (corrupt)"),
     "read from nothing": (b"2.", "pickle reads an empty stack (corrupt)"),
@@ -287,16 +287,24 @@ DAMAGE = {
         "pickle creates an object with keyword arguments (not a checkpoint)",
     ),
     "out-of-band buffer": (b"\x97.", "pickle uses out-of-band buffers, which a file cannot carry"),
+    "INT of 4,301 digits": (
+        b"I" + b"9" * 4301 + b"\n.",
+        "pickle holds an integer written with more than 4,300 digits",
+    ),
+    "LONG of 4,301 digits": (
+        b"L-" + b"9" * 4301 + b"L\n.",
+        "pickle holds an integer written with more than 4,300 digits",
+    ),
     "STRING unquoted": (b"Sabc\n.", "pickle STRING argument is not quoted (corrupt)"),
     "STRING one quote": (b"S'\n.", "pickle STRING argument is not quoted (corrupt)"),
     "STRING mixed quotes": (b"S'a\"\n.", "pickle STRING argument is not quoted (corrupt)"),
     "INT not a number": (
         b"Iabc\n.",
-        "malformed pickle at byte 5: invalid literal for int() with base 10: b'abc'",
+        "pickle is malformed at byte 5: invalid literal for int() with base 10: b'abc'",
     ),
     "bad UTF-8": (
         b"\x8c\x01\xff.",
-        "malformed pickle at byte 3: 'utf-8' codec can't decode byte 0xff in position 0: "
+        "pickle is malformed at byte 3: 'utf-8' codec can't decode byte 0xff in position 0: "
         "invalid start byte",
     ),
 }
@@ -306,7 +314,12 @@ DAMAGE = {
 def test_damage_is_refused_with_its_reason(data, says):
     with pytest.raises(PickleError) as e:
         run(data, Recorder())
-    assert str(e.value) == says
+    assert f"pickle {e.value}" == says  # as every reader words it
+
+
+def test_an_integer_of_exactly_the_digit_limit_is_read():
+    assert run(b"I" + b"9" * 4300 + b"\n.") == 10**4300 - 1
+    assert run(b"L-" + b"9" * 4300 + b"L\n.") == 1 - 10**4300
 
 
 def test_a_long4_of_exactly_the_limit_is_read():
@@ -341,7 +354,7 @@ def test_an_error_without_words_is_named_by_its_kind():
 
     with pytest.raises(PickleError) as e:
         run(b"cm\nn\n.", Silent())
-    assert str(e.value) == "malformed pickle at byte 5: ValueError"
+    assert str(e.value) == "is malformed at byte 5: ValueError"
 
 
 def test_a_long_error_is_cut_to_its_first_line_and_200_characters():
@@ -351,7 +364,7 @@ def test_a_long_error_is_cut_to_its_first_line_and_200_characters():
 
     with pytest.raises(PickleError) as e:
         run(b"cm\nn\n.", Wordy())
-    assert str(e.value) == "malformed pickle at byte 5: " + "x" * 200
+    assert str(e.value) == "is malformed at byte 5: " + "x" * 200
 
 
 def test_empty_text_lines_of_protocol_0():

@@ -3,6 +3,7 @@ counts, and where it stops reading (a legacy file's storage bytes are not pickle
 
 from __future__ import annotations
 
+import json
 import os
 import pickle
 
@@ -172,7 +173,7 @@ def test_a_damaged_pickle_in_a_stream_is_reported(tmp_path):
     path.write_bytes(b"\x80\x02cos\nsystem\n\xff.")
     scan = scan_file(str(path))
     assert scan.format == "pickle"
-    assert scan.error == "pickle unknown pickle opcode 0xff at byte 13"
+    assert scan.error == "pickle uses an unknown opcode 0xff at byte 13"
     assert scan.imports == [ImportSeen("os.system", R)]
     assert scan.status is ScanStatus.REFUSED  # what it imports counts more than the damage
 
@@ -256,7 +257,7 @@ def test_every_scan_result_and_refusal_names_its_file(tmp_path):
         zf.writestr("m/data.pkl", b"\x80\x02cos\nsystem\n\xff")
     scan = scan_file(str(bad))
     assert (scan.path, scan.format) == (str(bad), "torch zip")
-    assert scan.error == "m/data.pkl: pickle unknown pickle opcode 0xff at byte 13"
+    assert scan.error == "m/data.pkl: pickle uses an unknown opcode 0xff at byte 13"
 
 
 def test_a_refused_or_damaged_file_still_names_itself_in_the_scan(tmp_path):
@@ -273,3 +274,58 @@ def test_a_refused_or_damaged_file_still_names_itself_in_the_scan(tmp_path):
     for path, fmt in ((fifo, "unknown"), (damaged, "torch zip"), (text, "unknown")):
         result = scan_file(str(path))
         assert (result.path, result.format, bool(result.error)) == (str(path), fmt, True)
+
+
+@pytest.mark.parametrize(
+    ("index_name", "shard"),
+    [
+        ("pytorch_model.bin.index.json", "../outside/evil.bin"),
+        ("pytorch_model.bin.index.json", "{outside}/evil.bin"),  # absolute
+        ("model.safetensors.index.json", "sub/../../outside/evil.bin"),
+        ("pytorch_model.bin.index.json", "via/evil.bin"),  # via: a symlink to the folder outside
+        ("diffusion_pytorch_model.bin.index.json", "ok.bin"),  # the index itself links outside
+    ],
+)
+def test_an_index_naming_a_file_outside_the_folder_is_a_finding(tmp_path, index_name, shard):
+    """transformers joins every weight_map entry to the index's folder and loads what is there:
+    a folder is clean only if everything its index names was scanned."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "evil.bin").write_bytes(_SYSTEM_P0)
+    root = tmp_path / "model"
+    root.mkdir()
+    save_file({"a": np.zeros(2, np.float32)}, str(root / "ok.bin"))
+    shard = shard.format(outside=outside)
+    index = json.dumps({"weight_map": {"a": "ok.bin", "b": shard}})
+    if shard == "via/evil.bin":
+        (root / "via").symlink_to(outside, target_is_directory=True)
+    if shard == "ok.bin":  # the linked index names a shard outside relative to its own folder
+        (outside / "index.json").write_text(
+            json.dumps({"weight_map": {"a": "../outside/evil.bin"}})
+        )
+        (root / index_name).symlink_to(outside / "index.json")
+    else:
+        (root / index_name).write_text(index)
+    report = scan_path(root)
+    assert report.status is ScanStatus.REFUSED
+    (found,) = [f for f in report.files if f.path.endswith(index_name)]
+    assert found.format == "index"
+    assert "evil.bin" in found.findings[0] and "outside the scanned folder" in found.findings[0]
+    assert scan_path(root / index_name).status is ScanStatus.REFUSED  # the index named directly
+
+
+def test_an_index_naming_only_files_inside_the_folder_is_no_finding(tmp_path):
+    root = tmp_path / "model"
+    (root / "sub").mkdir(parents=True)
+    save_file({"a": np.zeros(2, np.float32)}, str(root / "sub" / "a.safetensors"))
+    (root / "model.safetensors.index.json").write_text(
+        json.dumps({"weight_map": {"a": "sub/a.safetensors", "b": "sub/../sub/a.safetensors"}})
+    )
+    (root / "config.json").write_text(json.dumps({"weight_map": 3}))
+    report = scan_path(root)
+    assert report.status is ScanStatus.CLEAN
+    assert [f.format for f in report.files] == [
+        "not a checkpoint",
+        "not a checkpoint",
+        "safetensors",
+    ]

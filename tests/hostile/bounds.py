@@ -108,7 +108,8 @@ def _rebuild(
         + b"\x89"
         + _global("collections", "OrderedDict")
         + b")Rtq\x00R"
-        + b"s."
+        + b"s.",
+        b"\x00" * 4 * storage_numel,  # the size the pickle declares, as torch checks
     )
 
 

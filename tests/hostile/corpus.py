@@ -68,6 +68,22 @@ def _journal_folder(forged: bool) -> Callable[[Path, Path], Path]:
     return build
 
 
+def _index_outside(shard: str) -> Callable[[Path, Path], Path]:
+    """A folder whose index sends transformers to an evil pickle beside it, outside the folder."""
+
+    def build(folder: Path, canary: Path) -> Path:
+        import json
+
+        _file("outside/evil.bin", evil_pickle)(folder, canary)
+        model = _in_folder("ok.txt")(folder, canary)
+        (model / "ok.txt").unlink()
+        weight_map = {"w": shard.format(outside=folder / "outside")}
+        (model / "pytorch_model.bin.index.json").write_text(json.dumps({"weight_map": weight_map}))
+        return model
+
+    return build
+
+
 CASES: list[HostileCase] = [
     HostileCase("journal-downloaded", _journal_folder(False), unsafe=True),
     HostileCase("journal-forged", _journal_folder(True), unsafe=True),
@@ -86,6 +102,8 @@ CASES: list[HostileCase] = [
             "deep/er/than/that/x",
         )
     ),
+    HostileCase("index-names-parent", _index_outside("../outside/evil.bin"), unsafe=True),
+    HostileCase("index-names-absolute", _index_outside("{outside}/evil.bin"), unsafe=True),
     *(
         HostileCase(f"container-{name}", _file("pytorch_model.bin", build), unsafe=True)
         for name, build in CONTAINERS.items()

@@ -19,7 +19,8 @@ import numpy as np
 from ..checkpoint import open_checkpoint
 from ..errors import AmbiguousCheckpointError, CheckpointError
 from ..header import TensorInfo, _open_regular
-from ..opening import _SHARD_NAME, MAX_INDEX_BYTES, is_index_name, read_checkpoint_file
+from ..index_file import MAX_INDEX_BYTES, SHARD_NAME, is_index_name
+from ..opening import read_checkpoint_file
 from .companions import WEIGHT_SUFFIXES
 from .config import ModelConfig, model_folder, read_model_config
 from .intended import is_intended, preset_globs
@@ -331,7 +332,7 @@ def _lint_values(ckpt, findings: list[Finding]) -> None:
 
 
 def _lint_shard_sizes(folder: str, shards: list[str], findings: list[Finding]) -> None:
-    series = [s for s in shards if _SHARD_NAME.fullmatch(os.path.basename(s))]
+    series = [s for s in shards if SHARD_NAME.fullmatch(os.path.basename(s))]
     if len(series) < 3:
         return
     sizes = {

@@ -89,9 +89,14 @@ def read_zip(path: str, fh: Any) -> ZipLayout:
         )
     prefix = pkls[0].filename[: -len("data.pkl")]
     order = by_fold.get(fold(prefix + "byteorder"))
-    if order is not None and read_member(path, zf, order, 16).strip() not in (b"little", b""):
+    byteorder = b"little" if order is None else read_member(path, zf, order, 16)
+    if byteorder == b"big":
         raise CheckpointError(
             path, "was saved on a big-endian machine; this tool reads little-endian only"
+        )
+    if byteorder != b"little":  # torch.load: "Unknown endianness type", exactly these two words
+        raise CheckpointError(
+            path, f"its byteorder record says {bounded_repr(byteorder, 20)}; torch refuses it"
         )
     storages = {}
     data_dir = fold(prefix + "data/")

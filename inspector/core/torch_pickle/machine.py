@@ -77,7 +77,7 @@ class PickleMachine:
     # -- argument decoding ----------------------------------------------------------------
     def _take(self, n: int) -> bytes:
         if n < 0 or self.pos + n > self.end:
-            raise PickleError("pickle ends in the middle of an argument (truncated or corrupt)")
+            raise PickleError("ends in the middle of an argument (truncated or corrupt)")
         b = self.data[self.pos : self.pos + n]
         self.pos += n
         return b
@@ -86,7 +86,7 @@ class PickleMachine:
         """``_take`` while a FRAME is open: an argument may end at the frame's end, never cross
         it (CPython refuses that: "pickle exhausted before end of frame")."""
         if self.pos < self.frame_end < self.pos + n:
-            raise AmbiguousPickle("pickle has an argument that crosses the end of its FRAME")
+            raise AmbiguousPickle("has an argument that crosses the end of its FRAME")
         if self.pos + n >= self.frame_end:
             self._close_frame()
         return PickleMachine._take(self, n)
@@ -94,7 +94,7 @@ class PickleMachine:
     def _line_framed(self) -> bytes:
         i = self.data.find(b"\n", self.pos)
         if self.pos < self.frame_end <= i:
-            raise AmbiguousPickle("pickle has a text argument that crosses the end of its FRAME")
+            raise AmbiguousPickle("has a text argument that crosses the end of its FRAME")
         if i + 1 >= self.frame_end:
             self._close_frame()
         return PickleMachine._line(self)
@@ -102,9 +102,9 @@ class PickleMachine:
     def begin_frame(self, n: int) -> None:
         """FRAME: the next ``n`` bytes are one frame, which must hold whole opcodes."""
         if self.frame_end > self.pos:
-            raise AmbiguousPickle("pickle begins a FRAME before the end of the current one")
+            raise AmbiguousPickle("begins a FRAME before the end of the current one")
         if n > self.end - self.pos:
-            raise PickleError("pickle declares a FRAME longer than the file (truncated or corrupt)")
+            raise PickleError("declares a FRAME longer than the file (truncated or corrupt)")
         self.frame_end = self.pos + n
         self._take, self._line = self._take_framed, self._line_framed  # type: ignore[method-assign]
 
@@ -115,7 +115,7 @@ class PickleMachine:
     def _line(self) -> bytes:
         i = self.data.find(b"\n", self.pos)
         if i < 0:
-            raise PickleError("pickle ends in the middle of a text argument (truncated or corrupt)")
+            raise PickleError("ends in the middle of a text argument (truncated or corrupt)")
         b = self.data[self.pos : i]
         self.pos = i + 1
         return b
@@ -137,19 +137,19 @@ class PickleMachine:
 
     def _pop(self) -> Any:
         if not self.stack:
-            raise PickleError("pickle pops from an empty stack (corrupt)")
+            raise PickleError("pops from an empty stack (corrupt)")
         return self.stack.pop()
 
     def _pop_mark(self) -> list:
         if not self.metastack:
-            raise PickleError("pickle closes a MARK it never opened (corrupt)")
+            raise PickleError("closes a MARK it never opened (corrupt)")
         items = self.stack
         self.stack = self.metastack.pop()
         return items
 
     def _top(self) -> Any:
         if not self.stack:
-            raise PickleError("pickle reads an empty stack (corrupt)")
+            raise PickleError("reads an empty stack (corrupt)")
         return self.stack[-1]
 
     # -- the loop -------------------------------------------------------------------------
@@ -165,18 +165,18 @@ class PickleMachine:
         data = self.data
         while True:
             if self.pos >= self.end:
-                raise PickleError("pickle ends without a STOP opcode (truncated)")
+                raise PickleError("ends without a STOP opcode (truncated)")
             code = data[self.pos]
             self.pos += 1
             handler = ops.get(code)
             if handler is None:
-                raise PickleError(f"unknown pickle opcode 0x{code:02x} at byte {self.pos - 1}")
+                raise PickleError(f"uses an unknown opcode 0x{code:02x} at byte {self.pos - 1}")
             if handler is stop:
                 if self.metastack or len(self.stack) != 1:
-                    raise PickleError("pickle stops with a malformed stack (corrupt)")
+                    raise PickleError("stops with a malformed stack (corrupt)")
                 if self.pos < self.frame_end:
                     raise AmbiguousPickle(
-                        f"pickle stops {self.frame_end - self.pos:,} bytes before the end of its "
+                        f"stops {self.frame_end - self.pos:,} bytes before the end of its "
                         "FRAME: torch.load would read what follows from another place"
                     )
                 return self.stack[0], self.pos
@@ -185,9 +185,9 @@ class PickleMachine:
             except (PickleError, CheckpointError):
                 raise
             except RecursionError:
-                raise PickleError("pickle nests objects too deeply") from None
+                raise PickleError("nests objects too deeply") from None
             except (ValueError, TypeError, OverflowError, UnicodeDecodeError, KeyError) as e:
-                raise PickleError(f"malformed pickle at byte {self.pos}: {_why(e)}") from None
+                raise PickleError(f"is malformed at byte {self.pos}: {_why(e)}") from None
 
     # -- helpers used by the handlers --------------------------------------------------------
     def _global(self, module: str, name: str) -> None:
@@ -201,12 +201,12 @@ class PickleMachine:
 
     def _memo_get(self, key: int) -> None:
         if key not in self.memo:
-            raise PickleError(f"pickle refers to memo entry {key}, which it never stored (corrupt)")
+            raise PickleError(f"refers to memo entry {key}, which it never stored (corrupt)")
         self._push(self.memo[key])
 
     def _memo_put(self, key: int) -> None:
         if key < 0:
-            raise PickleError("pickle stores a negative memo key (corrupt)")
+            raise PickleError("stores a negative memo key (corrupt)")
         self._count(2)  # an entry of the memo dict: an int key and a slot
         self.memo[key] = self._top()
 

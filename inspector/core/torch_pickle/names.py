@@ -145,9 +145,12 @@ def place_tensor(
     if numel * item >= INT_LIMIT:
         raise PickleError(f"tensor {bounded_repr(name, 80)} has more than 2**63 bytes of values")
     start = span.offset + rec.offset * item
-    stored = min(
-        span.nbytes, rec.storage.numel * (rec.storage.dtype.bits // 8 if rec.storage.dtype else 1)
-    )
+    stored = rec.storage.numel * (rec.storage.dtype.bits // 8 if rec.storage.dtype else 1)
+    if span.nbytes != stored:  # torch checks the record's size against the pickle's exactly
+        raise PickleError(
+            f"tensor {bounded_repr(name, 80)}: its storage holds {span.nbytes:,} bytes where the "
+            f"pickle declares {stored:,}; torch refuses such a file"
+        )
     if numel == 0:
         return TensorInfo(rec.dtype.name, rec.shape, (start, start), name, path)
     last = rec.offset + sum((n - 1) * s for n, s in zip(rec.shape, rec.stride, strict=True))

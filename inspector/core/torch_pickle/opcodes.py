@@ -42,7 +42,7 @@ def stop(m: PickleMachine) -> None:  # handled in PickleMachine.run
 
 def _proto(m: PickleMachine) -> None:
     if m._take(1)[0] > 5:
-        raise PickleError("pickle protocol is newer than 5")
+        raise PickleError("protocol is newer than 5")
 
 
 def _frame(m: PickleMachine) -> None:
@@ -116,7 +116,7 @@ def _tuple3(m: PickleMachine) -> None:
 
 def _pairs(items: list) -> dict:
     if len(items) % 2:
-        raise PickleError("pickle builds a dict from an odd number of items (corrupt)")
+        raise PickleError("builds a dict from an odd number of items (corrupt)")
     return {check_key(items[i]): items[i + 1] for i in range(0, len(items), 2)}
 
 
@@ -134,7 +134,7 @@ def _target(m: PickleMachine, kind: type | tuple[type, ...]) -> object:
     if isinstance(obj, Opaque):
         return kind()  # a throwaway: the items go nowhere
     if not isinstance(obj, kind):
-        raise PickleError(f"pickle adds items to a {type(obj).__name__} (corrupt or hostile)")
+        raise PickleError(f"adds items to a {type(obj).__name__} (corrupt or hostile)")
     return obj
 
 
@@ -215,7 +215,7 @@ def _inst(m: PickleMachine) -> None:
 def _obj(m: PickleMachine) -> None:
     items = m._pop_mark()
     if not items:
-        raise PickleError("pickle OBJ without a class (corrupt)")
+        raise PickleError("OBJ without a class (corrupt)")
     m._push(m._call(items[0], tuple(items[1:])))
 
 
@@ -232,7 +232,7 @@ def _newobj(m: PickleMachine) -> None:
 def _newobj_ex(m: PickleMachine) -> None:
     kwargs, args, cls = m._pop(), m._pop(), m._pop()
     if kwargs:
-        raise PickleError("pickle creates an object with keyword arguments (not a checkpoint)")
+        raise PickleError("creates an object with keyword arguments (not a checkpoint)")
     m._push(m._call(cls, _new_args(cls, args)))
 
 

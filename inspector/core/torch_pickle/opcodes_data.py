@@ -13,9 +13,20 @@ if TYPE_CHECKING:
     from .machine import PickleMachine
 
 
+# Python's own limit on int(text) (sys.int_info.default_max_str_digits): pickle.load, and so
+# torch.load, refuses longer INT and LONG arguments, and int() of them costs quadratic time
+MAX_INT_DIGITS = 4300
+
+
+def _decimal(line: bytes) -> int:
+    if len(line.strip().lstrip(b"+-")) > MAX_INT_DIGITS:
+        raise PickleError(f"holds an integer written with more than {MAX_INT_DIGITS:,} digits")
+    return int(line)
+
+
 def _int(m: PickleMachine) -> None:
     line = m._line()
-    m._push(False if line == b"00" else True if line == b"01" else int(line))
+    m._push(False if line == b"00" else True if line == b"01" else _decimal(line))
 
 
 def _binint(m: PickleMachine) -> None:
@@ -31,7 +42,7 @@ def _binint2(m: PickleMachine) -> None:
 
 
 def _long(m: PickleMachine) -> None:
-    m._push(int(m._line().rstrip(b"L")))
+    m._push(_decimal(m._line().rstrip(b"L")))
 
 
 def _long1(m: PickleMachine) -> None:
@@ -41,7 +52,7 @@ def _long1(m: PickleMachine) -> None:
 def _long4(m: PickleMachine) -> None:
     n = m._u("<i", 4)
     if n > 1 << 16:
-        raise PickleError("pickle holds an integer of more than 500,000 bits")
+        raise PickleError("holds an integer of more than 500,000 bits")
     m._push(int.from_bytes(m._take(n), "little", signed=True))
 
 
@@ -67,7 +78,7 @@ def _py2_text(raw: bytes) -> str:
 def _string(m: PickleMachine) -> None:
     line = m._line()
     if len(line) < 2 or line[0] != line[-1] or line[:1] not in (b"'", b'"'):
-        raise PickleError("pickle STRING argument is not quoted (corrupt)")
+        raise PickleError("STRING argument is not quoted (corrupt)")
     m._push(_py2_text(codecs.escape_decode(line[1:-1])[0]))
 
 
@@ -112,4 +123,4 @@ def _bytearray8(m: PickleMachine) -> None:
 
 
 def _out_of_band(m: PickleMachine) -> None:
-    raise PickleError("pickle uses out-of-band buffers, which a file cannot carry")
+    raise PickleError("uses out-of-band buffers, which a file cannot carry")

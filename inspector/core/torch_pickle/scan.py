@@ -23,6 +23,7 @@ from .containers import fold, is_torch_tar, is_torchscript, tar_pickles, zip_pro
 from .machine import AmbiguousPickle, PickleError, PickleMachine
 from .policies import ImportSeen, ScanPolicy
 from .reader import looks_like_pickle
+from .scan_index import index_findings
 
 _LEGACY_PICKLES = 5  # magic, protocol, system info, the object, the storage keys
 _PKL_BUDGET = 1 << 30  # bytes of .pkl members one scan reads in all (one member at a time)
@@ -117,14 +118,19 @@ def _scan_folder(root: str) -> list[FileScan]:
                 )
                 return out
             try:
-                if entry.is_symlink():
-                    out.append(_scan_link(entry.path, real_root))
-                elif entry.is_dir(follow_symlinks=False):
+                if entry.is_dir(follow_symlinks=False):
                     subfolders.append(entry.path)
+                    continue
+                if entry.is_symlink():
+                    found = _scan_link(entry.path, real_root)
                 elif entry.is_file(follow_symlinks=False):
-                    out.append(scan_file(entry.path, in_folder=True))
+                    found = scan_file(entry.path, in_folder=True)
                 else:  # a FIFO would block an open; a device is no file anyone downloaded
-                    out.append(FileScan(entry.path, "special file"))
+                    found = FileScan(entry.path, "special file")
+                is_json = entry.name.endswith(".json") and found.format == "not a checkpoint"
+                if is_json and (findings := index_findings(entry.path, real_root)):
+                    found = FileScan(entry.path, "index", findings=findings)
+                out.append(found)
             except OSError as e:
                 out.append(FileScan(entry.path, "unknown", error=path_problem(entry.path, e)))
         pending.extend(reversed(subfolders))  # depth first, in name order
@@ -233,7 +239,7 @@ def _scan_zip(path: str, fh: Any) -> FileScan:
         except CheckpointError as e:
             error = e.reason
         except AmbiguousPickle as e:
-            findings.append(f"{info.filename}: {e}")
+            findings.append(f"{info.filename}: pickle {e}")
         except PickleError as e:
             error = f"{info.filename}: pickle {e}"
         data = b""
@@ -253,7 +259,7 @@ def _scan_tar(path: str, fh: Any) -> FileScan:
             while pos < len(data):
                 _, pos = PickleMachine(data, scan).run(pos)
         except AmbiguousPickle as e:
-            findings.append(f"{name}: {e}")
+            findings.append(f"{name}: pickle {e}")
         except PickleError as e:
             if pos == 0:
                 error = f"{name}: pickle {e}"
@@ -268,7 +274,7 @@ def _scan_stream(path: str, mm: mmap.mmap) -> tuple[FileScan, int]:
         try:
             obj, pos = PickleMachine(mm, scan).run(pos)
         except AmbiguousPickle as e:
-            findings.append(str(e))
+            findings.append(f"pickle {e}")
             break
         except PickleError as e:
             error = f"pickle {e}"
