@@ -35,7 +35,7 @@ save_file({k: v.float() if v.is_floating_point() else v for k, v in sd.items()},
 OURS_SCRIPT = """
 import sys
 from inspector.core.checkpoint import open_checkpoint
-from inspector.core.convert import cast_checkpoint
+from inspector.core.cast.job import cast_checkpoint
 from inspector.core.dtypes import DTYPES
 from inspector.core.progress import run_job
 with open_checkpoint(sys.argv[1]) as ckpt:
@@ -87,7 +87,7 @@ def make_checkpoint(path: str, gib: float) -> None:
 
     sys.path.insert(0, ROOT)
     from inspector.core.dtypes import DTYPES
-    from inspector.core.writer import AtomicWriter, TensorEntry
+    from inspector.core.save.writer import AtomicWriter, TensorEntry
 
     big = 8
     per = int(gib * (1 << 30) / big / 8 / 4096) * 4096  # F64 elements per big tensor
@@ -187,7 +187,7 @@ def kernel_throughput() -> list[tuple[str, float, float, float]]:
     import torch
 
     sys.path.insert(0, ROOT)
-    from inspector.core.cast import cast_array
+    from inspector.core.cast.kernels import cast_array
     from inspector.core.dtypes import DTYPES
 
     rng = np.random.default_rng(1)

@@ -53,10 +53,10 @@ for k in a:
 
 OURS_CAST_NO_REPORT = """
 import sys
-from inspector.core.worker_policy import allow_worker_processes
+from inspector.core.cast.worker_policy import allow_worker_processes
 allow_worker_processes()  # what the CLI does: this -c script is safe for spawned workers
 from inspector.core.checkpoint import open_checkpoint
-from inspector.core.convert import cast_checkpoint
+from inspector.core.cast.job import cast_checkpoint
 from inspector.core.dtypes import DTYPES
 from inspector.core.progress import run_job
 with open_checkpoint(sys.argv[1]) as ckpt:
@@ -69,7 +69,7 @@ def make_f32(path: str, gib: float) -> None:
 
     sys.path.insert(0, ROOT)
     from inspector.core.dtypes import DTYPES
-    from inspector.core.writer import AtomicWriter, TensorEntry
+    from inspector.core.save.writer import AtomicWriter, TensorEntry
 
     n, cols = 12, 4096
     rows = int(gib * (1 << 30) / n / cols / 4)

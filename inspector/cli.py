@@ -373,10 +373,10 @@ def _fail(message: str, code: int = EXIT_BAD_INPUT) -> int:
 def console_main() -> int:
     """The program's entry (installed command, ``python -m inspector``, bundles): unlike a
     library call of :func:`main`, its main module is safe for cast worker processes."""
-    from .core.worker_boot import single_threaded_blas
+    from .core.cast.worker_boot import single_threaded_blas
 
     single_threaded_blas()  # before anything imports numpy
-    from .core.worker_policy import allow_worker_processes
+    from .core.cast.worker_policy import allow_worker_processes
 
     allow_worker_processes()
     code = main()

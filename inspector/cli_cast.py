@@ -18,8 +18,8 @@ from .cli_signals import StoppedAfterWriting, Terminated
 
 
 def cmd_cast(args: argparse.Namespace) -> int:
-    from .core.worker_boot import drop_early_workers, start_workers_early
-    from .core.worker_policy import bytes_on_disk, processes_for
+    from .core.cast.worker_boot import drop_early_workers, start_workers_early
+    from .core.cast.worker_policy import bytes_on_disk, processes_for
 
     before = _output_state(args.output)
     start_workers_early(processes_for(bytes_on_disk(args.path)))  # they load while we do
@@ -52,8 +52,8 @@ def _output_state(path: str) -> object:
 
 
 def _cast(args: argparse.Namespace) -> int:
+    from .core.cast.job import cast_checkpoint
     from .core.checkpoint import open_checkpoint
-    from .core.convert import cast_checkpoint
     from .core.progress import run_job
 
     ckpt = open_checkpoint(args.path, keep_all=args.keep_all)

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from inspector.core.dtypes import DTYPES
-from inspector.core.writer import save_arrays
+from inspector.core.save.writer import save_arrays
 
 HEX = "0123456789ab"
 F32 = DTYPES["F32"]

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from inspector.core.dtypes import DTYPES
-from inspector.core.writer import save_arrays
+from inspector.core.save.writer import save_arrays
 
 PARTS = [
     "self_attn.q_proj.weight", "self_attn.k_proj.weight", "self_attn.v_proj.weight",

@@ -10,13 +10,13 @@ import os
 import stat
 
 from .checkpoint import Checkpoint
-from .commit_journal import leftover_journals
 from .errors import AmbiguousCheckpointError, CheckpointError, path_problem
 from .header import Header, TensorInfo, _json_type, _open_regular, read_header
 from .header.types import file_identity
 from .header.wording import _clip, _q
 from .index_file import SHARD_NAME, is_index_name, read_index
-from .output_names import PICKLE_SUFFIXES
+from .save.journal import leftover_journals
+from .save.output_names import PICKLE_SUFFIXES
 from .torch_pickle.containers import is_torch_tar
 from .torch_pickle.reader import looks_like_pickle, read_pickle_checkpoint, refuse_polyglot
 from .training_layout import model_tensors

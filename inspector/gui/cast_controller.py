@@ -15,8 +15,8 @@ from .i18n import translate
 from .tensor_columns import Col
 
 if TYPE_CHECKING:
+    from inspector.core.cast.job import CastReport
     from inspector.core.checkpoint import Checkpoint
-    from inspector.core.convert import CastReport
     from inspector.core.dtypes import DType
     from inspector.session import CastResult
 
@@ -34,7 +34,7 @@ class CastController(QObject):
         self.session.events.cast_changed.connect(self._on_session_cast)
 
     def start_cast(self, out: str, target: DType, keep: tuple[str, ...]) -> Worker | None:
-        from inspector.core.convert import cast_checkpoint
+        from inspector.core.cast.job import cast_checkpoint
 
         ckpt = self.session.checkpoint
         if ckpt is None or self.runner.busy:

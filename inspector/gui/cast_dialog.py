@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
 from inspector.core.checkpoint import Checkpoint
 from inspector.core.dtypes import CAST_TARGETS, DTYPES, DType
 from inspector.core.model_folder.intended import FP32_NORMS
-from inspector.core.output_names import PICKLE_SUFFIXES
+from inspector.core.save.output_names import PICKLE_SUFFIXES
 from inspector.gui.i18n import translate
 
 
@@ -46,7 +46,7 @@ def parse_keep(text: str) -> tuple[str, ...]:
 
 def count_plan(ckpt: Checkpoint, target: DType, keep: tuple[str, ...]) -> tuple[int, int, int]:
     """(tensors that will change dtype, kept by --keep, not floats) — as the cast engine plans."""
-    from inspector.core.convert import plan_cast
+    from inspector.core.cast.job import plan_cast
 
     change = kept = nonfloat = 0
     for t, dt in plan_cast(ckpt, target, keep=keep):

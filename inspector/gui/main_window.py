@@ -34,8 +34,8 @@ from .tensor_page import TensorPage
 from .window_actions import WindowActions
 
 if TYPE_CHECKING:
+    from inspector.core.cast.job import CastReport
     from inspector.core.checkpoint import Checkpoint
-    from inspector.core.convert import CastReport
     from inspector.core.diff import TensorDiff
     from inspector.core.header import TensorInfo
     from inspector.core.summary import DTypeGroups, Summary

@@ -15,8 +15,8 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
 
+from inspector.core.cast.job import CastReport, TensorCastReport
 from inspector.core.checkpoint import Checkpoint, open_checkpoint
-from inspector.core.convert import CastReport, TensorCastReport
 from inspector.core.diff import DiffSummary, TensorDiff
 from inspector.core.dtypes import DType
 from inspector.core.header import TensorInfo

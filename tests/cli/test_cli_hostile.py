@@ -20,7 +20,7 @@ import pytest
 from inspector.cli import main
 from inspector.core.dtypes import DTYPES
 from inspector.core.json_output import with_depth_room
-from inspector.core.writer import save_arrays
+from inspector.core.save.writer import save_arrays
 
 F32, F64, I64 = DTYPES["F32"], DTYPES["F64"], DTYPES["I64"]
 ENV = dict(os.environ, PYTHONPATH=os.getcwd())
@@ -141,7 +141,7 @@ def test_ctrl_c_after_the_output_was_written_does_not_say_nothing_was(src, tmp_p
     code = (
         "import sys\n"
         "from inspector import cli\n"
-        "from inspector.core.writer import AtomicWriter\n"
+        "from inspector.core.save.writer import AtomicWriter\n"
         "commit = AtomicWriter.commit\n"
         "def commit_then_ctrl_c(self):\n"
         "    commit(self)\n"

@@ -10,7 +10,7 @@ import pytest
 
 from inspector.cli import main
 from inspector.core.dtypes import DTYPES
-from inspector.core.writer import save_arrays
+from inspector.core.save.writer import save_arrays
 
 F32, F64, BF16, I64 = DTYPES["F32"], DTYPES["F64"], DTYPES["BF16"], DTYPES["I64"]
 

@@ -12,8 +12,8 @@ import pytest
 from inspector.cli import main
 from inspector.core.checkpoint import open_checkpoint
 from inspector.core.dtypes import DTYPES
+from inspector.core.save.writer import save_arrays
 from inspector.core.target_rule import TargetSource, pick_target
-from inspector.core.writer import save_arrays
 
 F32, BF16, F16 = DTYPES["F32"], DTYPES["BF16"], DTYPES["F16"]
 

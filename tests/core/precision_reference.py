@@ -1,4 +1,4 @@
-"""The float64 reference for the report arithmetic: inspector.core.precision as it was before it
+"""The float64 reference for the report arithmetic: inspector.core.cast.precision as it was before it
 measured narrowing casts of 32-bit sources in float32. Tests hold the fast version to it.
 
 What a cast loses, measured chunk by chunk while casting (no second pass over the data).
@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from inspector.core.cast import FORMATS, cast_array, is_exact_cast, saturates
+from inspector.core.cast.kernels import FORMATS, cast_array, is_exact_cast, saturates
 from inspector.core.dtypes import DTYPES, DType
 
 _F64 = DTYPES["F64"]

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 import torch
 
-from inspector.core.cast import FORMATS, cast_array, is_exact_cast, saturates
+from inspector.core.cast.kernels import FORMATS, cast_array, is_exact_cast, saturates
 from inspector.core.dtypes import CAST_TARGETS, DTYPES
 
 from .. import torch_dtypes

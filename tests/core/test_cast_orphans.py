@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from inspector.core.worker_policy import PROCESSES_ENV
+from inspector.core.cast.worker_policy import PROCESSES_ENV
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 
@@ -115,7 +115,7 @@ def test_sigkill_of_a_cast_leaves_no_process_and_no_temp(tmp_path, after):
     import numpy as np
 
     from inspector.core.dtypes import DTYPES
-    from inspector.core.writer import save_arrays
+    from inspector.core.save.writer import save_arrays
 
     save_arrays(small, [("x", DTYPES["F32"], np.ones(2, np.float32))])
     subprocess.run(

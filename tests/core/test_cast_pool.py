@@ -12,12 +12,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from safetensors.numpy import save_file
 
-from inspector.core.cast import cast_array
-from inspector.core.cast_pool import ChunkCaster, cast_chunk
+from inspector.core.cast.job import cast_checkpoint
+from inspector.core.cast.kernels import cast_array
+from inspector.core.cast.pool import ChunkCaster, cast_chunk
+from inspector.core.cast.precision import BLOCK, ErrorAccumulator
 from inspector.core.checkpoint import open_checkpoint
-from inspector.core.convert import cast_checkpoint
 from inspector.core.dtypes import DTYPES
-from inspector.core.precision import BLOCK, ErrorAccumulator
 
 from .ctrl_c import ctrl_c_on_first_call
 from .precision_reference import Float64ErrorAccumulator, assert_same_stats
@@ -206,8 +206,8 @@ def test_ctrl_c_during_close_is_raised_after_every_cast_thread_stopped(monkeypat
 def test_one_changed_value_in_any_chunk_or_block_makes_the_cast_lossy():
     """ "lossless" survives merging only when no part changed a value, whichever part did; a
     block holding an inf still sees the other values change."""
+    from inspector.core.cast.precision import ErrorAccumulator
     from inspector.core.dtypes import DTYPES
-    from inspector.core.precision import ErrorAccumulator
 
     f32, f16 = DTYPES["F32"], DTYPES["F16"]
     same = np.array([1.0, 2.0, -0.5], np.float32)  # exact in F16

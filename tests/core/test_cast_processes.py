@@ -17,16 +17,16 @@ import torch
 from huggingface_hub import save_torch_state_dict
 from safetensors.torch import save_file
 
-from inspector.core import worker_policy
-from inspector.core.cast_pool import ChunkCaster, start_processes
-from inspector.core.cast_stream import cast_processes
-from inspector.core.cast_worker import FileId, RangeTask, cast_range
+from inspector.core.cast import worker_policy
+from inspector.core.cast.job import cast_checkpoint, plan_cast
+from inspector.core.cast.pool import ChunkCaster, start_processes
+from inspector.core.cast.stream import cast_processes
+from inspector.core.cast.worker import FileId, RangeTask, cast_range
+from inspector.core.cast.worker_policy import PROCESSES_ENV, processes_supported, usable_cores
 from inspector.core.checkpoint import open_checkpoint
-from inspector.core.convert import cast_checkpoint, plan_cast
 from inspector.core.dtypes import DTYPES
 from inspector.core.errors import CheckpointError
 from inspector.core.progress import Progress, run_job
-from inspector.core.worker_policy import PROCESSES_ENV, processes_supported, usable_cores
 
 pytestmark = pytest.mark.skipif(not processes_supported(), reason="POSIX pwrite")
 CHUNK = 64 << 10  # many chunks per tensor, interleaved with copies
@@ -284,9 +284,9 @@ def test_a_library_script_without_a_main_guard_runs_once(tmp_path):
     save_file(_state_dict(), tmp_path / "m.safetensors")
     script = tmp_path / "convert.py"
     script.write_text(
-        "from inspector.core import worker_policy\n"
+        "from inspector.core.cast import worker_policy\n"
         "from inspector.core.checkpoint import open_checkpoint\n"
-        "from inspector.core.convert import cast_checkpoint\n"
+        "from inspector.core.cast.job import cast_checkpoint\n"
         "from inspector.core.dtypes import DTYPES\n"
         "from inspector.core.progress import run_job\n"
         "with open('runs.log', 'a') as log:\n"
@@ -329,7 +329,7 @@ def test_a_worker_survives_the_ctrl_c_its_caller_handles():
     traceback and break the pool before the caller's own clean exit."""
     code = (
         "import os, signal\n"
-        "from inspector.core.worker_boot import boot_worker\n"
+        "from inspector.core.cast.worker_boot import boot_worker\n"
         "boot_worker()\n"
         "os.kill(os.getpid(), signal.SIGINT)\n"
         "print('alive')\n"
@@ -364,7 +364,7 @@ def test_a_second_ctrl_c_while_the_workers_stop_neither_hangs_nor_leaves_one(tmp
     script = tmp_path / "second_ctrl_c.py"
     script.write_text(
         "import multiprocessing, os, signal, threading, time\n"
-        "from inspector.core.worker_boot import spawn_workers, stop_workers\n"
+        "from inspector.core.cast.worker_boot import spawn_workers, stop_workers\n"
         "if __name__ == '__main__':\n"
         "    pool = spawn_workers(2)\n"
         "    busy = [pool.submit(time.sleep, 0.5) for _ in range(6)]\n"

@@ -9,7 +9,7 @@ import os
 
 import pytest
 
-from inspector.core.commit_journal import Transaction, recover_folder
+from inspector.core.save.journal import Transaction, recover_folder
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="journals need flock")
 
@@ -216,7 +216,7 @@ def test_a_folder_that_refuses_fsync_does_not_fail_the_commit(tmp_path, monkeypa
     """Some filesystems answer fsync on a directory with EINVAL; the data was already synced."""
     import errno
 
-    from inspector.core.commit_journal import fsync_dir
+    from inspector.core.save.journal import fsync_dir
 
     def refuse(fd):
         raise OSError(errno.EINVAL, "Invalid argument")

@@ -14,13 +14,13 @@ from hypothesis import strategies as st
 from safetensors import safe_open
 from safetensors.torch import load_file, save_file
 
+from inspector.core.cast.job import CastReport, TensorCastReport, cast_checkpoint, plan_cast
 from inspector.core.checkpoint import open_checkpoint
-from inspector.core.convert import CastReport, TensorCastReport, cast_checkpoint, plan_cast
 from inspector.core.dtypes import CAST_TARGETS, DTYPES
 from inspector.core.errors import CheckpointError
 from inspector.core.header import read_header
 from inspector.core.progress import run_job
-from inspector.core.writer import save_arrays
+from inspector.core.save.writer import save_arrays
 
 from .. import torch_dtypes
 
@@ -418,7 +418,7 @@ def test_round_trip_property(tmp_path_factory, sd, target, chunk):
 
 
 def test_packed_and_exotic_floats_are_copied_byte_for_byte(tmp_path):
-    from inspector.core.writer import TensorEntry, encode_header
+    from inspector.core.save.writer import TensorEntry, encode_header
 
     entries = [
         TensorEntry("fp4", DTYPES["F4"], (2, 5)),  # 10 values packed in 5 bytes

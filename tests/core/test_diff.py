@@ -115,7 +115,7 @@ def test_blocked_comparison_finds_the_maximum_in_any_block_and_equal_bytes_are_e
     and identical bytes (NaNs included) take the fast path to "equal"."""
     from inspector.core.checkpoint import open_checkpoint
     from inspector.core.dtypes import DTYPES
-    from inspector.core.writer import save_arrays
+    from inspector.core.save.writer import save_arrays
 
     n = (1 << 16) * 3 + 5  # three full blocks and a tail
     a = np.zeros(n, np.float32)

@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 from safetensors.numpy import save_file
 
-from inspector.core.cast_pool import start_processes
-from inspector.core.worker_boot import drop_early_workers, start_workers_early
-from inspector.core.worker_policy import PROCESSES_ENV, bytes_on_disk, processes_supported
+from inspector.core.cast.pool import start_processes
+from inspector.core.cast.worker_boot import drop_early_workers, start_workers_early
+from inspector.core.cast.worker_policy import PROCESSES_ENV, bytes_on_disk, processes_supported
 
 pytestmark = pytest.mark.skipif(not processes_supported(), reason="POSIX pwrite")
 
@@ -60,7 +60,7 @@ def test_the_cli_starts_the_workers_before_it_loads_numpy(tmp_path):
     probe = textwrap.dedent(
         """
         import sys
-        from inspector.core import worker_boot
+        from inspector.core.cast import worker_boot
         from inspector.cli import console_main
         started = worker_boot.start_workers_early
         def spy(n):

@@ -9,12 +9,12 @@ import os
 import numpy as np
 import pytest
 
+from inspector.core.cast.job import cast_checkpoint
 from inspector.core.checkpoint import open_checkpoint
-from inspector.core.convert import cast_checkpoint
 from inspector.core.dtypes import DTYPES
 from inspector.core.errors import CheckpointError
 from inspector.core.progress import run_job
-from inspector.core.writer import save_arrays
+from inspector.core.save.writer import save_arrays
 
 from inspector.core import opening  # isort: skip - after checkpoint, which it imports
 

@@ -12,7 +12,7 @@ import pytest
 from inspector.core.dtypes import DTYPES
 from inspector.core.header import Header, parse_header_text, read_header
 from inspector.core.header.fast import parse_fast
-from inspector.core.writer import save_arrays
+from inspector.core.save.writer import save_arrays
 from tests.malformed.make_corpus import CASES
 
 VALID = [c for c in CASES if c.expect == "ok"]

@@ -17,7 +17,7 @@ from inspector.core.model_folder.companions import (
     copy_companions,
 )
 from inspector.core.model_folder.config import MAX_CONFIG_BYTES, config_with_dtype
-from inspector.core.writer import AtomicWriter
+from inspector.core.save.writer import AtomicWriter
 
 
 def test_config_is_rewritten_as_transformers_writes_it():

@@ -18,13 +18,13 @@ import pytest
 import torch
 from safetensors import safe_open
 
-from inspector.core.cast import cast_array
+from inspector.core.cast.job import cast_checkpoint
+from inspector.core.cast.kernels import cast_array
 from inspector.core.checkpoint import open_checkpoint
-from inspector.core.convert import cast_checkpoint
 from inspector.core.dtypes import DTYPES
 from inspector.core.header import read_header
 from inspector.core.progress import run_job
-from inspector.core.writer import AtomicWriter, save_arrays
+from inspector.core.save.writer import AtomicWriter, save_arrays
 
 F32, F16, F64, E4M3 = DTYPES["F32"], DTYPES["F16"], DTYPES["F64"], DTYPES["F8_E4M3"]
 

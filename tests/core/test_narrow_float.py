@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import torch
 
-from inspector.core.narrow_float import ROUNDED_FROM_F32, round_f32
+from inspector.core.cast.narrow_float import ROUNDED_FROM_F32, round_f32
 
 TORCH = {
     "F16": torch.float16,

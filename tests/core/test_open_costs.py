@@ -18,7 +18,7 @@ import pytest
 from inspector.core.checkpoint import open_checkpoint
 from inspector.core.dtypes import DTYPES
 from inspector.core.errors import AmbiguousCheckpointError, CheckpointError
-from inspector.core.writer import TensorEntry, encode_header, save_arrays
+from inspector.core.save.writer import TensorEntry, encode_header, save_arrays
 
 F32 = DTYPES["F32"]
 
@@ -112,7 +112,7 @@ def test_sharded_cast_under_a_low_open_file_limit(tmp_path):
         import resource
         resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64))
         from inspector.core.checkpoint import open_checkpoint
-        from inspector.core.convert import cast_checkpoint
+        from inspector.core.cast.job import cast_checkpoint
         from inspector.core.dtypes import DTYPES
         from inspector.core.progress import run_job
         with open_checkpoint({str(index)!r}) as ckpt:
@@ -152,7 +152,7 @@ def test_variant_index_is_found_in_a_folder_and_a_cast_output_reopens(tmp_path):
             }
         )
     )
-    from inspector.core.convert import cast_checkpoint
+    from inspector.core.cast.job import cast_checkpoint
     from inspector.core.progress import run_job
 
     with open_checkpoint(folder) as ckpt:

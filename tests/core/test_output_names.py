@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from inspector.core.output_names import safetensors_index_name, safetensors_name
+from inspector.core.save.output_names import safetensors_index_name, safetensors_name
 
 
 @pytest.mark.parametrize(

@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from inspector.core.cast import cast_array
+from inspector.core.cast.kernels import cast_array
+from inspector.core.cast.precision import ErrorAccumulator
 from inspector.core.dtypes import DTYPES
-from inspector.core.precision import ErrorAccumulator
 
 from .precision_reference import Float64ErrorAccumulator, assert_same_stats
 

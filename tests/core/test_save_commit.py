@@ -15,12 +15,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from inspector.core.cast.job import cast_checkpoint
 from inspector.core.checkpoint import open_checkpoint
-from inspector.core.convert import cast_checkpoint
 from inspector.core.dtypes import DTYPES
 from inspector.core.errors import CheckpointError
 from inspector.core.progress import run_job
-from inspector.core.writer import save_arrays
+from inspector.core.save.writer import save_arrays
 
 F32, F16, BF16 = DTYPES["F32"], DTYPES["F16"], DTYPES["BF16"]
 
@@ -192,7 +192,7 @@ def test_sigkill_between_renames_is_rolled_forward_on_the_next_open(tmp_path):
         f"""
         import os
         from inspector.core.checkpoint import open_checkpoint
-        from inspector.core.convert import cast_checkpoint
+        from inspector.core.cast.job import cast_checkpoint
         from inspector.core.dtypes import DTYPES
         from inspector.core.progress import run_job
         real, n = os.replace, [0]
@@ -234,7 +234,7 @@ def test_save_that_died_before_committing_leaves_the_old_set(tmp_path):
         f"""
         import os
         from inspector.core.checkpoint import open_checkpoint
-        from inspector.core.convert import cast_checkpoint
+        from inspector.core.cast.job import cast_checkpoint
         from inspector.core.dtypes import DTYPES
         job = cast_checkpoint(open_checkpoint({str(index)!r}), DTYPES["F16"], {str(out)!r})
         for i, _ in enumerate(job):

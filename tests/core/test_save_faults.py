@@ -25,12 +25,12 @@ import torch
 from safetensors import safe_open
 from safetensors.torch import save_file
 
-from inspector.core import writer as writer_mod
+from inspector.core.cast.job import cast_checkpoint
 from inspector.core.checkpoint import open_checkpoint
-from inspector.core.convert import cast_checkpoint
 from inspector.core.dtypes import DTYPES
 from inspector.core.errors import CheckpointError
 from inspector.core.progress import run_job
+from inspector.core.save import writer as writer_mod
 
 F16 = DTYPES["F16"]
 IS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0

@@ -6,7 +6,7 @@ import threading
 
 import numpy as np
 
-from inspector.core.scratch import scratch
+from inspector.core.cast.scratch import scratch
 
 
 def test_a_slot_gives_the_same_memory_for_the_same_request():

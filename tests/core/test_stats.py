@@ -110,8 +110,8 @@ def test_stats_and_histogram_job_matches_the_core_and_is_cancellable(tmp_path):
     from inspector.core.checkpoint import open_checkpoint
     from inspector.core.dtypes import DTYPES
     from inspector.core.progress import run_job
+    from inspector.core.save.writer import save_arrays
     from inspector.core.stats import stats_and_histogram, tensor_stats, value_histogram
-    from inspector.core.writer import save_arrays
 
     model_file = tmp_path / "m.safetensors"
     x = np.random.default_rng(0).normal(size=(16, 16))

@@ -18,8 +18,8 @@ torch = pytest.importorskip("torch")
 from safetensors import safe_open  # noqa: E402
 from safetensors.torch import load_file  # noqa: E402
 
+from inspector.core.cast.job import cast_checkpoint  # noqa: E402
 from inspector.core.checkpoint import open_checkpoint  # noqa: E402
-from inspector.core.convert import cast_checkpoint  # noqa: E402
 from inspector.core.diff import diff_checkpoints  # noqa: E402
 from inspector.core.dtypes import DTYPES  # noqa: E402
 from inspector.core.errors import CheckpointError  # noqa: E402
@@ -261,7 +261,7 @@ def test_two_tensors_named_alike_once_joined_are_both_listed_and_cast(tmp_path):
     assert [t.name for t in header.tensors] == ["a.b", "a.b#2"]
     (note,) = [v for v in header.pickle.values if v.name == "a.b#2"]
     assert "a second tensor named 'a.b'" in note.text
-    from inspector.core.convert import cast_checkpoint
+    from inspector.core.cast.job import cast_checkpoint
     from inspector.core.dtypes import DTYPES
     from inspector.core.progress import run_job
 

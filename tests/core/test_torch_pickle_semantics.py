@@ -12,8 +12,8 @@ import warnings
 import numpy as np
 import pytest
 
+from inspector.core.cast.job import cast_checkpoint
 from inspector.core.checkpoint import open_checkpoint
-from inspector.core.convert import cast_checkpoint
 from inspector.core.dtypes import DTYPES
 from inspector.core.errors import CheckpointError
 from inspector.core.progress import run_job

@@ -19,12 +19,12 @@ import torch
 from safetensors import safe_open
 from safetensors.torch import load_file, save_file
 
-from inspector.core import writer as writer_mod
 from inspector.core.dtypes import DTYPES
 from inspector.core.errors import CheckpointError, os_error_reason
 from inspector.core.header import read_header
-from inspector.core.pending_file import file_kind
-from inspector.core.writer import (
+from inspector.core.save import writer as writer_mod
+from inspector.core.save.pending_file import file_kind
+from inspector.core.save.writer import (
     AtomicWriter,
     TensorEntry,
     clean_leftovers,
@@ -43,7 +43,7 @@ def partials(folder) -> list[str]:
 def test_ctrl_c_during_the_renames_lets_the_commit_finish_first(tmp_path, monkeypatch):
     """A Ctrl-C landing between the renames of a commit (a shard published, the next not):
     the commit now completes, every file new, and the Ctrl-C is raised after it."""
-    from inspector.core.pending_file import PendingFile
+    from inspector.core.save.pending_file import PendingFile
 
     publish_then_ctrl_c, pressed = ctrl_c_on_first_call(PendingFile.publish, after=True)
     monkeypatch.setattr(PendingFile, "publish", publish_then_ctrl_c)
@@ -61,7 +61,7 @@ def test_ctrl_c_during_the_renames_lets_the_commit_finish_first(tmp_path, monkey
 def test_ctrl_c_while_an_aborted_write_cleans_up_removes_every_temp(tmp_path, monkeypatch):
     """A Ctrl-C landing while a stopped cast removed its temp files (a user pressing it again)
     left the temps not yet removed; the clean-up now finishes, then the Ctrl-C is raised."""
-    from inspector.core.pending_file import PendingFile
+    from inspector.core.save.pending_file import PendingFile
 
     discard_then_ctrl_c, pressed = ctrl_c_on_first_call(PendingFile.discard)  # mid-discard
     monkeypatch.setattr(PendingFile, "discard", discard_then_ctrl_c)
@@ -163,7 +163,7 @@ def test_sigkilled_save_is_cleaned_by_the_next_one(tmp_path):
     code = textwrap.dedent(
         f"""
         import sys, time
-        from inspector.core.writer import AtomicWriter
+        from inspector.core.save.writer import AtomicWriter
         w = AtomicWriter()
         f = w.open({str(tmp_path / "big.safetensors")!r})
         f.write(b"x" * 1000)

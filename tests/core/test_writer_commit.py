@@ -14,12 +14,12 @@ import numpy as np
 import pytest
 from safetensors.numpy import load_file
 
-from inspector.core import commit_journal
-from inspector.core import writer as writer_mod
 from inspector.core.dtypes import DTYPES
 from inspector.core.errors import CheckpointError
-from inspector.core.pending_file import PendingFile
-from inspector.core.writer import AtomicWriter, TensorEntry, save_arrays
+from inspector.core.save import journal as commit_journal
+from inspector.core.save import writer as writer_mod
+from inspector.core.save.pending_file import PendingFile
+from inspector.core.save.writer import AtomicWriter, TensorEntry, save_arrays
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="locks, modes and links are POSIX")
 
@@ -118,7 +118,7 @@ def test_two_files_are_journalled_so_a_crash_between_renames_is_rolled_forward(t
     code = textwrap.dedent(
         f"""
         import os
-        from inspector.core.writer import AtomicWriter
+        from inspector.core.save.writer import AtomicWriter
         real = os.replace
         def replace(a, b):
             real(a, b)
@@ -280,11 +280,11 @@ def test_discarding_a_temp_someone_already_deleted_is_quiet(tmp_path):
 def test_a_cast_of_a_0644_source_under_umask_077_is_0600(tmp_path):
     """The source's mode is a ceiling, the umask another: a private umask keeps the copy private
     (applying the source's 0644 alone made a copy others can read)."""
+    from inspector.core.cast.job import cast_checkpoint
     from inspector.core.checkpoint import open_checkpoint
-    from inspector.core.convert import cast_checkpoint
     from inspector.core.dtypes import DTYPES
     from inspector.core.progress import run_job
-    from inspector.core.writer import save_arrays
+    from inspector.core.save.writer import save_arrays
 
     src = tmp_path / "src.safetensors"
     save_arrays(src, [("w", DTYPES["F32"], np.ones(4, np.float32))])

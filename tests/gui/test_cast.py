@@ -10,7 +10,7 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDialogButtonBox
 
-pytest.importorskip("inspector.core.convert")
+pytest.importorskip("inspector.core.cast.job")
 
 from inspector.core.checkpoint import open_checkpoint
 from inspector.core.dtypes import DTYPES
@@ -207,7 +207,7 @@ def test_overflow_is_counted_and_plotted_in_its_own_band(qtbot, window, tmp_path
     """Overflow sits in a labelled band above the value scale, not at a tick that reads as 10¹;
     lossless tensors in a band below it, apart from tiny errors."""
     from inspector.core.dtypes import DTYPES
-    from inspector.core.writer import save_arrays
+    from inspector.core.save.writer import save_arrays
 
     src = tmp_path / "mask.safetensors"
     f32 = DTYPES["F32"]
@@ -247,7 +247,7 @@ def test_overflow_is_counted_and_plotted_in_its_own_band(qtbot, window, tmp_path
 
 def test_error_plot_says_so_when_there_is_nothing_to_draw(qtbot, window, tmp_path):
     from inspector.core.dtypes import DTYPES
-    from inspector.core.writer import save_arrays
+    from inspector.core.save.writer import save_arrays
 
     src = tmp_path / "m.safetensors"
     save_arrays(
@@ -339,7 +339,7 @@ def test_details_ready_waits_for_the_before_after_plots_after_a_cast(qtbot, wind
     announced from that cache before the before/after request existed (screenshots and tests
     then saw the pre-cast plot)."""
     from inspector.core.dtypes import DTYPES
-    from inspector.core.writer import save_arrays
+    from inspector.core.save.writer import save_arrays
 
     src = tmp_path / "m.safetensors"
     save_arrays(
@@ -368,7 +368,7 @@ def test_a_cast_in_worker_processes_from_the_window_writes_what_threads_write(
     import multiprocessing
 
     from inspector.cli import main as cli_main
-    from inspector.core.worker_policy import PROCESSES_ENV
+    from inspector.core.cast.worker_policy import PROCESSES_ENV
 
     monkeypatch.setenv(PROCESSES_ENV, "2")
     cast_via_button(qtbot, loaded)
@@ -384,8 +384,8 @@ def test_cancel_with_worker_processes_leaves_no_file_and_no_process(
 ):
     import multiprocessing
 
+    from inspector.core.cast.worker_policy import PROCESSES_ENV
     from inspector.core.dtypes import DTYPES
-    from inspector.core.worker_policy import PROCESSES_ENV
 
     monkeypatch.setenv(PROCESSES_ENV, "2")
     with qtbot.waitSignal(window.loaded, timeout=20_000):

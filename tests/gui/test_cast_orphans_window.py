@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from inspector.core.worker_policy import PROCESSES_ENV
+from inspector.core.cast.worker_policy import PROCESSES_ENV
 from tests.core.test_cast_orphans import _children, _sparse_f32, kill_and_wait_for
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")

@@ -10,7 +10,7 @@ import numpy as np
 from PySide6.QtCore import Qt
 
 from inspector.core.dtypes import DTYPES
-from inspector.core.writer import save_arrays
+from inspector.core.save.writer import save_arrays
 
 F32, F64 = DTYPES["F32"], DTYPES["F64"]
 

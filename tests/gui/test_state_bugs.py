@@ -12,7 +12,7 @@ from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QApplication
 
 from inspector.core.dtypes import DTYPES
-from inspector.core.writer import save_arrays
+from inspector.core.save.writer import save_arrays
 
 F32, F64, F16 = DTYPES["F32"], DTYPES["F64"], DTYPES["F16"]
 
@@ -33,7 +33,7 @@ def test_a_reference_dropped_during_a_cast_never_orphans_it(qtbot, window, tmp_p
     """Cancel used to cancel the diff; the cast went on writing while Cast & Save was enabled."""
     import threading
 
-    from inspector.core import convert
+    from inspector.core.cast import job as convert
 
     big = write(tmp_path / "big.safetensors", n=1_000_000)
     ref = write(tmp_path / "ref.safetensors", n=1_000_000, dtype=F32)

@@ -10,7 +10,7 @@ from PySide6.QtWidgets import QApplication
 
 from inspector.core.checkpoint import open_checkpoint
 from inspector.core.dtypes import DTYPES
-from inspector.core.writer import save_arrays
+from inspector.core.save.writer import save_arrays
 from inspector.gui.empty_page import EMPTY_TEXT
 from inspector.gui.tensor_columns import Col
 

@@ -9,13 +9,13 @@ import time
 import numpy as np
 import pytest
 
+from inspector.core.cast.job import cast_checkpoint
 from inspector.core.checkpoint import open_checkpoint
-from inspector.core.convert import cast_checkpoint
 from inspector.core.diff import diff_checkpoints
 from inspector.core.dtypes import DTYPES
 from inspector.core.progress import run_job
+from inspector.core.save.writer import save_arrays
 from inspector.core.status import DiffStatus, TensorStatus
-from inspector.core.writer import save_arrays
 from inspector.session import MemorySettings, RecentFiles, Session
 
 F32, F64, F16 = DTYPES["F32"], DTYPES["F64"], DTYPES["F16"]

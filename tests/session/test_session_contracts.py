@@ -11,14 +11,14 @@ import json
 import numpy as np
 import pytest
 
+from inspector.core.cast.job import cast_checkpoint
 from inspector.core.checkpoint import Checkpoint, open_checkpoint
-from inspector.core.convert import cast_checkpoint
 from inspector.core.diff import diff_checkpoints
 from inspector.core.dtypes import DTYPES
 from inspector.core.progress import run_job
+from inspector.core.save.writer import save_arrays
 from inspector.core.summary import DTypeGroups
 from inspector.core.target_rule import TargetSource
-from inspector.core.writer import save_arrays
 from inspector.session import FileIdentity, KeepGlobs, MemorySettings, ResultCache, Session
 from inspector.session.session import LazyCheckpoint
 

@@ -12,8 +12,8 @@ import pytest
 from inspector.core.checkpoint import open_checkpoint
 from inspector.core.dtypes import DTYPES
 from inspector.core.model_folder.config import read_model_config
+from inspector.core.save.writer import save_arrays
 from inspector.core.target_rule import TargetSource
-from inspector.core.writer import save_arrays
 from inspector.session import MemorySettings, RecentFiles, Session
 from inspector.session.file_identity import FileIdentity, ResultCache
 from inspector.session.session import LazyCheckpoint

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 
 from ..dtypes import DType
-from ..writer import AtomicWriter
+from ..save.writer import AtomicWriter
 from .config import CONFIG_NAME, MAX_CONFIG_BYTES, config_with_dtype
 
 WEIGHT_SUFFIXES = (

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .thread_start import signals_held
+from ..thread_start import signals_held
 
 if TYPE_CHECKING:
     from .writer import PendingFile

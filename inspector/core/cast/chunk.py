@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .cast import cast_bits
-from .dtypes import DType
+from ..dtypes import DType
+from .kernels import cast_bits
 from .narrow_float import ROUNDED_FROM_F32, round_f32
 from .precision import BLOCK, ErrorAccumulator
 

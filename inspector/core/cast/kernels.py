@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .dtypes import CAST_TARGETS, DType
+from ..dtypes import CAST_TARGETS, DType
 from .narrow_float import round_f32
 
 _U = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}

@@ -21,18 +21,12 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 
-from .commit_journal import (
-    PARTIAL_SUFFIX,
-    Transaction,
-    fsync_dir,
-    is_partial_name,
-    recover_folder,
-)
-from .dtypes import DType
-from .errors import CheckpointError, os_error_reason
-from .header.encode import TensorEntry, encode_header
+from ..dtypes import DType
+from ..errors import CheckpointError, os_error_reason
+from ..header.encode import TensorEntry, encode_header
+from ..thread_start import signals_held
+from .journal import PARTIAL_SUFFIX, Transaction, fsync_dir, is_partial_name, recover_folder
 from .pending_file import PendingFile, SafetensorsFile, file_kind
-from .thread_start import signals_held
 
 __all__ = [
     "AtomicWriter",

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import os
 
-from .errors import CheckpointError
-from .output_names import PICKLE_SUFFIXES
+from ..errors import CheckpointError
+from ..save.output_names import PICKLE_SUFFIXES
 
 # Worker processes take ~0.2 s to start; below this much narrowing work, threads finish first.
 PROCESS_MIN_BYTES = 256 << 20

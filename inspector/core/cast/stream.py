@@ -7,17 +7,17 @@ from collections.abc import Iterator, Sequence
 
 import numpy as np
 
-from .cast_pool import ChunkCaster
-from .cast_worker import FileId, RangeTask
-from .checkpoint import Checkpoint, read_byte_chunks
-from .dtypes import DType
-from .errors import CheckpointError
-from .header import Header, TensorInfo
-from .pending_file import PendingFile
+from ..checkpoint import Checkpoint, read_byte_chunks
+from ..dtypes import DType
+from ..errors import CheckpointError
+from ..header import Header, TensorInfo
+from ..save.pending_file import PendingFile
+from ..save.writeback import BackgroundWriter
+from ..torch_pickle.names import StridedTensorInfo
+from .pool import ChunkCaster
 from .precision import ErrorAccumulator
-from .torch_pickle.names import StridedTensorInfo
+from .worker import FileId, RangeTask
 from .worker_policy import processes_for
-from .writeback import BackgroundWriter
 
 
 class OutputBatch:

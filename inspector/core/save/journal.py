@@ -31,7 +31,7 @@ import secrets
 import stat
 from typing import NamedTuple
 
-from .errors import CheckpointError
+from ..errors import CheckpointError
 
 try:
     import fcntl

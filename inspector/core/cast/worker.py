@@ -21,11 +21,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .chunk_cast import cast_chunk
-from .dtypes import DTYPES
-from .errors import CheckpointError, os_error_reason
+from ..dtypes import DTYPES
+from ..errors import CheckpointError, os_error_reason
+from ..save.writeback import start_writeback
+from .chunk import cast_chunk
 from .precision import ErrorAccumulator
-from .writeback import start_writeback
 
 
 @dataclass(frozen=True)

@@ -14,22 +14,27 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .cast import can_cast
-from .cast_pool import ChunkCaster
-from .cast_stream import OutputBatch, SourceReader, cast_processes
-from .checkpoint import Checkpoint
-from .dtypes import DType
-from .errors import CheckpointError
-from .header import TensorInfo
-from .json_output import json_text, rows_document, with_depth_room
-from .model_folder.companions import copy_companions
-from .model_folder.config import model_folder
-from .output_names import PICKLE_METADATA, PICKLE_SUFFIXES, safetensors_index_name, safetensors_name
+from ..checkpoint import Checkpoint
+from ..dtypes import DType
+from ..errors import CheckpointError
+from ..header import TensorInfo
+from ..json_output import json_text, rows_document, with_depth_room
+from ..model_folder.companions import copy_companions
+from ..model_folder.config import model_folder
+from ..progress import Job, Progress
+from ..save.output_names import (
+    PICKLE_METADATA,
+    PICKLE_SUFFIXES,
+    safetensors_index_name,
+    safetensors_name,
+)
+from ..save.writeback import BackgroundWriter
+from ..save.writer import AtomicWriter, TensorEntry
+from ..training_layout import training_left_out
+from .kernels import can_cast
+from .pool import ChunkCaster
 from .precision import ErrorAccumulator
-from .progress import Job, Progress
-from .training_layout import training_left_out
-from .writeback import BackgroundWriter
-from .writer import AtomicWriter, TensorEntry
+from .stream import OutputBatch, SourceReader, cast_processes
 
 DEFAULT_CHUNK_BYTES = 8 << 20
 

@@ -11,9 +11,9 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from .commit_journal import PARTIAL_SUFFIX
-from .errors import CheckpointError, os_error_reason
-from .header.encode import TensorEntry, encode_header
+from ..errors import CheckpointError, os_error_reason
+from ..header.encode import TensorEntry, encode_header
+from .journal import PARTIAL_SUFFIX
 
 try:
     import fcntl

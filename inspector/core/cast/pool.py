@@ -23,12 +23,12 @@ from typing import Any
 
 import numpy as np
 
-from .cast_worker import FileId, RangeTask, cast_range
-from .chunk_cast import cast_chunk
-from .dtypes import DType
-from .errors import CheckpointError
+from ..dtypes import DType
+from ..errors import CheckpointError
+from ..thread_start import signals_held
+from .chunk import cast_chunk
 from .precision import ErrorAccumulator
-from .thread_start import signals_held
+from .worker import FileId, RangeTask, cast_range
 from .worker_boot import spawn_workers, stop_workers, take_early_workers
 
 __all__ = ["ChunkCaster", "cast_chunk", "start_processes"]

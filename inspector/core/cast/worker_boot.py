@@ -19,8 +19,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
+from ..thread_start import signals_held
 from .parent_watch import exit_when_parent_dies
-from .thread_start import signals_held
 
 if TYPE_CHECKING:
     from concurrent.futures import Executor, ProcessPoolExecutor
@@ -45,7 +45,7 @@ def boot_worker() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # discards a Ctrl-C held since the spawn
     if hasattr(signal, "pthread_sigmask"):
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
-    from . import cast_worker  # noqa: F401 - numpy and the kernels, loaded before the first task
+    from . import worker  # noqa: F401 - numpy and the kernels, loaded before the first task
 
 
 def spawn_workers(n: int) -> ProcessPoolExecutor:

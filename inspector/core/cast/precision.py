@@ -28,8 +28,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .cast import FORMATS, cast_array, is_exact_cast, saturates
-from .dtypes import DTYPES, DType
+from ..dtypes import DTYPES, DType
+from .kernels import FORMATS, cast_array, is_exact_cast, saturates
 from .scratch import scratch
 
 _F64 = DTYPES["F64"]
