@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from inspector.cli import main
+from inspector.cli.main import main
 from inspector.core.dtypes import DTYPES
 from inspector.core.json_output import with_depth_room
 from inspector.core.save.writer import save_arrays
@@ -104,7 +104,7 @@ def test_ctrl_c_while_the_program_loads_exits_quietly():
         "import runpy, sys\n"
         "class Interrupted:\n"
         "    def find_spec(self, name, path=None, target=None):\n"
-        "        if name == 'inspector.cli':\n"
+        "        if name == 'inspector.cli.main':\n"
         "            raise KeyboardInterrupt\n"
         "sys.meta_path.insert(0, Interrupted())\n"
         "sys.argv = ['inspector', 'list', 'x.safetensors']\n"
@@ -119,7 +119,7 @@ def test_more_ctrl_c_while_the_program_ends_on_one_change_nothing():
     arrived while it exited, and Python printed "lost sys.stderr" and died of SIGINT."""
     code = (
         "import os, signal, sys\n"
-        "from inspector import cli\n"
+        "from inspector.cli import main as cli\n"
         "def pressed(args):\n"
         "    raise KeyboardInterrupt\n"
         "cli.COMMANDS['list'] = pressed\n"
@@ -140,7 +140,7 @@ def test_ctrl_c_after_the_output_was_written_does_not_say_nothing_was(src, tmp_p
     out = tmp_path / "o.safetensors"
     code = (
         "import sys\n"
-        "from inspector import cli\n"
+        "from inspector.cli import main as cli\n"
         "from inspector.core.save.writer import AtomicWriter\n"
         "commit = AtomicWriter.commit\n"
         "def commit_then_ctrl_c(self):\n"
@@ -393,7 +393,7 @@ def test_a_system_error_of_the_work_is_not_blamed_on_standard_output(src, capsys
     (a disk error deep in a read, say) used to be reported as 'standard output: cannot write'."""
     import errno
 
-    import inspector.cli as cli_mod
+    import inspector.cli.main as cli_mod
 
     def failing(_args):
         print("a first line reached stdout")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import TextIO
 
 # C0/C1 controls, DEL, line/paragraph separators, and the bidi embedding/override/isolate marks
@@ -119,7 +119,7 @@ def progress_printer(label: str):
     """A one-line progress meter on stderr when it is a terminal; silent otherwise."""
     if not sys.stderr.isatty():
         return None
-    from .core.summary import format_bytes
+    from ..core.summary import format_bytes
 
     def show(p) -> None:
         sys.stderr.write(
@@ -130,3 +130,9 @@ def progress_printer(label: str):
         sys.stderr.flush()
 
     return show
+
+
+def write_json_rows(rows: Iterable[dict[str, object]], extra: dict[str, object]) -> None:
+    from ..core.json_output import rows_document
+
+    sys.stdout.write(rows_document(rows, extra))

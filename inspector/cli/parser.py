@@ -21,7 +21,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _dtype_arg(text: str):
-    from .core.dtypes import parse_dtype
+    from ..core.dtypes import parse_dtype
 
     try:
         return parse_dtype(text)
@@ -36,7 +36,7 @@ def _model_dtype_arg(text: str):
 
 def _cast_target_arg(text: str):
     """A dtype cast can write, or ``config`` (resolved, and checked castable, after open)."""
-    from .core.dtypes import parse_cast_target
+    from ..core.dtypes import parse_cast_target
 
     if text.strip().lower() == "config":
         return "config"
@@ -202,6 +202,6 @@ def _build_gui_parser() -> argparse.ArgumentParser:
 
 
 def _version() -> str:
-    from . import __version__
+    from .. import __version__
 
     return __version__

@@ -12,14 +12,14 @@ import os
 import signal
 import stat
 
-from .cli_model import FolderConfig, castable, intended_globs, resolve_target
-from .cli_output import clip, notices, out, printable, progress_printer, symbol
-from .cli_signals import StoppedAfterWriting, Terminated
+from .model import FolderConfig, castable, intended_globs, resolve_target
+from .output import clip, notices, out, printable, progress_printer, symbol
+from .signals import StoppedAfterWriting, Terminated
 
 
 def cmd_cast(args: argparse.Namespace) -> int:
-    from .core.cast.worker_boot import drop_early_workers, start_workers_early
-    from .core.cast.worker_policy import bytes_on_disk, processes_for
+    from ..core.cast.worker_boot import drop_early_workers, start_workers_early
+    from ..core.cast.worker_policy import bytes_on_disk, processes_for
 
     before = _output_state(args.output)
     start_workers_early(processes_for(bytes_on_disk(args.path)))  # they load while we do
@@ -52,9 +52,9 @@ def _output_state(path: str) -> object:
 
 
 def _cast(args: argparse.Namespace) -> int:
-    from .core.cast.job import cast_checkpoint
-    from .core.checkpoint import open_checkpoint
-    from .core.progress import run_job
+    from ..core.cast.job import cast_checkpoint
+    from ..core.checkpoint import open_checkpoint
+    from ..core.progress import run_job
 
     ckpt = open_checkpoint(args.path, keep_all=args.keep_all)
     notices(ckpt, training=False)  # said on stdout, with what was written

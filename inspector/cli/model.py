@@ -9,11 +9,11 @@ import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .cli_output import out, printable
-from .core.errors import CheckpointError
+from ..core.errors import CheckpointError
+from .output import out, printable
 
 if TYPE_CHECKING:
-    from .core.model_folder.config import ModelConfig
+    from ..core.model_folder.config import ModelConfig
 
 CONFIG_TARGET = "config"
 
@@ -27,7 +27,7 @@ class FolderConfig:
 
     @classmethod
     def of(cls, path: str) -> FolderConfig:
-        from .core.model_folder.config import read_model_config
+        from ..core.model_folder.config import read_model_config
 
         try:
             return cls(read_model_config(path))
@@ -38,7 +38,7 @@ class FolderConfig:
 def resolve_target(args: argparse.Namespace, folder: FolderConfig):
     """The target by the one rule (core.target_rule): ``--target`` wins; else config.json's
     dtype; else F32. ``--target config`` insists on the config: a clear error when it has none."""
-    from .core.target_rule import pick_target
+    from ..core.target_rule import pick_target
 
     if args.target == CONFIG_TARGET:
         if folder.problem is not None:
@@ -57,7 +57,7 @@ def resolve_target(args: argparse.Namespace, folder: FolderConfig):
 
 def castable(path: str, target):
     """A target that came from config.json must still be one cast can write."""
-    from .core.dtypes import parse_cast_target
+    from ..core.dtypes import parse_cast_target
 
     try:
         return parse_cast_target(target.name)
@@ -67,7 +67,7 @@ def castable(path: str, target):
 
 def intended_globs(folder: FolderConfig) -> tuple[str, ...]:
     """fp32-norms, plus the config's modules_to_not_convert when there is a config."""
-    from .core.model_folder.intended import preset_globs
+    from ..core.model_folder.intended import preset_globs
 
     config = folder.config
     return preset_globs("fp32-norms", config.modules_to_not_convert if config else ())
@@ -75,7 +75,7 @@ def intended_globs(folder: FolderConfig) -> tuple[str, ...]:
 
 def config_line(folder: FolderConfig, tensors, target) -> str | None:
     """When config.json's dtype and the weights disagree, say so (check prints it)."""
-    from .core.model_folder.config import weights_disagree
+    from ..core.model_folder.config import weights_disagree
 
     if folder.problem is not None:
         return f"note: {folder.problem}"
@@ -91,8 +91,8 @@ def config_line(folder: FolderConfig, tensors, target) -> str | None:
 
 
 def cmd_lint(args: argparse.Namespace) -> int:
-    from .core.json_output import json_text
-    from .core.model_folder.lint import lint_path
+    from ..core.json_output import json_text
+    from ..core.model_folder.lint import lint_path
 
     findings = lint_path(args.path, stats=args.stats)
     if args.json:
@@ -113,3 +113,12 @@ def cmd_lint(args: argparse.Namespace) -> int:
     n = len(findings)
     out(f"{n} finding{'' if n == 1 else 's'} in {printable(folder)}")
     return 1
+
+
+def on_purpose_labels(tensors, target, globs) -> dict[str, str]:
+    """Differing F32 tensors a model keeps in F32 on purpose (norms, inv_freq, routers)."""
+    from ..core.model_folder.intended import is_intended
+
+    if target.name == "F32":
+        return {}
+    return {t.name: "F32 on purpose?" for t in tensors if is_intended(t, globs)}

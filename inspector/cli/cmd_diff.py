@@ -1,0 +1,43 @@
+"""``diff``: two checkpoints tensor by tensor, matched by name; exit 1 when they differ."""
+
+from __future__ import annotations
+
+import argparse
+
+from .exit_codes import EXIT_DIFFERENT, EXIT_OK
+from .output import notices, out, printable, progress_printer, write_json_rows
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    from ..core.checkpoint import open_checkpoint
+    from ..core.diff import DiffSummary, diff_checkpoints
+    from ..core.progress import run_job
+    from ..core.status import DiffStatus
+
+    a = open_checkpoint(args.a)
+    b = open_checkpoint(args.b)
+    notices(a)
+    notices(b)
+    diffs = run_job(diff_checkpoints(a, b, atol=args.atol), progress_printer("diff"))
+    equal = all(d.is_equal for d in diffs)
+    if args.json:
+        write_json_rows([d.to_json() for d in diffs], {"equal": equal})
+    else:
+        width = max([15, *(len(str(d.status)) for d in diffs)])
+        for d in diffs:
+            if d.status is DiffStatus.EQUAL:
+                continue
+            detail = ""
+            if d.max_abs_diff is not None:
+                detail = f"max abs {d.max_abs_diff:.3g}, max rel {d.max_rel_diff:.3g}"
+            if d.dtype_a and d.dtype_b and d.dtype_a != d.dtype_b:
+                detail += f" ({d.dtype_a} vs {d.dtype_b})"
+            if d.status is DiffStatus.SHAPE_MISMATCH:
+                detail += f" {list(d.shape_a or ())} vs {list(d.shape_b or ())}"
+            out(f"{d.status!s:<{width}} {printable(d.name)}  {detail}".rstrip())
+        summary = DiffSummary.of(diffs)
+        verdict = "equal" if equal else "different"
+        parts = ", ".join(f"{n} {s}" for s, n in summary.counts.items())
+        tol = f" within atol {args.atol:g}" if args.atol else ""
+        out(f"{verdict}{tol}: {parts}")
+    return EXIT_OK if equal else EXIT_DIFFERENT
