@@ -1,7 +1,7 @@
 import sys
 
 try:
-    from .cli.main import console_main
+    from .cli.dispatch import console_main
 except KeyboardInterrupt:  # Ctrl-C while the program loads: nothing started, nothing to say
     sys.exit(130)
 

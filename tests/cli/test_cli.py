@@ -12,7 +12,7 @@ import pytest
 import torch
 from safetensors.torch import load_file, save_file
 
-from inspector.cli.main import main
+from inspector.cli.dispatch import main
 
 
 @pytest.fixture
@@ -231,7 +231,7 @@ def test_the_program_loads_numpy_with_one_blas_thread(tmp_path):
     save_file({"w": torch.ones(4)}, str(tmp_path / "m.safetensors"))
     code = (
         "import os, sys\n"
-        "from inspector.cli.main import console_main\n"
+        "from inspector.cli.dispatch import console_main\n"
         "sys.argv = ['checkpoint-inspector', 'list', sys.argv[1]]\n"
         "console_main()\n"
         "print('numpy' in sys.modules, len(os.listdir('/proc/self/task')), file=sys.stderr)\n"

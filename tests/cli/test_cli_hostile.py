@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from inspector.cli.main import main
+from inspector.cli.dispatch import main
 from inspector.core.dtypes import DTYPES
 from inspector.core.json_output import with_depth_room
 from inspector.core.save.writer import save_arrays
@@ -104,7 +104,7 @@ def test_ctrl_c_while_the_program_loads_exits_quietly():
         "import runpy, sys\n"
         "class Interrupted:\n"
         "    def find_spec(self, name, path=None, target=None):\n"
-        "        if name == 'inspector.cli.main':\n"
+        "        if name == 'inspector.cli.dispatch':\n"
         "            raise KeyboardInterrupt\n"
         "sys.meta_path.insert(0, Interrupted())\n"
         "sys.argv = ['inspector', 'list', 'x.safetensors']\n"
@@ -393,7 +393,7 @@ def test_a_system_error_of_the_work_is_not_blamed_on_standard_output(src, capsys
     (a disk error deep in a read, say) used to be reported as 'standard output: cannot write'."""
     import errno
 
-    import inspector.cli.main as cli_mod
+    import inspector.cli.dispatch as cli_mod
 
     def failing(_args):
         print("a first line reached stdout")

@@ -8,7 +8,7 @@ import json
 import numpy as np
 import pytest
 
-from inspector.cli.main import main
+from inspector.cli.dispatch import main
 from inspector.core.dtypes import DTYPES
 from inspector.core.save.writer import save_arrays
 

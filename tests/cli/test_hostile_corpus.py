@@ -17,7 +17,7 @@ from tests.hostile_folders import snapshot
 _DRIVER = r"""
 import contextlib, io, json, resource, sys
 resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
-from inspector.cli.main import main
+from inspector.cli.dispatch import main
 path, out = sys.argv[1], sys.argv[2]
 runs = {}
 for name, argv in (

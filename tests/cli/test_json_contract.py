@@ -8,7 +8,7 @@ import json
 import numpy as np
 from safetensors.numpy import save_file
 
-from inspector.cli.main import main
+from inspector.cli.dispatch import main
 
 
 def _run(capsys, *argv) -> tuple[int, str]:

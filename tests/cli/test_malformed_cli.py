@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from inspector.cli.main import main
+from inspector.cli.dispatch import main
 from tests.malformed.make_corpus import BY_NAME, CASES
 
 REJECTS = [c for c in CASES if c.expect == "reject"]

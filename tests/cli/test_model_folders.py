@@ -9,7 +9,7 @@ import shutil
 
 import pytest
 
-from inspector.cli.main import main
+from inspector.cli.dispatch import main
 from inspector.core.model_folder.config import config_with_dtype, read_model_config
 
 torch = pytest.importorskip("torch")

@@ -10,7 +10,7 @@ import os
 
 import pytest
 
-from inspector.cli.main import main
+from inspector.cli.dispatch import main
 from tests.hostile_folders import build, snapshot
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="journals need flock")

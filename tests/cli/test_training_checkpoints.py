@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from inspector.cli.main import main
+from inspector.cli.dispatch import main
 from inspector.core.checkpoint import open_checkpoint
 from inspector.core.training_layout import TrainingKind
 

@@ -61,7 +61,7 @@ def test_the_cli_starts_the_workers_before_it_loads_numpy(tmp_path):
         """
         import sys
         from inspector.core.cast import worker_boot
-        from inspector.cli.main import console_main
+        from inspector.cli.dispatch import console_main
         started = worker_boot.start_workers_early
         def spy(n):
             print("numpy loaded" if "numpy" in sys.modules else "numpy not loaded", n)

@@ -15,7 +15,7 @@ for name in ("PySide6", "pyqtgraph", "shiboken6", "superqt"):
 import importlib, pkgutil, inspector.core
 for mod in pkgutil.iter_modules(inspector.core.__path__):
     importlib.import_module("inspector.core." + mod.name)
-from inspector.cli.main import main
+from inspector.cli.dispatch import main
 sys.exit(main(["check", sys.argv[1]]))
 """
 

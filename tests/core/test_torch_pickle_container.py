@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from inspector.cli.main import main
+from inspector.cli.dispatch import main
 from inspector.core.checkpoint import open_checkpoint
 from inspector.core.errors import CheckpointError
 from inspector.core.torch_pickle.scan import ScanStatus, scan_file

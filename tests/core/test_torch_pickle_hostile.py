@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from inspector.cli.main import main
+from inspector.cli.dispatch import main
 from inspector.core.checkpoint import open_checkpoint
 from inspector.core.errors import CheckpointError, RefusedPickleError
 from inspector.core.torch_pickle.machine import PickleError, PickleMachine

@@ -198,7 +198,7 @@ def test_reads_and_casts_with_torch_unimportable(tmp_path):
     torch.save({"w": torch.randn(3, 4, dtype=torch.float64).t()}, tmp_path / "m.pt")
     code = (
         "import sys; sys.modules['torch'] = None\n"
-        "from inspector.cli.main import main\n"
+        "from inspector.cli.dispatch import main\n"
         "sys.exit(main(['cast', sys.argv[1], '--target', 'F32', '-o', sys.argv[2]]))\n"
     )
     proc = subprocess.run(

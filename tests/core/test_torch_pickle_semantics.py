@@ -387,7 +387,7 @@ def test_counter_devices_and_tensors_safetensors_cannot_hold_are_listed(benign):
 
 
 def test_cast_writes_the_rest_and_names_what_it_left_out(benign, tmp_path, capsys):
-    from inspector.cli.main import main
+    from inspector.cli.dispatch import main
 
     out, report = tmp_path / "o.safetensors", tmp_path / "r.json"
     assert (

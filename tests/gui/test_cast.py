@@ -48,7 +48,7 @@ def test_dialog_proposes_stem_target_name(loaded, model_file):
 
 
 def test_cast_button_writes_the_same_file_as_the_cli(qtbot, loaded, model_file, tmp_path):
-    from inspector.cli.main import main as cli_main
+    from inspector.cli.dispatch import main as cli_main
 
     report = cast_via_button(qtbot, loaded)
     out = model_file.parent / "model.F32.safetensors"
@@ -367,7 +367,7 @@ def test_a_cast_in_worker_processes_from_the_window_writes_what_threads_write(
     """Worker processes are spawned from the window's job thread (never forked from Qt)."""
     import multiprocessing
 
-    from inspector.cli.main import main as cli_main
+    from inspector.cli.dispatch import main as cli_main
     from inspector.core.cast.worker_policy import PROCESSES_ENV
 
     monkeypatch.setenv(PROCESSES_ENV, "2")

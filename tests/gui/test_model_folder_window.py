@@ -105,7 +105,7 @@ def test_lint_tab_shows_the_findings(qtbot, window, folder):
 def test_the_cast_dialog_starts_with_the_fix_check_suggests(qtbot, window, folder, capsys):
     """check suggests --keep-preset fp32-norms for this BF16-config folder of F32 weights; the
     window's cast dialog did not tick it, so the two fixes wrote different files."""
-    from inspector.cli.main import main
+    from inspector.cli.dispatch import main
     from inspector.core.model_folder.intended import FP32_NORMS
 
     assert main(["check", str(folder)]) == 1
