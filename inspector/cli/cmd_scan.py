@@ -14,9 +14,9 @@ from .output import printable
 
 
 def cmd_scan(args: argparse.Namespace) -> int:
+    from ..core.formats.torch_pickle.allowlist import ImportVerdict
     from ..core.json_output import json_text
-    from ..core.torch_pickle.allowlist import ImportVerdict
-    from ..core.torch_pickle.scan import NOT_CHECKPOINTS, ScanStatus, scan_path
+    from ..core.scan.walk import NOT_CHECKPOINTS, ScanStatus, scan_path
 
     report = scan_path(args.path)
     code = {ScanStatus.CLEAN: 0, ScanStatus.REFUSED: 1, ScanStatus.UNREADABLE: 2}[report.status]

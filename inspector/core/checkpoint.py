@@ -17,10 +17,10 @@ import numpy as np
 
 from .dtypes import DType
 from .errors import CheckpointError
-from .header import Header, TensorInfo
-from .header.wording import _q
+from .formats.safetensors import Header, TensorInfo
+from .formats.torch_pickle.names import StridedTensorInfo
 from .strided import strided_chunks, strided_view
-from .torch_pickle.names import StridedTensorInfo
+from .wording import _q
 
 if TYPE_CHECKING:
     from .training_layout import TrainingLayout

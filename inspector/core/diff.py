@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .checkpoint import Checkpoint
-from .header import TensorInfo
+from .formats.safetensors import TensorInfo
 from .progress import Job, Progress
 from .status import DiffStatus
 

@@ -8,7 +8,7 @@ import json
 import re
 
 from .errors import CheckpointError, path_problem
-from .header import _json_type, _open_regular
+from .formats.safetensors import _json_type, _open_regular
 from .json_output import with_depth_room
 
 INDEX_SUFFIX = ".safetensors.index.json"

@@ -9,7 +9,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 
 from .dtypes import DType
-from .header import TensorInfo
+from .formats.safetensors import TensorInfo
 from .status import TensorStatus
 from .summary import tensor_status
 

@@ -11,15 +11,15 @@ import stat
 
 from .checkpoint import Checkpoint
 from .errors import AmbiguousCheckpointError, CheckpointError, path_problem
-from .header import Header, TensorInfo, _json_type, _open_regular, read_header
-from .header.types import file_identity
-from .header.wording import _clip, _q
+from .formats.safetensors import Header, TensorInfo, _json_type, _open_regular, read_header
+from .formats.torch_pickle.containers import is_torch_tar
+from .formats.torch_pickle.reader import looks_like_pickle, read_pickle_checkpoint, refuse_polyglot
 from .index_file import SHARD_NAME, is_index_name, read_index
+from .layout import file_identity
 from .save.journal import leftover_journals
 from .save.output_names import PICKLE_SUFFIXES
-from .torch_pickle.containers import is_torch_tar
-from .torch_pickle.reader import looks_like_pickle, read_pickle_checkpoint, refuse_polyglot
 from .training_layout import model_tensors
+from .wording import _clip, _q
 
 # the pickle a loader takes from a folder by name (transformers' WEIGHTS_NAME, diffusers'),
 # whatever else Trainer.save_model or a training run left beside it

@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from .checkpoint import Checkpoint
-from .header import TensorInfo
+from .formats.safetensors import TensorInfo
 from .progress import Job, Progress
 
 STATS_CHUNK_BYTES = 4 << 20

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from .dtypes import DType
-from .header import TensorInfo
+from .formats.safetensors import TensorInfo
 from .status import TensorStatus
 
 

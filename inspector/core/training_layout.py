@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import msgspec
 
-from .header import Header, TensorInfo
+from .formats.safetensors import Header, TensorInfo
 
 
 class TrainingKind(enum.Enum):

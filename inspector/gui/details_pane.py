@@ -16,7 +16,7 @@ from PySide6.QtWidgets import (
 )
 
 from inspector.core.checkpoint import Checkpoint
-from inspector.core.header import TensorInfo
+from inspector.core.formats.safetensors import TensorInfo
 from inspector.core.summary import format_bytes
 
 from .i18n import translate

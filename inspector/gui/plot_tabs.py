@@ -21,9 +21,9 @@ from .table_text import cast_error_value
 if TYPE_CHECKING:
     from inspector.core.checkpoint import Checkpoint
     from inspector.core.diff import DiffSummary, TensorDiff
+    from inspector.core.formats.torch_pickle.reader import PickleFacts
     from inspector.core.model_folder.lint import Finding
     from inspector.core.summary import Summary
-    from inspector.core.torch_pickle.reader import PickleFacts
     from inspector.session import CastResult
 
 

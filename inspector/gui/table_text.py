@@ -8,7 +8,7 @@ from typing import Any
 from PySide6.QtCore import QT_TRANSLATE_NOOP
 
 from inspector.core.dtypes import DType
-from inspector.core.header import TensorInfo
+from inspector.core.formats.safetensors import TensorInfo
 from inspector.core.status import DiffStatus, TensorStatus
 from inspector.core.summary import Summary, format_bytes, format_count
 

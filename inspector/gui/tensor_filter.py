@@ -12,7 +12,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from inspector.core.header import TensorInfo
+from inspector.core.formats.safetensors import TensorInfo
 from inspector.core.status import TensorStatus
 
 

@@ -35,11 +35,11 @@ from .tensor_filter import TensorFilter
 from .tensor_table import TensorTableModel
 
 if TYPE_CHECKING:
-    from inspector.core.header import TensorInfo
+    from inspector.core.formats.safetensors import TensorInfo
+    from inspector.core.formats.torch_pickle.reader import PickleFacts
     from inspector.core.model_folder.config import ConfigMismatch
     from inspector.core.model_folder.lint import Finding
     from inspector.core.summary import Summary
-    from inspector.core.torch_pickle.reader import PickleFacts
 
 
 class TensorPage(QWidget):

@@ -23,7 +23,7 @@ from PySide6.QtGui import QBrush, QIcon
 from PySide6.QtWidgets import QApplication, QStyle
 
 from inspector.core.dtypes import DType
-from inspector.core.header import TensorInfo
+from inspector.core.formats.safetensors import TensorInfo
 from inspector.core.model_folder.intended import IntendedMatcher
 from inspector.core.natural_order import name_order, natural_keys, regroup_by_status
 from inspector.core.status import TensorStatus

@@ -119,7 +119,7 @@ def test_more_ctrl_c_while_the_program_ends_on_one_change_nothing():
     arrived while it exited, and Python printed "lost sys.stderr" and died of SIGINT."""
     code = (
         "import os, signal, sys\n"
-        "from inspector.cli import main as cli\n"
+        "from inspector.cli import dispatch as cli\n"
         "def pressed(args):\n"
         "    raise KeyboardInterrupt\n"
         "cli.COMMANDS['list'] = pressed\n"
@@ -140,7 +140,7 @@ def test_ctrl_c_after_the_output_was_written_does_not_say_nothing_was(src, tmp_p
     out = tmp_path / "o.safetensors"
     code = (
         "import sys\n"
-        "from inspector.cli import main as cli\n"
+        "from inspector.cli import dispatch as cli\n"
         "from inspector.core.save.writer import AtomicWriter\n"
         "commit = AtomicWriter.commit\n"
         "def commit_then_ctrl_c(self):\n"

@@ -16,7 +16,7 @@ from safetensors.torch import save_file
 from inspector.core.checkpoint import open_checkpoint, unpack
 from inspector.core.dtypes import DTYPES
 from inspector.core.errors import CheckpointError
-from inspector.core.header import read_header
+from inspector.core.formats.safetensors import read_header
 
 from .. import torch_dtypes
 

@@ -18,7 +18,7 @@ from inspector.core.cast.job import CastReport, TensorCastReport, cast_checkpoin
 from inspector.core.checkpoint import open_checkpoint
 from inspector.core.dtypes import CAST_TARGETS, DTYPES
 from inspector.core.errors import CheckpointError
-from inspector.core.header import read_header
+from inspector.core.formats.safetensors import read_header
 from inspector.core.progress import run_job
 from inspector.core.save.writer import save_arrays
 

@@ -9,7 +9,7 @@ import pytest
 from safetensors.numpy import save
 
 from inspector.core.dtypes import DTYPES
-from inspector.core.header.encode import TensorEntry, encode_header
+from inspector.core.formats.safetensors.encode import TensorEntry, encode_header
 
 
 def test_the_header_is_compact_utf8_space_padded_with_its_length_first():

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from inspector.core.header import sniff_foreign_format
-from inspector.core.header.foreign import _foreign_reason, _looks_like_onnx
+from inspector.core.formats.safetensors import sniff_foreign_format
+from inspector.core.formats.safetensors.foreign import _foreign_reason, _looks_like_onnx
 
 
 @pytest.mark.parametrize(

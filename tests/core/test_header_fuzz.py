@@ -18,7 +18,7 @@ from safetensors import safe_open
 
 from inspector.core.dtypes import DTYPES
 from inspector.core.errors import CheckpointError
-from inspector.core.header import read_header
+from inspector.core.formats.safetensors import read_header
 
 # bounded for the suite; HEADER_FUZZ_EXAMPLES=5000 for a longer hunt
 FUZZ = settings(

@@ -9,7 +9,7 @@ import struct
 import pytest
 
 from inspector.core.errors import CheckpointError
-from inspector.core.header import parse_header_text, read_header
+from inspector.core.formats.safetensors import parse_header_text, read_header
 
 
 def _write(tmp_path, header: str, data_len: int):

@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 from safetensors import safe_open
 
 from inspector.core.errors import CheckpointError
-from inspector.core.header import read_header
-from inspector.core.header.json_numbers import overflows
+from inspector.core.formats.safetensors import read_header
+from inspector.core.formats.safetensors.json_numbers import overflows
 
 F64_MAX_DIGITS = str(int(sys.float_info.max))  # 309 digits
 HEADER = '{"w": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4], "extra": [%s]}}'

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from inspector.core.dtypes import DTYPES
-from inspector.core.header import Header, parse_header_text, read_header
-from inspector.core.header.fast import parse_fast
+from inspector.core.formats.safetensors import Header, parse_header_text, read_header
+from inspector.core.formats.safetensors.fast import parse_fast
 from inspector.core.save.writer import save_arrays
 from tests.malformed.make_corpus import CASES
 

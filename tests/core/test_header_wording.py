@@ -3,7 +3,7 @@ testing found them unchecked)."""
 
 from __future__ import annotations
 
-from inspector.core.header.wording import _clip, _dump, _json_type, _q
+from inspector.core.wording import _clip, _dump, _json_type, _q
 
 
 def test_json_types_in_words():

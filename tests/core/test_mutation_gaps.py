@@ -22,7 +22,7 @@ from inspector.core.cast.job import cast_checkpoint
 from inspector.core.cast.kernels import cast_array
 from inspector.core.checkpoint import open_checkpoint
 from inspector.core.dtypes import DTYPES
-from inspector.core.header import read_header
+from inspector.core.formats.safetensors import read_header
 from inspector.core.progress import run_job
 from inspector.core.save.writer import AtomicWriter, save_arrays
 

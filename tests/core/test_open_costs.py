@@ -182,7 +182,7 @@ def test_a_plain_header_is_read_by_the_fast_path_alone(tmp_path, monkeypatch):
     import numpy as np
     from safetensors.numpy import save_file
 
-    from inspector.core.header import reader
+    from inspector.core.formats.safetensors import reader
 
     path = tmp_path / "m.safetensors"
     save_file(

@@ -6,9 +6,14 @@ from __future__ import annotations
 import pytest
 
 from inspector.core.dtypes import DTYPES
-from inspector.core.torch_pickle.allowlist import ALLOWED, StorageRef, TensorRecord, qualname
-from inspector.core.torch_pickle.machine import PickleError
-from inspector.core.torch_pickle.values import COMPUTED, EXTENSION
+from inspector.core.formats.torch_pickle.allowlist import (
+    ALLOWED,
+    StorageRef,
+    TensorRecord,
+    qualname,
+)
+from inspector.core.formats.torch_pickle.machine import PickleError
+from inspector.core.formats.torch_pickle.values import COMPUTED, EXTENSION
 
 V2 = ALLOWED["torch._utils._rebuild_tensor_v2"]
 V3 = ALLOWED["torch._utils._rebuild_tensor_v3"]
@@ -184,7 +189,7 @@ def _describe(s) -> str:
 
 
 def test_the_allowlist_is_exactly_this():
-    from inspector.core.torch_pickle import allowlist
+    from inspector.core.formats.torch_pickle import allowlist
 
     # ALLOWED is built once, at import; the table is built afresh too, so that a change to how
     # it is built shows here and not only in a new process

@@ -13,7 +13,7 @@ import zipfile
 import pytest
 
 from inspector.core.errors import CheckpointError
-from inspector.core.torch_pickle.archive import (
+from inspector.core.formats.torch_pickle.archive import (
     LEGACY_MAGIC,
     LEGACY_PROTOCOL,
     StorageSpan,
@@ -21,7 +21,7 @@ from inspector.core.torch_pickle.archive import (
     legacy_storage_spans,
     read_zip,
 )
-from inspector.core.torch_pickle.containers import is_torch_tar
+from inspector.core.formats.torch_pickle.containers import is_torch_tar
 
 
 def _zip(members: dict[str, bytes]) -> io.BytesIO:
@@ -261,7 +261,7 @@ def test_a_storage_whose_size_runs_past_the_end_of_the_file_is_named():
 
 
 def test_a_damaged_extra_pickle_is_named_by_scan_and_not_read_by_list(tmp_path):
-    from inspector.core.torch_pickle.scan import scan_file
+    from inspector.core.scan.walk import scan_file
 
     buf = io.BytesIO()
     payload = bytes(range(256)) * 64

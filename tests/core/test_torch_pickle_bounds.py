@@ -9,8 +9,8 @@ import pytest
 
 from inspector.core.checkpoint import open_checkpoint
 from inspector.core.errors import CheckpointError
-from inspector.core.torch_pickle.names import bounded_repr
-from inspector.core.torch_pickle.values import PickleError, check_key
+from inspector.core.formats.torch_pickle.names import bounded_repr
+from inspector.core.formats.torch_pickle.values import PickleError, check_key
 from tests.hostile.bounds import BUILDERS
 
 REFUSED = {

@@ -13,7 +13,7 @@ import pytest
 from inspector.cli.dispatch import main
 from inspector.core.checkpoint import open_checkpoint
 from inspector.core.errors import CheckpointError
-from inspector.core.torch_pickle.scan import ScanStatus, scan_file
+from inspector.core.scan.walk import ScanStatus, scan_file
 from tests.hostile.containers import BUILDERS
 
 # the builders for which torch 2.13 really runs the payload: checked in the test itself
@@ -83,8 +83,8 @@ def test_legitimate_frames_are_read(tmp_path):
     """Protocol 4/5 pickles frame every opcode; frames that end where their opcodes end read."""
     import pickle
 
-    from inspector.core.torch_pickle.machine import PickleMachine
-    from inspector.core.torch_pickle.policies import ScanPolicy
+    from inspector.core.formats.torch_pickle.machine import PickleMachine
+    from inspector.core.formats.torch_pickle.policies import ScanPolicy
 
     obj = {"a": [1, 2.5, "x" * 70_000], "b": b"y" * 200_000, "c": list(range(20_000))}
     for protocol in (4, 5):

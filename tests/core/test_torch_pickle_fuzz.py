@@ -15,9 +15,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from inspector.core.errors import CheckpointError
-from inspector.core.torch_pickle.machine import PickleError, PickleMachine
-from inspector.core.torch_pickle.names import flatten
-from inspector.core.torch_pickle.policies import LoadPolicy, RefusedImport, ScanPolicy
+from inspector.core.formats.torch_pickle.machine import PickleError, PickleMachine
+from inspector.core.formats.torch_pickle.names import flatten
+from inspector.core.formats.torch_pickle.policies import LoadPolicy, RefusedImport, ScanPolicy
 
 torch = pytest.importorskip("torch")
 

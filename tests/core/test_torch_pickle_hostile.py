@@ -19,10 +19,10 @@ import pytest
 from inspector.cli.dispatch import main
 from inspector.core.checkpoint import open_checkpoint
 from inspector.core.errors import CheckpointError, RefusedPickleError
-from inspector.core.torch_pickle.machine import PickleError, PickleMachine
-from inspector.core.torch_pickle.names import MAX_DEPTH, flatten
-from inspector.core.torch_pickle.policies import LoadPolicy
-from inspector.core.torch_pickle.scan import ScanStatus, scan_file
+from inspector.core.formats.torch_pickle.machine import PickleError, PickleMachine
+from inspector.core.formats.torch_pickle.names import MAX_DEPTH, flatten
+from inspector.core.formats.torch_pickle.policies import LoadPolicy
+from inspector.core.scan.walk import ScanStatus, scan_file
 
 torch = pytest.importorskip("torch")
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 
 from inspector.core.dtypes import DTYPES
-from inspector.core.header import TensorInfo
-from inspector.core.torch_pickle.allowlist import StorageRef, TensorRecord
-from inspector.core.torch_pickle.archive import StorageSpan
-from inspector.core.torch_pickle.machine import PickleError
-from inspector.core.torch_pickle.names import StridedTensorInfo, flatten, place_tensor
+from inspector.core.formats.safetensors import TensorInfo
+from inspector.core.formats.torch_pickle.allowlist import StorageRef, TensorRecord
+from inspector.core.formats.torch_pickle.archive import StorageSpan
+from inspector.core.formats.torch_pickle.machine import PickleError
+from inspector.core.formats.torch_pickle.names import StridedTensorInfo, flatten, place_tensor
 
 
 def test_each_kind_of_value_is_shown_exactly():
@@ -127,7 +127,7 @@ def test_a_cycle_is_named_where_it_closes():
 
 
 def test_keys_nest_sixteen_deep_and_no_deeper():
-    from inspector.core.torch_pickle.values import MAX_KEY_DEPTH, check_key
+    from inspector.core.formats.torch_pickle.values import MAX_KEY_DEPTH, check_key
 
     key: object = "leaf"
     for _ in range(MAX_KEY_DEPTH):

@@ -14,13 +14,13 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from inspector.core.torch_pickle.machine import (
+from inspector.core.formats.torch_pickle.machine import (
     COMPUTED,
     EXTENSION,
     PickleError,
     PickleMachine,
 )
-from inspector.core.torch_pickle.policies import LoadPolicy
+from inspector.core.formats.torch_pickle.policies import LoadPolicy
 
 
 class Recorder:
@@ -109,7 +109,7 @@ def test_plain_data_reads_exactly_like_pickle_loads(value, protocol):
 
 
 def test_empty_bytes_of_protocol_2_are_refused_like_torch_weights_only():
-    from inspector.core.torch_pickle.policies import RefusedImport
+    from inspector.core.formats.torch_pickle.policies import RefusedImport
 
     with pytest.raises(RefusedImport, match=r"__builtin__\.bytes"):
         run(pickle.dumps(b"", protocol=2))

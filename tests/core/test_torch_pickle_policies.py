@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from inspector.core.torch_pickle.allowlist import ALLOWED, ImportVerdict, StorageRef
-from inspector.core.torch_pickle.machine import Opaque, PickleError, PickleMachine
-from inspector.core.torch_pickle.policies import (
+from inspector.core.formats.torch_pickle.allowlist import ALLOWED, ImportVerdict, StorageRef
+from inspector.core.formats.torch_pickle.machine import Opaque, PickleError, PickleMachine
+from inspector.core.formats.torch_pickle.policies import (
     ImportSeen,
     LoadPolicy,
     RefusedImport,

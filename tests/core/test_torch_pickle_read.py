@@ -23,10 +23,10 @@ from inspector.core.checkpoint import open_checkpoint  # noqa: E402
 from inspector.core.diff import diff_checkpoints  # noqa: E402
 from inspector.core.dtypes import DTYPES  # noqa: E402
 from inspector.core.errors import CheckpointError  # noqa: E402
+from inspector.core.formats.torch_pickle.names import StridedTensorInfo  # noqa: E402
+from inspector.core.formats.torch_pickle.reader import read_pickle_checkpoint  # noqa: E402
 from inspector.core.progress import run_job  # noqa: E402
 from inspector.core.stats import compute_stats  # noqa: E402
-from inspector.core.torch_pickle.names import StridedTensorInfo  # noqa: E402
-from inspector.core.torch_pickle.reader import read_pickle_checkpoint  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 # every dtype torch.save writes that safetensors has a name for
@@ -273,9 +273,9 @@ def test_two_tensors_named_alike_once_joined_are_both_listed_and_cast(tmp_path):
 
 
 def test_a_legacy_header_or_key_list_that_is_wrong_names_the_file(tmp_path):
-    from inspector.core.torch_pickle.archive import LEGACY_MAGIC
-    from inspector.core.torch_pickle.machine import PickleMachine
-    from inspector.core.torch_pickle.policies import LoadPolicy
+    from inspector.core.formats.torch_pickle.archive import LEGACY_MAGIC
+    from inspector.core.formats.torch_pickle.machine import PickleMachine
+    from inspector.core.formats.torch_pickle.policies import LoadPolicy
 
     path = tmp_path / "old.pt"
     path.write_bytes(b"".join(pickle.dumps(v, protocol=2) for v in (LEGACY_MAGIC, 1000, {})))

@@ -12,11 +12,11 @@ import pytest
 from safetensors.numpy import save_file
 
 from inspector.core.errors import CheckpointError
-from inspector.core.torch_pickle.allowlist import ImportVerdict
-from inspector.core.torch_pickle.machine import PickleMachine
-from inspector.core.torch_pickle.policies import ImportSeen, LoadPolicy, ScanPolicy
-from inspector.core.torch_pickle.reader import PickleFormat, read_pickle_checkpoint
-from inspector.core.torch_pickle.scan import FileScan, ScanStatus, scan_file, scan_path
+from inspector.core.formats.torch_pickle.allowlist import ImportVerdict
+from inspector.core.formats.torch_pickle.machine import PickleMachine
+from inspector.core.formats.torch_pickle.policies import ImportSeen, LoadPolicy, ScanPolicy
+from inspector.core.formats.torch_pickle.reader import PickleFormat, read_pickle_checkpoint
+from inspector.core.scan.walk import FileScan, ScanStatus, scan_file, scan_path
 
 torch = pytest.importorskip("torch")
 
@@ -161,7 +161,7 @@ def test_an_old_protocol_pickle_is_known_whatever_its_name(tmp_path):
 
 
 def test_the_magic_number_makes_a_legacy_file_only_as_an_integer(tmp_path):
-    from inspector.core.torch_pickle.archive import LEGACY_MAGIC
+    from inspector.core.formats.torch_pickle.archive import LEGACY_MAGIC
 
     path = tmp_path / "f.pkl"
     path.write_bytes(pickle.dumps(float(LEGACY_MAGIC), 2) + pickle.dumps(1, 2))
@@ -222,7 +222,7 @@ def test_every_import_is_counted_each_time_it_is_imported():
     ],
 )
 def test_what_looks_like_a_pickle(name, head, is_pickle):
-    from inspector.core.torch_pickle.reader import looks_like_pickle
+    from inspector.core.formats.torch_pickle.reader import looks_like_pickle
 
     assert looks_like_pickle(name, head) is is_pickle
 
@@ -263,7 +263,7 @@ def test_every_scan_result_and_refusal_names_its_file(tmp_path):
 def test_a_refused_or_damaged_file_still_names_itself_in_the_scan(tmp_path):
     import os as _os
 
-    from inspector.core.torch_pickle.scan import scan_file
+    from inspector.core.scan.walk import scan_file
 
     fifo = tmp_path / "pipe.pt"
     _os.mkfifo(fifo)

@@ -234,7 +234,7 @@ def test_a_state_that_torch_refuses_is_refused(tmp_path):
 
 
 def test_the_attributes_a_tensor_intercepts_are_those_of_the_installed_torch():
-    from inspector.core.torch_pickle.tensor_state import TENSOR_DESCRIPTORS
+    from inspector.core.formats.torch_pickle.tensor_state import TENSOR_DESCRIPTORS
 
     found = {
         name

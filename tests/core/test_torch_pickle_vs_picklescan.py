@@ -9,7 +9,7 @@ import pickle
 import numpy as np
 import pytest
 
-from inspector.core.torch_pickle.scan import ScanStatus, scan_file
+from inspector.core.scan.walk import ScanStatus, scan_file
 
 from .test_torch_pickle_hostile import PAYLOADS, _global, _str
 

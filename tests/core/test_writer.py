@@ -21,7 +21,7 @@ from safetensors.torch import load_file, save_file
 
 from inspector.core.dtypes import DTYPES
 from inspector.core.errors import CheckpointError, os_error_reason
-from inspector.core.header import read_header
+from inspector.core.formats.safetensors import read_header
 from inspector.core.save import writer as writer_mod
 from inspector.core.save.pending_file import file_kind
 from inspector.core.save.writer import (

@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT))
 with atheris.instrument_imports(include=["inspector"]):
     from inspector.core.checkpoint import open_checkpoint
     from inspector.core.errors import CheckpointError
-    from inspector.core.torch_pickle.scan import ScanStatus, scan_file
+    from inspector.core.scan.walk import ScanStatus, scan_file
 
 resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
 WORK = Path(tempfile.mkdtemp(prefix="checkpoint-inspector-fuzz-pickle-"))

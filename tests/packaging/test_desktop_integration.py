@@ -400,8 +400,8 @@ def test_console_and_gui_entry_points_resolve():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     scripts = project["scripts"]
     gui = project["gui-scripts"]
-    assert scripts["checkpoint-inspector"] == "inspector.cli.dispatch:console_main"
-    assert gui["checkpoint-inspector-gui"] == "inspector.cli.dispatch:gui_main"
+    assert scripts["checkpoint-inspector"] == "inspector.cli:console_main"
+    assert gui["checkpoint-inspector-gui"] == "inspector.cli:gui_main"
     for target in (*scripts.values(), *gui.values()):
         module, _, attr = target.partition(":")
         assert callable(getattr(importlib.import_module(module), attr))

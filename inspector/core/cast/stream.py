@@ -10,10 +10,10 @@ import numpy as np
 from ..checkpoint import Checkpoint, read_byte_chunks
 from ..dtypes import DType
 from ..errors import CheckpointError
-from ..header import Header, TensorInfo
+from ..formats.safetensors import Header, TensorInfo
+from ..formats.torch_pickle.names import StridedTensorInfo
 from ..save.pending_file import PendingFile
 from ..save.writeback import BackgroundWriter
-from ..torch_pickle.names import StridedTensorInfo
 from .pool import ChunkCaster
 from .precision import ErrorAccumulator
 from .worker import FileId, RangeTask

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..checkpoint import open_checkpoint
 from ..errors import AmbiguousCheckpointError, CheckpointError
-from ..header import TensorInfo, _open_regular
+from ..formats.safetensors import TensorInfo, _open_regular
 from ..index_file import MAX_INDEX_BYTES, SHARD_NAME, is_index_name
 from ..opening import read_checkpoint_file
 from .companions import WEIGHT_SUFFIXES

@@ -7,8 +7,8 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-from ..torch_pickle.allowlist import ImportVerdict
-from ..torch_pickle.scan import ScanStatus, scan_file
+from ..formats.torch_pickle.allowlist import ImportVerdict
+from ..scan.walk import ScanStatus, scan_file
 
 if TYPE_CHECKING:
     from .lint import Finding

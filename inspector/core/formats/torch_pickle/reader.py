@@ -9,9 +9,9 @@ import mmap
 import os
 from dataclasses import dataclass, field
 
-from ..errors import CheckpointError, RefusedPickleError
-from ..header import Header, TensorInfo
-from ..header.reader import _open_regular
+from ...errors import CheckpointError, RefusedPickleError
+from ..safetensors import Header, TensorInfo
+from ..safetensors.reader import _open_regular
 from .allowlist import ImportVerdict
 from .archive import (
     PickleFormat,

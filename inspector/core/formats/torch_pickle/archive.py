@@ -18,8 +18,8 @@ import zipfile
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import CheckpointError
-from ..summary import format_bytes
+from ...errors import CheckpointError
+from ...summary import format_bytes
 from .containers import fold, is_torchscript, zip_problems
 from .values import bounded_repr
 

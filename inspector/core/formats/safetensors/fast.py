@@ -12,10 +12,10 @@ import re
 
 import msgspec
 
-from ..collector_pause import collector_paused
-from ..errors import CheckpointError
+from ...collector_pause import collector_paused
+from ...errors import CheckpointError
+from ...layout import Header, TensorInfo
 from .layout import validate_layout
-from .types import Header, TensorInfo
 
 _TENSORS = msgspec.json.Decoder(dict[str, TensorInfo])
 # a number "-0" (serde reads it as a float, so not a valid size): the careful path decides

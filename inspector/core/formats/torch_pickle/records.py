@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..dtypes import DType
+from ...dtypes import DType
 from .values import PickleError
 
 

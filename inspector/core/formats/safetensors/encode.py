@@ -7,7 +7,7 @@ import struct
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from ..dtypes import DType
+from ...dtypes import DType
 
 
 @dataclass(frozen=True)

@@ -11,8 +11,8 @@ from __future__ import annotations
 import os
 
 from ..errors import CheckpointError
-from ..header.wording import _clip, _q
 from ..index_file import read_index
+from ..wording import _clip, _q
 
 
 def index_findings(path: str, real_root: str) -> list[str]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..dtypes import DTYPES, DType
+from ...dtypes import DTYPES, DType
 from .machine import COMPUTED, EXTENSION, PickleError
 from .plain_values import plain_stand_ins
 from .records import AnyTensor, LeftOutTensor, StorageRef, TensorRecord, tensor_view

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..dtypes import DTYPES, DType
+from ...dtypes import DTYPES, DType
 from .records import AnyTensor, LeftOutTensor, StorageRef, TensorRecord, tensor_view
 from .values import PickleError, bounded_repr
 

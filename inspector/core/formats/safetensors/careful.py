@@ -7,12 +7,12 @@ import json
 import re
 from typing import Any
 
-from ..dtypes import DTYPES, DType
-from ..errors import CheckpointError
+from ...dtypes import DTYPES, DType
+from ...errors import CheckpointError
+from ...layout import _U64_MAX, Header, TensorInfo
+from ...wording import _clip, _dump, _json_type, _q
 from .json_numbers import overflows
 from .layout import validate_layout
-from .types import _U64_MAX, Header, TensorInfo
-from .wording import _clip, _dump, _json_type, _q
 
 _NEG_ZERO_INT = re.compile(r"-0(?![0-9.eE])")
 # every digit as "9": a run of 20 means an integer that may not fit a u64 (a regex search for

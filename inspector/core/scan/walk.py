@@ -14,16 +14,28 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import CheckpointError, path_problem
-from ..header import read_header
-from ..header.reader import _open_regular
+from ..formats.safetensors import read_header
+from ..formats.safetensors.reader import _open_regular
+from ..formats.torch_pickle.allowlist import ImportVerdict
+from ..formats.torch_pickle.archive import (
+    LEGACY_MAGIC,
+    MAX_PICKLE_BYTES,
+    _why,
+    open_zip,
+    read_member,
+)
+from ..formats.torch_pickle.containers import (
+    fold,
+    is_torch_tar,
+    is_torchscript,
+    tar_pickles,
+    zip_problems,
+)
+from ..formats.torch_pickle.machine import AmbiguousPickle, PickleError, PickleMachine
+from ..formats.torch_pickle.policies import ImportSeen, ScanPolicy
+from ..formats.torch_pickle.reader import looks_like_pickle
 from ..summary import format_bytes
-from .allowlist import ImportVerdict
-from .archive import LEGACY_MAGIC, MAX_PICKLE_BYTES, _why, open_zip, read_member
-from .containers import fold, is_torch_tar, is_torchscript, tar_pickles, zip_problems
-from .machine import AmbiguousPickle, PickleError, PickleMachine
-from .policies import ImportSeen, ScanPolicy
-from .reader import looks_like_pickle
-from .scan_index import index_findings
+from .index import index_findings
 
 _LEGACY_PICKLES = 5  # magic, protocol, system info, the object, the storage keys
 _PKL_BUDGET = 1 << 30  # bytes of .pkl members one scan reads in all (one member at a time)

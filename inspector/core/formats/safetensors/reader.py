@@ -7,10 +7,10 @@ import stat
 import struct
 from typing import Any
 
-from ..errors import CheckpointError, path_problem
+from ...errors import CheckpointError, path_problem
+from ...layout import MAX_HEADER_SIZE, Header
 from .careful import parse_header_text
 from .foreign import _foreign_reason
-from .types import MAX_HEADER_SIZE, Header
 
 
 def read_header(path: str | os.PathLike[str]) -> Header:

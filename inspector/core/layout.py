@@ -10,11 +10,11 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 import msgspec
 
-from ..dtypes import DTYPES, DType
-from ..errors import CheckpointError
+from .dtypes import DTYPES, DType
+from .errors import CheckpointError
 
 if TYPE_CHECKING:
-    from ..torch_pickle.reader import PickleFacts
+    from .formats.torch_pickle.reader import PickleFacts
 
 MAX_HEADER_SIZE = 100_000_000  # the reference loader's limit
 _U64_MAX = 2**64 - 1

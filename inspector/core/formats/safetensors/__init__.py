@@ -4,12 +4,12 @@
 one offsets/size check both use, ``foreign`` names files that are something else, ``encode`` writes.
 """
 
+from ...layout import MAX_HEADER_SIZE, Header, TensorInfo
+from ...wording import _json_type
 from .careful import parse_header_text
 from .encode import TensorEntry, encode_header
 from .foreign import sniff_foreign_format
 from .reader import _open_regular, read_header
-from .types import MAX_HEADER_SIZE, Header, TensorInfo
-from .wording import _json_type
 
 __all__ = [
     "MAX_HEADER_SIZE",

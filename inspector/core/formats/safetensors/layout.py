@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import math
 
-from ..errors import CheckpointError
-from .types import _BITS, _U64_MAX, TensorInfo
-from .wording import _dump, _q
+from ...errors import CheckpointError
+from ...layout import _BITS, _U64_MAX, TensorInfo
+from ...wording import _dump, _q
 
 
 def validate_layout(path: str, tensors: list[TensorInfo], data_len: int) -> None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import struct
 from typing import Any, Protocol
 
-from ..errors import CheckpointError
+from ...errors import CheckpointError
 from .opcodes import OPS, stop
 from .values import (  # re-exported: the reader, policies and tests import them from here
     COMPUTED,
