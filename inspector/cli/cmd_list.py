@@ -17,8 +17,9 @@ def cmd_list(args: argparse.Namespace) -> int:
     from ..core.natural_order import natural_order
     from ..core.progress import run_job
     from ..core.stats import compute_stats
-    from ..core.summary import format_bytes, matches_target, summarize, tensor_status
+    from ..core.summary import matches_target, summarize, tensor_status
     from ..core.training_layout import training_left_out
+    from ..core.wording import format_bytes
 
     ckpt = open_checkpoint(args.path, keep_all=args.keep_all)
     notices(ckpt)

@@ -119,7 +119,7 @@ def progress_printer(label: str):
     """A one-line progress meter on stderr when it is a terminal; silent otherwise."""
     if not sys.stderr.isatty():
         return None
-    from ..core.summary import format_bytes
+    from ..core.wording import format_bytes
 
     def show(p) -> None:
         sys.stderr.write(

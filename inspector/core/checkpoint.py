@@ -17,8 +17,8 @@ import numpy as np
 
 from .dtypes import DType
 from .errors import CheckpointError
-from .formats.safetensors import Header, TensorInfo
 from .formats.torch_pickle.names import StridedTensorInfo
+from .layout import Header, TensorInfo
 from .strided import strided_chunks, strided_view
 from .wording import _q
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .checkpoint import Checkpoint
-from .formats.safetensors import TensorInfo
+from .layout import TensorInfo
 from .progress import Job, Progress
 from .status import DiffStatus
 

@@ -8,8 +8,9 @@ import json
 import re
 
 from .errors import CheckpointError, path_problem
-from .formats.safetensors import _json_type, _open_regular
 from .json_output import with_depth_room
+from .regular_file import open_regular
+from .wording import _json_type
 
 INDEX_SUFFIX = ".safetensors.index.json"
 # transformers/diffusers variants: model.safetensors.index.fp16.json; pickles: pytorch_model.bin.index.json
@@ -25,7 +26,7 @@ def is_index_name(name: str) -> bool:
 
 
 def read_index(index_path: str) -> dict:
-    with _open_regular(index_path) as f:  # refuses a FIFO or device instead of blocking on it
+    with open_regular(index_path) as f:  # refuses a FIFO or device instead of blocking on it
         try:
             raw = f.read(MAX_INDEX_BYTES + 1)
         except OSError as e:

@@ -9,7 +9,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 
 from .dtypes import DType
-from .formats.safetensors import TensorInfo
+from .layout import TensorInfo
 from .status import TensorStatus
 from .summary import tensor_status
 

@@ -11,15 +11,16 @@ import stat
 
 from .checkpoint import Checkpoint
 from .errors import AmbiguousCheckpointError, CheckpointError, path_problem
-from .formats.safetensors import Header, TensorInfo, _json_type, _open_regular, read_header
+from .formats.safetensors import read_header
 from .formats.torch_pickle.containers import is_torch_tar
 from .formats.torch_pickle.reader import looks_like_pickle, read_pickle_checkpoint, refuse_polyglot
 from .index_file import SHARD_NAME, is_index_name, read_index
-from .layout import file_identity
+from .layout import Header, TensorInfo, file_identity
+from .regular_file import open_regular
 from .save.journal import leftover_journals
 from .save.output_names import PICKLE_SUFFIXES
 from .training_layout import model_tensors
-from .wording import _clip, _q
+from .wording import _clip, _json_type, _q
 
 # the pickle a loader takes from a folder by name (transformers' WEIGHTS_NAME, diffusers'),
 # whatever else Trainer.save_model or a training run left beside it
@@ -49,7 +50,7 @@ def _identity(path: str) -> tuple[int, int, int, int] | None:
 
 def _read_checkpoint_file(path: str) -> Header:
     try:
-        with _open_regular(path) as f:
+        with open_regular(path) as f:
             head = f.read(16)
             f.seek(0)
             tar = not head.startswith(b"PK\x03\x04") and is_torch_tar(f)

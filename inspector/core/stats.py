@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from .checkpoint import Checkpoint
-from .formats.safetensors import TensorInfo
+from .layout import TensorInfo
 from .progress import Job, Progress
 
 STATS_CHUNK_BYTES = 4 << 20

@@ -7,8 +7,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from .dtypes import DType
-from .formats.safetensors import TensorInfo
+from .layout import TensorInfo
 from .status import TensorStatus
+from .wording import format_bytes
 
 
 def tensor_status(t: TensorInfo, target: DType) -> TensorStatus:
@@ -109,18 +110,6 @@ def _most_common(counts: dict[str, int]) -> dict[str, int]:
 
 def summarize(tensors: Iterable[TensorInfo], target: DType) -> Summary:
     return DTypeGroups(tensors).summary(target)
-
-
-def format_bytes(n: int) -> str:
-    """Binary units, one decimal: ``86.7 MiB``."""
-    if n < 1024:
-        return f"{n} B"
-    value = float(n)
-    for unit in ("KiB", "MiB", "GiB", "TiB", "PiB"):
-        value /= 1024
-        if value < 1023.95 or unit == "PiB":  # what rounds to 1024.0 is the next unit's 1.0
-            return f"{value:.1f} {unit}"
-    raise AssertionError("unreachable")
 
 
 def format_count(n: int) -> str:

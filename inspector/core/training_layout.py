@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import msgspec
 
-from .formats.safetensors import Header, TensorInfo
+from .layout import Header, TensorInfo
 
 
 class TrainingKind(enum.Enum):

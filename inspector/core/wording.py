@@ -33,3 +33,15 @@ def _json_type(v: Any) -> str:
         float: "a number",
         type(None): "null",
     }.get(type(v), type(v).__name__)
+
+
+def format_bytes(n: int) -> str:
+    """Binary units, one decimal: ``86.7 MiB``."""
+    if n < 1024:
+        return f"{n} B"
+    value = float(n)
+    for unit in ("KiB", "MiB", "GiB", "TiB", "PiB"):
+        value /= 1024
+        if value < 1023.95 or unit == "PiB":  # what rounds to 1024.0 is the next unit's 1.0
+            return f"{value:.1f} {unit}"
+    raise AssertionError("unreachable")

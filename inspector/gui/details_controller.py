@@ -19,7 +19,7 @@ from .table_text import status_text
 if TYPE_CHECKING:
     from inspector.core.checkpoint import Checkpoint
     from inspector.core.dtypes import DType
-    from inspector.core.formats.safetensors import TensorInfo
+    from inspector.core.layout import TensorInfo
     from inspector.session import CastResult, FileIdentity, LazyCheckpoint
 
     from .main_window import MainWindow

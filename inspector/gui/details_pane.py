@@ -16,8 +16,8 @@ from PySide6.QtWidgets import (
 )
 
 from inspector.core.checkpoint import Checkpoint
-from inspector.core.formats.safetensors import TensorInfo
-from inspector.core.summary import format_bytes
+from inspector.core.layout import TensorInfo
+from inspector.core.wording import format_bytes
 
 from .i18n import translate
 from .plots import ErrorHistogramPlot, HistogramPlot

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QLabel, QProgressBar, QPushButton, QStatusBar
 
-from inspector.core.summary import format_bytes
+from inspector.core.wording import format_bytes
 
 from .i18n import translate
 

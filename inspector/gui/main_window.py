@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from inspector.core.cast.job import CastReport
     from inspector.core.checkpoint import Checkpoint
     from inspector.core.diff import TensorDiff
-    from inspector.core.formats.safetensors import TensorInfo
+    from inspector.core.layout import TensorInfo
     from inspector.core.summary import DTypeGroups, Summary
 
     from .workers import Worker

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from inspector.core.formats.safetensors import TensorInfo
+from inspector.core.layout import TensorInfo
 
 from .table_text import cast_error_value
 from .tensor_columns import Col

@@ -8,9 +8,10 @@ from typing import Any
 from PySide6.QtCore import QT_TRANSLATE_NOOP
 
 from inspector.core.dtypes import DType
-from inspector.core.formats.safetensors import TensorInfo
+from inspector.core.layout import TensorInfo
 from inspector.core.status import DiffStatus, TensorStatus
-from inspector.core.summary import Summary, format_bytes, format_count
+from inspector.core.summary import Summary, format_count
+from inspector.core.wording import format_bytes
 
 from .i18n import translate
 

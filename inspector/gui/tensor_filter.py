@@ -12,7 +12,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from inspector.core.formats.safetensors import TensorInfo
+from inspector.core.layout import TensorInfo
 from inspector.core.status import TensorStatus
 
 

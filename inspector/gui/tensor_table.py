@@ -23,11 +23,12 @@ from PySide6.QtGui import QBrush, QIcon
 from PySide6.QtWidgets import QApplication, QStyle
 
 from inspector.core.dtypes import DType
-from inspector.core.formats.safetensors import TensorInfo
+from inspector.core.layout import TensorInfo
 from inspector.core.model_folder.intended import IntendedMatcher
 from inspector.core.natural_order import name_order, natural_keys, regroup_by_status
 from inspector.core.status import TensorStatus
-from inspector.core.summary import DTypeGroups, format_bytes, tensor_status
+from inspector.core.summary import DTypeGroups, tensor_status
+from inspector.core.wording import format_bytes
 
 from .i18n import translate
 from .row_order import RowOrder

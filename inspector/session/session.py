@@ -19,7 +19,7 @@ from inspector.core.cast.job import CastReport, TensorCastReport
 from inspector.core.checkpoint import Checkpoint, open_checkpoint
 from inspector.core.diff import DiffSummary, TensorDiff
 from inspector.core.dtypes import DType
-from inspector.core.formats.safetensors import TensorInfo
+from inspector.core.layout import TensorInfo
 from inspector.core.model_folder.config import ModelConfig
 from inspector.core.model_folder.lint import Finding
 from inspector.core.status import TensorStatus

@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 
 from inspector.core.dtypes import DTYPES
-from inspector.core.formats.safetensors import Header, parse_header_text, read_header
+from inspector.core.formats.safetensors import parse_header_text, read_header
 from inspector.core.formats.safetensors.fast import parse_fast
+from inspector.core.layout import Header
 from inspector.core.save.writer import save_arrays
 from tests.malformed.make_corpus import CASES
 

@@ -7,12 +7,12 @@ from inspector.core.checkpoint import open_checkpoint
 from inspector.core.dtypes import DTYPES, parse_cast_target, parse_dtype
 from inspector.core.summary import (
     DTypeGroups,
-    format_bytes,
     format_count,
     matches_target,
     summarize,
     tensor_status,
 )
+from inspector.core.wording import format_bytes
 
 
 def test_summary_line_counts_differing_and_kept(tmp_path):

@@ -17,8 +17,8 @@ from typing import Any
 from ..checkpoint import Checkpoint
 from ..dtypes import DType
 from ..errors import CheckpointError
-from ..formats.safetensors import TensorInfo
 from ..json_output import json_text, rows_document, with_depth_room
+from ..layout import TensorInfo
 from ..model_folder.companions import copy_companions
 from ..model_folder.config import model_folder
 from ..progress import Job, Progress

@@ -10,8 +10,8 @@ import numpy as np
 from ..checkpoint import Checkpoint, read_byte_chunks
 from ..dtypes import DType
 from ..errors import CheckpointError
-from ..formats.safetensors import Header, TensorInfo
 from ..formats.torch_pickle.names import StridedTensorInfo
+from ..layout import Header, TensorInfo
 from ..save.pending_file import PendingFile
 from ..save.writeback import BackgroundWriter
 from .pool import ChunkCaster

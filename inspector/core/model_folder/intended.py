@@ -12,7 +12,7 @@ import fnmatch
 import re
 from collections.abc import Sequence
 
-from ..formats.safetensors import TensorInfo
+from ..layout import TensorInfo
 
 # What the fp32-norms preset matches, and why (README lists these too):
 FP32_NORMS = (

@@ -18,9 +18,10 @@ import numpy as np
 
 from ..checkpoint import open_checkpoint
 from ..errors import AmbiguousCheckpointError, CheckpointError
-from ..formats.safetensors import TensorInfo, _open_regular
 from ..index_file import MAX_INDEX_BYTES, SHARD_NAME, is_index_name
+from ..layout import TensorInfo
 from ..opening import read_checkpoint_file
+from ..regular_file import open_regular
 from .companions import WEIGHT_SUFFIXES
 from .config import ModelConfig, model_folder, read_model_config
 from .intended import is_intended, preset_globs
@@ -106,7 +107,7 @@ def _rel(folder: str, path: str) -> str:
 def _lint_index(folder: str, index: str, findings: list[Finding]) -> set[str]:
     """Index against its shards: tensors missing either way, total_size. Returns the shards used."""
     try:
-        with _open_regular(os.path.join(folder, index)) as f:  # a FIFO is refused, not waited on
+        with open_regular(os.path.join(folder, index)) as f:  # a FIFO is refused, not waited on
             obj = json.loads(f.read(MAX_INDEX_BYTES + 1))  # one past the cap: no longer JSON
         weight_map = obj["weight_map"]
         assert isinstance(weight_map, dict)

@@ -15,7 +15,6 @@ from typing import Any
 
 from ..errors import CheckpointError, path_problem
 from ..formats.safetensors import read_header
-from ..formats.safetensors.reader import _open_regular
 from ..formats.torch_pickle.allowlist import ImportVerdict
 from ..formats.torch_pickle.archive import (
     LEGACY_MAGIC,
@@ -34,7 +33,8 @@ from ..formats.torch_pickle.containers import (
 from ..formats.torch_pickle.machine import AmbiguousPickle, PickleError, PickleMachine
 from ..formats.torch_pickle.policies import ImportSeen, ScanPolicy
 from ..formats.torch_pickle.reader import looks_like_pickle
-from ..summary import format_bytes
+from ..regular_file import open_regular
+from ..wording import format_bytes
 from .index import index_findings
 
 _LEGACY_PICKLES = 5  # magic, protocol, system info, the object, the storage keys
@@ -172,7 +172,7 @@ def scan_file(path: str, in_folder: bool = False) -> FileScan:
     the file's name, and even when the same bytes are also a valid safetensors file. In a folder
     walk, a file of no known format that imports nothing is "not a checkpoint"."""
     try:
-        with _open_regular(path) as f:
+        with open_regular(path) as f:
             head = f.read(512)
             if head.startswith(b"PK\x03\x04"):
                 return _scan_zip(path, f)

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...errors import CheckpointError
-from ...summary import format_bytes
+from ...wording import format_bytes
 from .containers import fold, is_torchscript, zip_problems
 from .values import bounded_repr
 

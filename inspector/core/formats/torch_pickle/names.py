@@ -11,7 +11,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..safetensors import TensorInfo
+from ...layout import TensorInfo
 from .allowlist import LeftOutTensor, StorageRef, TensorRecord
 from .archive import StorageSpan
 from .machine import PickleError

@@ -10,8 +10,8 @@ import os
 from dataclasses import dataclass, field
 
 from ...errors import CheckpointError, RefusedPickleError
-from ..safetensors import Header, TensorInfo
-from ..safetensors.reader import _open_regular
+from ...layout import Header, TensorInfo
+from ...regular_file import open_regular
 from .allowlist import ImportVerdict
 from .archive import (
     PickleFormat,
@@ -50,7 +50,7 @@ def looks_like_pickle(path: str, head: bytes) -> bool:
 
 def read_pickle_checkpoint(path: str) -> Header:
     """Tensors (names, dtypes, shapes, where their bytes are) and facts of one pickle file."""
-    with _open_regular(path) as f:
+    with open_regular(path) as f:
         size = os.fstat(f.fileno()).st_size
         head = f.read(512)
         if head.startswith(b"PK\x03\x04"):
