@@ -112,7 +112,9 @@ def _json_rows(tensors, file_names, matches, stats) -> Iterator[dict[str, object
 
 def _pickle_values(ckpt) -> list:
     """A pickle's non-tensor leaves (epoch, hyper-parameters): listed, never written by cast."""
-    return [v for h in ckpt.files if h.pickle is not None for v in h.pickle.values]
+    from ..core.formats.torch_pickle import pickle_facts
+
+    return [v for h in ckpt.files if (facts := pickle_facts(h)) for v in facts.values]
 
 
 def _value_lines(ckpt) -> list[str]:

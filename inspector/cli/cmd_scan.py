@@ -14,7 +14,7 @@ from .output import printable
 
 
 def cmd_scan(args: argparse.Namespace) -> int:
-    from ..core.formats.torch_pickle.allowlist import ImportVerdict
+    from ..core.formats.torch_pickle import ImportVerdict
     from ..core.json_output import json_text
     from ..core.scan.walk import NOT_CHECKPOINTS, ScanStatus, scan_path
 

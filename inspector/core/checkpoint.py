@@ -17,8 +17,7 @@ import numpy as np
 
 from .dtypes import DType
 from .errors import CheckpointError
-from .formats.torch_pickle.names import StridedTensorInfo
-from .layout import Header, TensorInfo
+from .layout import Header, StridedTensorInfo, TensorInfo
 from .strided import strided_chunks, strided_view
 from .wording import _q
 

@@ -6,15 +6,12 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Annotated, Literal
+from typing import Annotated, Literal
 
 import msgspec
 
 from .dtypes import DTYPES, DType
 from .errors import CheckpointError
-
-if TYPE_CHECKING:
-    from .formats.torch_pickle.reader import PickleFacts
 
 MAX_HEADER_SIZE = 100_000_000  # the reference loader's limit
 _U64_MAX = 2**64 - 1
@@ -86,6 +83,14 @@ class TensorInfo(msgspec.Struct, gc=False, omit_defaults=True):
         return f"TensorInfo({self.name!r}, {self.dtype_name}, {list(self.shape)}, {self.file!r})"
 
 
+class StridedTensorInfo(TensorInfo, gc=False, omit_defaults=True):
+    """A tensor stored as a strided view (transposed, sliced): ``data_offsets`` span its
+    contiguous size from ``start``; ``strides`` (in elements) say where each element is."""
+
+    strides: tuple[int, ...] = ()
+    span_elems: int = 0  # elements from ``start`` to the last one the view touches, plus one
+
+
 @dataclass
 class Header:
     """A validated header of one file. ``tensors`` keep the order they have in the JSON text."""
@@ -95,11 +100,12 @@ class Header:
     metadata: dict[str, str] | None
     data_start: int  # absolute offset of byte 0 of the data section
     file_size: int
+    format: str  # the name of the format that read it (formats/<name>/FORMAT_NAME)
     # name -> tensor, when the parser built one anyway (saves a 200k-entry pass in Checkpoint)
     by_name: dict[str, TensorInfo] | None = field(default=None, repr=False, compare=False)
-    # a PyTorch pickle's layout, plain values and imports (torch_pickle.PickleFacts); None for
-    # safetensors
-    pickle: PickleFacts | None = field(default=None, repr=False, compare=False)
+    # what only that format knows (a pickle's plain values and imports), as the format's own
+    # object, read through the format's accessor (formats.torch_pickle.pickle_facts)
+    facts: object | None = field(default=None, repr=False, compare=False)
     # (device, inode, size, mtime) of the file as it was read: a later open of the path must
     # find the same file, or its bytes are not the ones this header describes
     identity: tuple[int, int, int, int] | None = field(default=None, repr=False, compare=False)

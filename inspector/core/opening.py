@@ -11,12 +11,9 @@ import stat
 
 from .checkpoint import Checkpoint
 from .errors import AmbiguousCheckpointError, CheckpointError, path_problem
-from .formats.safetensors import read_header
-from .formats.torch_pickle.containers import is_torch_tar
-from .formats.torch_pickle.reader import looks_like_pickle, read_pickle_checkpoint, refuse_polyglot
+from .formats.registry import read_file
 from .index_file import SHARD_NAME, is_index_name, read_index
 from .layout import Header, TensorInfo, file_identity
-from .regular_file import open_regular
 from .save.journal import leftover_journals
 from .save.output_names import PICKLE_SUFFIXES
 from .training_layout import model_tensors
@@ -34,7 +31,7 @@ def read_checkpoint_file(path: str, st: os.stat_result | None = None) -> Header:
     is refused, and every later open of the path must find the identity recorded here.
     """
     before = file_identity(st) if st is not None else _identity(path)
-    header = _read_checkpoint_file(path)
+    header = read_file(path)
     if before is None or _identity(path) != before:
         raise CheckpointError(path, "file changed on disk while it was being read; open it again")
     header.identity = before
@@ -46,32 +43,6 @@ def _identity(path: str) -> tuple[int, int, int, int] | None:
         return file_identity(os.stat(path))
     except OSError:
         return None
-
-
-def _read_checkpoint_file(path: str) -> Header:
-    try:
-        with open_regular(path) as f:
-            head = f.read(16)
-            f.seek(0)
-            tar = not head.startswith(b"PK\x03\x04") and is_torch_tar(f)
-    except OSError:
-        head, tar = b"", False
-    if tar:  # torch.load tries tarfile before anything else: refused as such, by name
-        return read_pickle_checkpoint(path)
-    # a pickle named .safetensors is refused as safe_open refuses it: every tool downstream
-    # would take it for safetensors (read_header names it)
-    named_safetensors = path.endswith(".safetensors")
-    if head.startswith(b"PK\x03\x04") and not named_safetensors:
-        return read_pickle_checkpoint(path)
-    try:
-        header = read_header(path)
-    except CheckpointError:
-        # a header length of 640 begins like a pickle (80 02 ..): safetensors was tried first
-        if looks_like_pickle(path, head) and not named_safetensors:
-            return read_pickle_checkpoint(path)
-        raise
-    refuse_polyglot(path)
-    return header
 
 
 def open_checkpoint(path: str | os.PathLike[str], keep_all: bool = False) -> Checkpoint:

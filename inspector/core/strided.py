@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from .formats.torch_pickle.names import StridedTensorInfo
+from .layout import StridedTensorInfo
 
 
 def strided_view(buffer: object, t: StridedTensorInfo) -> np.ndarray:

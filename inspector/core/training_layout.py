@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import msgspec
 
+from .formats.torch_pickle import pickle_facts
 from .layout import Header, TensorInfo
 
 
@@ -58,7 +59,7 @@ class TrainingLayout:
 def model_tensors(header: Header) -> tuple[Header, TrainingLayout] | None:
     """The header of the model's weights alone, renamed as the model expects; None when the
     file is not a training checkpoint (a plain state_dict is shown as it is)."""
-    facts = header.pickle
+    facts = pickle_facts(header)
     if facts is None or not header.tensors:
         return None
     value_names = [v.name for v in facts.values]

@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QInputDialog
 from inspector.core.checkpoint import Checkpoint, open_checkpoint
 from inspector.core.dtypes import DTYPES, DType
 from inspector.core.errors import AmbiguousCheckpointError, CheckpointError
+from inspector.core.formats.torch_pickle import pickle_facts
 from inspector.core.model_folder.config import ModelConfig, read_model_config, weights_disagree
 from inspector.core.model_folder.intended import IntendedMatcher, preset_globs
 from inspector.core.model_folder.lint import lint_path
@@ -309,7 +310,7 @@ class WindowController(QObject):
     def update_plots(self) -> None:
         s = self.session
         summary = s.summary
-        facts = s.checkpoint.files[0].pickle if s.checkpoint is not None else None
+        facts = pickle_facts(s.checkpoint.files[0]) if s.checkpoint is not None else None
         self.page.set_pickle(facts)
         self.page.set_lint(s.lint, os.path.basename((s.path or "").rstrip(os.sep)))
         metadata = s.checkpoint.metadata if s.checkpoint is not None else None

@@ -11,7 +11,7 @@ from .caption_tree import CaptionTree
 from .i18n import translate
 
 if TYPE_CHECKING:
-    from inspector.core.formats.torch_pickle.reader import PickleFacts
+    from inspector.core.formats.torch_pickle import PickleFacts
 
 
 def _verdict_text(verdict: str) -> str:

@@ -35,7 +35,7 @@ from .tensor_filter import TensorFilter
 from .tensor_table import TensorTableModel
 
 if TYPE_CHECKING:
-    from inspector.core.formats.torch_pickle.reader import PickleFacts
+    from inspector.core.formats.torch_pickle import PickleFacts
     from inspector.core.layout import TensorInfo
     from inspector.core.model_folder.config import ConfigMismatch
     from inspector.core.model_folder.lint import Finding

@@ -57,14 +57,14 @@ def test_a_same_size_replacement_after_open_is_refused(tmp_path, in_place, use):
 def test_a_replacement_while_the_file_is_parsed_is_refused(tmp_path, monkeypatch):
     path = tmp_path / "m.safetensors"
     _save(path, 1.0)
-    real = opening._read_checkpoint_file
+    real = opening.read_file
 
     def read_then_replaced(p):
         header = real(p)
         _replace_same_size(path, 2.0, in_place=False)
         return header
 
-    monkeypatch.setattr(opening, "_read_checkpoint_file", read_then_replaced)
+    monkeypatch.setattr(opening, "read_file", read_then_replaced)
     with pytest.raises(CheckpointError, match="changed on disk while it was being read"):
         open_checkpoint(path)
 

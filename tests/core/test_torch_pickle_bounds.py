@@ -40,7 +40,7 @@ def test_a_huge_integer_in_a_key_is_named_not_a_traceback(tmp_path):
     path = tmp_path / "pytorch_model.bin"
     path.write_bytes(BUILDERS["huge-int-in-key"](tmp_path))
     with open_checkpoint(path) as ckpt:
-        (value,) = ckpt.files[0].pickle.values
+        (value,) = ckpt.files[0].facts.values
     assert value.name == "(<huge int>,)"
 
 

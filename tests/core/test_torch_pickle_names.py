@@ -9,8 +9,8 @@ from inspector.core.dtypes import DTYPES
 from inspector.core.formats.torch_pickle.allowlist import StorageRef, TensorRecord
 from inspector.core.formats.torch_pickle.archive import StorageSpan
 from inspector.core.formats.torch_pickle.machine import PickleError
-from inspector.core.formats.torch_pickle.names import StridedTensorInfo, flatten, place_tensor
-from inspector.core.layout import TensorInfo
+from inspector.core.formats.torch_pickle.names import flatten, place_tensor
+from inspector.core.layout import StridedTensorInfo, TensorInfo
 
 
 def test_each_kind_of_value_is_shown_exactly():

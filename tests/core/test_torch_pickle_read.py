@@ -23,8 +23,8 @@ from inspector.core.checkpoint import open_checkpoint  # noqa: E402
 from inspector.core.diff import diff_checkpoints  # noqa: E402
 from inspector.core.dtypes import DTYPES  # noqa: E402
 from inspector.core.errors import CheckpointError  # noqa: E402
-from inspector.core.formats.torch_pickle.names import StridedTensorInfo  # noqa: E402
 from inspector.core.formats.torch_pickle.reader import read_pickle_checkpoint  # noqa: E402
+from inspector.core.layout import StridedTensorInfo  # noqa: E402
 from inspector.core.progress import run_job  # noqa: E402
 from inspector.core.stats import compute_stats  # noqa: E402
 
@@ -121,7 +121,7 @@ def test_names_dtypes_shapes_and_bytes_match_torch_load(saved):
 
 def test_non_tensor_leaves_are_listed(saved):
     with open_checkpoint(saved, keep_all=True) as ckpt:  # every tensor, as torch.load
-        values = {v.name: v.text for v in ckpt.files[0].pickle.values}
+        values = {v.name: v.text for v in ckpt.files[0].facts.values}
     assert values == {
         "epoch": "7",
         "hyper_parameters.lr": "0.001",
@@ -259,7 +259,7 @@ def test_two_tensors_named_alike_once_joined_are_both_listed_and_cast(tmp_path):
     torch.save({"a.b": torch.ones(1), "a": {"b": torch.zeros(1)}}, path)
     header = read_pickle_checkpoint(str(path))
     assert [t.name for t in header.tensors] == ["a.b", "a.b#2"]
-    (note,) = [v for v in header.pickle.values if v.name == "a.b#2"]
+    (note,) = [v for v in header.facts.values if v.name == "a.b#2"]
     assert "a second tensor named 'a.b'" in note.text
     from inspector.core.cast.job import cast_checkpoint
     from inspector.core.dtypes import DTYPES

@@ -131,14 +131,14 @@ def test_a_legacy_file_is_named_and_read_up_to_its_storages(tmp_path):
     scan = scan_file(str(path))
     assert (scan.format, scan.error) == ("torch legacy", None)
     assert scan.imports == STATE_IMPORTS
-    assert read_pickle_checkpoint(str(path)).pickle.format is PickleFormat.LEGACY
-    assert read_pickle_checkpoint(str(tmp_path / "old.pt")).pickle.imports == STATE_IMPORTS
+    assert read_pickle_checkpoint(str(path)).facts.format is PickleFormat.LEGACY
+    assert read_pickle_checkpoint(str(tmp_path / "old.pt")).facts.imports == STATE_IMPORTS
 
 
 def test_a_zip_checkpoint_names_its_format_and_imports(tmp_path):
     path = tmp_path / "new.pt"
     torch.save(_state(), path)
-    facts = read_pickle_checkpoint(str(path)).pickle
+    facts = read_pickle_checkpoint(str(path)).facts
     assert facts.format is PickleFormat.ZIP and facts.imports == STATE_IMPORTS
 
 

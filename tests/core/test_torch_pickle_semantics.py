@@ -374,7 +374,7 @@ def test_counter_devices_and_tensors_safetensors_cannot_hold_are_listed(benign):
     kept = {k: v[:2] for k, v in theirs.items() if k in LEFT_OUT}
     assert kept == {"z": ("torch.complex128", (2, 3)), "conj": ("C64", (2,)), "neg": ("F32", (2,))}
     with open_checkpoint(benign) as ckpt:
-        values = {v.name: (v.text, v.left_out) for v in ckpt.files[0].pickle.values}
+        values = {v.name: (v.text, v.left_out) for v in ckpt.files[0].facts.values}
     assert values == {
         **{k: (text, True) for k, text in LEFT_OUT.items()},
         "counts.a": ("3", False),
@@ -412,7 +412,7 @@ def test_a_complex128_tensor_alone_is_listed_as_the_file_s_value(tmp_path):
     torch.save(torch.zeros(2, dtype=torch.complex128), path)
     with open_checkpoint(path) as ckpt:
         assert ckpt.tensors == []
-        [value] = ckpt.files[0].pickle.values
+        [value] = ckpt.files[0].facts.values
     assert (value.name, value.left_out) == ("tensor", True)
     with open_checkpoint(path) as ckpt:
         run_job(cast_checkpoint(ckpt, DTYPES["F32"], str(tmp_path / "o.safetensors")))
@@ -434,7 +434,7 @@ def test_a_meta_tensor_is_listed_as_left_out(tmp_path):
     assert (m.device.type, m.dtype, tuple(m.shape)) == ("meta", torch.float32, (2, 3))
     assert list(_ours(path)) == ["w"]
     with open_checkpoint(path) as ckpt:
-        [value] = ckpt.files[0].pickle.values
+        [value] = ckpt.files[0].facts.values
     assert (value.name, value.text, value.left_out) == (
         "m",
         "float32 tensor [2, 3]: on the meta device, no data; left out of cast",

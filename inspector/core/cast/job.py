@@ -17,6 +17,8 @@ from typing import Any
 from ..checkpoint import Checkpoint
 from ..dtypes import DType
 from ..errors import CheckpointError
+from ..formats.safetensors import FORMAT_NAME as SAFETENSORS
+from ..formats.torch_pickle import pickle_facts
 from ..json_output import json_text, rows_document, with_depth_room
 from ..layout import TensorInfo
 from ..model_folder.companions import copy_companions
@@ -111,8 +113,8 @@ def _left_out(ckpt: Checkpoint) -> list[dict[str, str]]:
     return [
         {"name": v.name, "why": v.text}
         for h in ckpt.files
-        if h.pickle is not None
-        for v in h.pickle.values
+        if (facts := pickle_facts(h)) is not None
+        for v in facts.values
         if v.left_out
     ]
 
@@ -145,7 +147,7 @@ def _output_paths(ckpt: Checkpoint, out: str, writer: AtomicWriter) -> dict[str,
     A sharded checkpoint goes to the folder ``out``, shards at the paths the index gives them
     (sub-folders included), so the output folder opens like the input one.
     """
-    pickled = ckpt.files[0].pickle is not None
+    pickled = ckpt.files[0].format != SAFETENSORS
     if not ckpt.is_sharded and ckpt.folder is None:
         src = ckpt.files[0].path
         if os.path.isdir(out):
@@ -170,7 +172,7 @@ def _output_paths(ckpt: Checkpoint, out: str, writer: AtomicWriter) -> dict[str,
     paths = {}
     for h in ckpt.files:
         rel = os.path.relpath(h.path, folder)
-        dest = os.path.join(out, safetensors_name(rel) if h.pickle is not None else rel)
+        dest = os.path.join(out, safetensors_name(rel) if h.format != SAFETENSORS else rel)
         writer.make_folder(os.path.dirname(dest))
         paths[h.path] = dest
     return paths
@@ -186,7 +188,7 @@ def _index_text(ckpt: Checkpoint, total_size: int) -> str:
     index["weight_map"] = {
         name: shard for name, shard in index["weight_map"].items() if name in ckpt
     }
-    if ckpt.files[0].pickle is not None:  # converted: the shards have new names
+    if ckpt.files[0].format != SAFETENSORS:  # converted: the shards have new names
         index["weight_map"] = {k: safetensors_name(v) for k, v in index["weight_map"].items()}
     try:
         # the layout transformers writes
@@ -250,7 +252,7 @@ def cast_checkpoint(
                     TensorEntry(t.name, dst_of[t.name], tuple(t.shape)) for t in header.tensors
                 ]
                 out_bytes += sum(e.nbytes for e in entries)
-                meta = header.metadata if header.pickle is None else PICKLE_METADATA
+                meta = header.metadata if header.format == SAFETENSORS else PICKLE_METADATA
                 f = writer.open_safetensors(paths[header.path], entries, meta, like=header.path)
                 batch = OutputBatch(bg, f)
                 reader = SourceReader(ckpt, header, chunk_bytes, f)

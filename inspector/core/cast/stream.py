@@ -10,8 +10,7 @@ import numpy as np
 from ..checkpoint import Checkpoint, read_byte_chunks
 from ..dtypes import DType
 from ..errors import CheckpointError
-from ..formats.torch_pickle.names import StridedTensorInfo
-from ..layout import Header, TensorInfo
+from ..layout import Header, StridedTensorInfo, TensorInfo
 from ..save.pending_file import PendingFile
 from ..save.writeback import BackgroundWriter
 from .pool import ChunkCaster

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-from ..formats.torch_pickle.allowlist import ImportVerdict
+from ..formats.torch_pickle import ImportVerdict
 from ..scan.walk import ScanStatus, scan_file
 
 if TYPE_CHECKING:

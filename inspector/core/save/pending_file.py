@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from ..errors import CheckpointError, os_error_reason
-from ..formats.safetensors.encode import TensorEntry, encode_header
+from ..formats.safetensors import TensorEntry, encode_header
 from .journal import PARTIAL_SUFFIX
 
 try:

@@ -23,7 +23,7 @@ import numpy as np
 
 from ..dtypes import DType
 from ..errors import CheckpointError, os_error_reason
-from ..formats.safetensors.encode import TensorEntry, encode_header
+from ..formats.safetensors import TensorEntry, encode_header
 from ..thread_start import signals_held
 from .journal import PARTIAL_SUFFIX, Transaction, fsync_dir, is_partial_name, recover_folder
 from .pending_file import PendingFile, SafetensorsFile, file_kind

@@ -15,24 +15,25 @@ from typing import Any
 
 from ..errors import CheckpointError, path_problem
 from ..formats.safetensors import read_header
-from ..formats.torch_pickle.allowlist import ImportVerdict
-from ..formats.torch_pickle.archive import (
+from ..formats.torch_pickle import (
     LEGACY_MAGIC,
     MAX_PICKLE_BYTES,
-    _why,
-    open_zip,
-    read_member,
-)
-from ..formats.torch_pickle.containers import (
+    AmbiguousPickle,
+    ImportSeen,
+    ImportVerdict,
+    PickleError,
+    PickleMachine,
+    ScanPolicy,
+    error_summary,
     fold,
     is_torch_tar,
     is_torchscript,
+    looks_like_pickle,
+    open_zip,
+    read_member,
     tar_pickles,
     zip_problems,
 )
-from ..formats.torch_pickle.machine import AmbiguousPickle, PickleError, PickleMachine
-from ..formats.torch_pickle.policies import ImportSeen, ScanPolicy
-from ..formats.torch_pickle.reader import looks_like_pickle
 from ..regular_file import open_regular
 from ..wording import format_bytes
 from .index import index_findings
@@ -230,7 +231,7 @@ def _scan_zip(path: str, fh: Any) -> FileScan:
     except CheckpointError as e:
         return FileScan(path, "torch zip", error=e.reason)
     except Exception as e:  # zipfile raises assorted types on crafted archives
-        return FileScan(path, "torch zip", error=f"damaged zip archive ({_why(e)})")
+        return FileScan(path, "torch zip", error=f"damaged zip archive ({error_summary(e)})")
     if torchscript:
         findings.insert(
             0,

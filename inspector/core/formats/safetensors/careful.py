@@ -13,6 +13,7 @@ from ...layout import _U64_MAX, Header, TensorInfo
 from ...wording import _clip, _dump, _json_type, _q
 from .json_numbers import overflows
 from .layout import validate_layout
+from .name import FORMAT_NAME
 
 _NEG_ZERO_INT = re.compile(r"-0(?![0-9.eE])")
 # every digit as "9": a run of 20 means an integer that may not fit a u64 (a regex search for
@@ -215,7 +216,7 @@ def _build(
         _tensor_entry(path, name, info, repeats)
     tensors = [_tensor_entry(path, name, info, repeats) for name, info in obj.items()]
     validate_layout(path, tensors, data_len=file_size - data_start)
-    return Header(path, tensors, metadata, data_start, file_size)
+    return Header(path, tensors, metadata, data_start, file_size, FORMAT_NAME)
 
 
 def _tensor_entry(

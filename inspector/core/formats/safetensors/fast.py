@@ -16,6 +16,7 @@ from ...collector_pause import collector_paused
 from ...errors import CheckpointError
 from ...layout import Header, TensorInfo
 from .layout import validate_layout
+from .name import FORMAT_NAME
 
 _TENSORS = msgspec.json.Decoder(dict[str, TensorInfo])
 # a number "-0" (serde reads it as a float, so not a valid size): the careful path decides
@@ -77,4 +78,4 @@ def parse_fast(path: str, raw: bytes, *, data_start: int, file_size: int) -> Hea
             validate_layout(path, tensors, data_len=file_size - data_start)
         except CheckpointError:
             return None  # invalid: the careful path words the reason
-        return Header(path, tensors, metadata, data_start, file_size, by_name=entries)
+        return Header(path, tensors, metadata, data_start, file_size, FORMAT_NAME, by_name=entries)

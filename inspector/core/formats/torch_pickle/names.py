@@ -11,7 +11,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ...layout import TensorInfo
+from ...layout import StridedTensorInfo, TensorInfo
 from .allowlist import LeftOutTensor, StorageRef, TensorRecord
 from .archive import StorageSpan
 from .machine import PickleError
@@ -25,14 +25,6 @@ _BROADCAST_FLOOR = 1 << 30
 _BROADCAST_RATIO = 1024
 _VISIT_FLOOR = 1_000_000
 ROOT_TENSOR_NAME = "tensor"  # torch.save(tensor): the file holds one tensor and no key
-
-
-class StridedTensorInfo(TensorInfo, gc=False, omit_defaults=True):
-    """A tensor stored as a strided view (transposed, sliced): ``data_offsets`` span its
-    contiguous size from ``start``; ``strides`` (in elements) say where each element is."""
-
-    strides: tuple[int, ...] = ()
-    span_elems: int = 0  # elements from ``start`` to the last one the view touches, plus one
 
 
 @dataclass

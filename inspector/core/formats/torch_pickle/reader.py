@@ -26,6 +26,7 @@ from .names import NamedValue, flatten, place_tensor
 from .policies import ImportSeen, LoadPolicy, RefusedImport, ScanPolicy
 from .values import bounded_repr
 
+FORMAT_NAME = "pytorch pickle"
 _PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl", ".pickle")
 
 
@@ -36,6 +37,11 @@ class PickleFacts:
     format: PickleFormat
     values: list[NamedValue] = field(default_factory=list)
     imports: list[ImportSeen] = field(default_factory=list)
+
+
+def pickle_facts(header: Header) -> PickleFacts | None:
+    """The pickle facts of a file this format read; None for a file of another format."""
+    return header.facts if isinstance(header.facts, PickleFacts) else None
 
 
 def looks_like_pickle(path: str, head: bytes) -> bool:
@@ -176,7 +182,7 @@ def _header(
         except PickleError as e:
             raise CheckpointError(path, str(e)) from None
     facts = PickleFacts(fmt, values, list(policy.seen.values()))
-    return Header(path, tensors, None, 0, size, pickle=facts)
+    return Header(path, tensors, None, 0, size, FORMAT_NAME, facts=facts)
 
 
 def _unique(name: str, seen: set[str]) -> str:
