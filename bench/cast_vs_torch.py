@@ -34,7 +34,7 @@ save_file({k: v.float() if v.is_floating_point() else v for k, v in sd.items()},
 
 OURS_SCRIPT = """
 import sys
-from inspector.core.checkpoint import open_checkpoint
+from inspector.core.opening import open_checkpoint
 from inspector.core.cast.job import cast_checkpoint
 from inspector.core.dtypes import DTYPES
 from inspector.core.progress import run_job

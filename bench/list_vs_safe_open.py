@@ -64,7 +64,7 @@ def best(fn, repeat: int) -> float:
 
 
 def ours(path: str) -> None:
-    from inspector.core.checkpoint import open_checkpoint
+    from inspector.core.opening import open_checkpoint
 
     ckpt = open_checkpoint(path)
     rows = [(t.name, t.dtype.name, t.shape, t.nbytes) for t in ckpt.tensors]
@@ -112,7 +112,7 @@ def main() -> None:
         reference(path)
         t_ours = best(lambda: ours(path), args.repeat)
         t_ref = best(lambda: reference(path), args.repeat)
-        from inspector.core.checkpoint import open_checkpoint
+        from inspector.core.opening import open_checkpoint
 
         t_open = best(lambda: open_checkpoint(path), args.repeat)
         t_cli = min(cli_time(path) for _ in range(3))

@@ -55,7 +55,7 @@ OURS_CAST_NO_REPORT = """
 import sys
 from inspector.core.cast.worker_policy import allow_worker_processes
 allow_worker_processes()  # what the CLI does: this -c script is safe for spawned workers
-from inspector.core.checkpoint import open_checkpoint
+from inspector.core.opening import open_checkpoint
 from inspector.core.cast.job import cast_checkpoint
 from inspector.core.dtypes import DTYPES
 from inspector.core.progress import run_job

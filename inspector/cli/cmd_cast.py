@@ -53,7 +53,7 @@ def _output_state(path: str) -> object:
 
 def _cast(args: argparse.Namespace) -> int:
     from ..core.cast.job import cast_checkpoint
-    from ..core.checkpoint import open_checkpoint
+    from ..core.opening import open_checkpoint
     from ..core.progress import run_job
 
     ckpt = open_checkpoint(args.path, keep_all=args.keep_all)

@@ -11,8 +11,8 @@ from .parser import PROG
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from ..core.checkpoint import open_checkpoint
     from ..core.model_folder.intended import suggests_fp32_norms
+    from ..core.opening import open_checkpoint
     from ..core.status import TensorStatus
     from ..core.summary import summarize, tensor_status
 

@@ -9,8 +9,8 @@ from .output import notices, out, printable, progress_printer, write_json_rows
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
-    from ..core.checkpoint import open_checkpoint
     from ..core.diff import DiffSummary, diff_checkpoints
+    from ..core.opening import open_checkpoint
     from ..core.progress import run_job
     from ..core.status import DiffStatus
 

@@ -13,8 +13,8 @@ from .output import notices, printable, progress_printer, symbol, write_json_row
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    from ..core.checkpoint import open_checkpoint
     from ..core.natural_order import natural_order
+    from ..core.opening import open_checkpoint
     from ..core.progress import run_job
     from ..core.stats import compute_stats
     from ..core.summary import matches_target, summarize, tensor_status

@@ -248,14 +248,8 @@ def _why(e: BaseException) -> str:
     return (getattr(e, "strerror", None) or str(e) or type(e).__name__).rstrip(".")
 
 
-from .index_file import INDEX_SUFFIX  # noqa: E402
-from .opening import open_checkpoint, open_index  # noqa: E402 - they build Checkpoints
-
 __all__ = [
-    "INDEX_SUFFIX",
     "Checkpoint",
-    "open_checkpoint",
-    "open_index",
     "read_byte_chunks",
     "unpack",
 ]

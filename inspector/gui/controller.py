@@ -11,13 +11,14 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QInputDialog
 
-from inspector.core.checkpoint import Checkpoint, open_checkpoint
+from inspector.core.checkpoint import Checkpoint
 from inspector.core.dtypes import DTYPES, DType
 from inspector.core.errors import AmbiguousCheckpointError, CheckpointError
 from inspector.core.formats.torch_pickle import pickle_facts
 from inspector.core.model_folder.config import ModelConfig, read_model_config, weights_disagree
 from inspector.core.model_folder.intended import IntendedMatcher, preset_globs
 from inspector.core.model_folder.lint import lint_path
+from inspector.core.opening import open_checkpoint
 from inspector.core.summary import DTypeGroups
 from inspector.session import identities_of
 

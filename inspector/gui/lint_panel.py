@@ -11,7 +11,7 @@ from .caption_tree import CaptionTree
 from .i18n import translate
 
 if TYPE_CHECKING:
-    from inspector.core.model_folder.lint import Finding
+    from inspector.core.model_folder.findings import Finding
 
 
 class LintPanel(CaptionTree):

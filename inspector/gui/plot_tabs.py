@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from inspector.core.checkpoint import Checkpoint
     from inspector.core.diff import DiffSummary, TensorDiff
     from inspector.core.formats.torch_pickle import PickleFacts
-    from inspector.core.model_folder.lint import Finding
+    from inspector.core.model_folder.findings import Finding
     from inspector.core.summary import Summary
     from inspector.session import CastResult
 

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from inspector.core.formats.torch_pickle import PickleFacts
     from inspector.core.layout import TensorInfo
     from inspector.core.model_folder.config import ConfigMismatch
-    from inspector.core.model_folder.lint import Finding
+    from inspector.core.model_folder.findings import Finding
     from inspector.core.summary import Summary
 
 

@@ -16,12 +16,13 @@ import threading
 from dataclasses import dataclass, field
 
 from inspector.core.cast.job import CastReport, TensorCastReport
-from inspector.core.checkpoint import Checkpoint, open_checkpoint
+from inspector.core.checkpoint import Checkpoint
 from inspector.core.diff import DiffSummary, TensorDiff
 from inspector.core.dtypes import DType
 from inspector.core.layout import TensorInfo
 from inspector.core.model_folder.config import ModelConfig
-from inspector.core.model_folder.lint import Finding
+from inspector.core.model_folder.findings import Finding
+from inspector.core.opening import open_checkpoint
 from inspector.core.status import TensorStatus
 from inspector.core.summary import DTypeGroups, Summary, tensor_status
 from inspector.core.target_rule import TargetSource, pick_target

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from inspector.cli.dispatch import main
-from inspector.core.checkpoint import open_checkpoint
 from inspector.core.dtypes import DTYPES
+from inspector.core.opening import open_checkpoint
 from inspector.core.save.writer import save_arrays
 from inspector.core.target_rule import TargetSource, pick_target
 

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from inspector.cli.dispatch import main
-from inspector.core.checkpoint import open_checkpoint
+from inspector.core.opening import open_checkpoint
 from inspector.core.training_layout import TrainingKind
 
 torch = pytest.importorskip("torch")

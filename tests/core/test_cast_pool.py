@@ -16,8 +16,8 @@ from inspector.core.cast.job import cast_checkpoint
 from inspector.core.cast.kernels import cast_array
 from inspector.core.cast.pool import ChunkCaster, cast_chunk
 from inspector.core.cast.precision import BLOCK, ErrorAccumulator
-from inspector.core.checkpoint import open_checkpoint
 from inspector.core.dtypes import DTYPES
+from inspector.core.opening import open_checkpoint
 
 from .ctrl_c import ctrl_c_on_first_call
 from .precision_reference import Float64ErrorAccumulator, assert_same_stats

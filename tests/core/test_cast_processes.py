@@ -23,9 +23,9 @@ from inspector.core.cast.pool import ChunkCaster, start_processes
 from inspector.core.cast.stream import cast_processes
 from inspector.core.cast.worker import FileId, RangeTask, cast_range
 from inspector.core.cast.worker_policy import PROCESSES_ENV, processes_supported, usable_cores
-from inspector.core.checkpoint import open_checkpoint
 from inspector.core.dtypes import DTYPES
 from inspector.core.errors import CheckpointError
+from inspector.core.opening import open_checkpoint
 from inspector.core.progress import Progress, run_job
 
 pytestmark = pytest.mark.skipif(not processes_supported(), reason="POSIX pwrite")
@@ -285,7 +285,7 @@ def test_a_library_script_without_a_main_guard_runs_once(tmp_path):
     script = tmp_path / "convert.py"
     script.write_text(
         "from inspector.core.cast import worker_policy\n"
-        "from inspector.core.checkpoint import open_checkpoint\n"
+        "from inspector.core.opening import open_checkpoint\n"
         "from inspector.core.cast.job import cast_checkpoint\n"
         "from inspector.core.dtypes import DTYPES\n"
         "from inspector.core.progress import run_job\n"

@@ -13,10 +13,11 @@ import torch
 from safetensors.numpy import save_file as save_numpy
 from safetensors.torch import save_file
 
-from inspector.core.checkpoint import open_checkpoint, unpack
+from inspector.core.checkpoint import unpack
 from inspector.core.dtypes import DTYPES
 from inspector.core.errors import CheckpointError
 from inspector.core.formats.safetensors import read_header
+from inspector.core.opening import open_checkpoint
 
 from .. import torch_dtypes
 

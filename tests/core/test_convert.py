@@ -15,10 +15,10 @@ from safetensors import safe_open
 from safetensors.torch import load_file, save_file
 
 from inspector.core.cast.job import CastReport, TensorCastReport, cast_checkpoint, plan_cast
-from inspector.core.checkpoint import open_checkpoint
 from inspector.core.dtypes import CAST_TARGETS, DTYPES
 from inspector.core.errors import CheckpointError
 from inspector.core.formats.safetensors import read_header
+from inspector.core.opening import open_checkpoint
 from inspector.core.progress import run_job
 from inspector.core.save.writer import save_arrays
 

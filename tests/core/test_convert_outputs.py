@@ -12,9 +12,9 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from inspector.core.cast.job import cast_checkpoint
-from inspector.core.checkpoint import open_checkpoint
 from inspector.core.dtypes import DTYPES
 from inspector.core.errors import CheckpointError
+from inspector.core.opening import open_checkpoint
 from inspector.core.progress import run_job
 
 F16 = DTYPES["F16"]

@@ -10,8 +10,8 @@ import torch
 from safetensors.torch import save_file
 
 from inspector.core import diff as diff_mod
-from inspector.core.checkpoint import open_checkpoint
 from inspector.core.diff import diff_checkpoints
+from inspector.core.opening import open_checkpoint
 from inspector.core.progress import run_job
 
 
@@ -113,8 +113,8 @@ def test_chunked_diff_finds_the_one_changed_element(tmp_path, monkeypatch):
 def test_blocked_comparison_finds_the_maximum_in_any_block_and_equal_bytes_are_equal(tmp_path):
     """The comparison runs in cache-sized blocks; the maxima must not depend on where they fall,
     and identical bytes (NaNs included) take the fast path to "equal"."""
-    from inspector.core.checkpoint import open_checkpoint
     from inspector.core.dtypes import DTYPES
+    from inspector.core.opening import open_checkpoint
     from inspector.core.save.writer import save_arrays
 
     n = (1 << 16) * 3 + 5  # three full blocks and a tail

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from inspector.core.cast.job import cast_checkpoint
-from inspector.core.checkpoint import open_checkpoint
 from inspector.core.dtypes import DTYPES
 from inspector.core.errors import CheckpointError
+from inspector.core.opening import open_checkpoint
 from inspector.core.progress import run_job
 from inspector.core.save.writer import save_arrays
 

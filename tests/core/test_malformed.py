@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 from safetensors import safe_open
 
-from inspector.core.checkpoint import open_checkpoint
 from inspector.core.errors import CheckpointError
+from inspector.core.opening import open_checkpoint
 from tests.malformed.make_corpus import CASES, Case
 
 NO_ARRAY = "no array"

@@ -20,9 +20,9 @@ from safetensors import safe_open
 
 from inspector.core.cast.job import cast_checkpoint
 from inspector.core.cast.kernels import cast_array
-from inspector.core.checkpoint import open_checkpoint
 from inspector.core.dtypes import DTYPES
 from inspector.core.formats.safetensors import read_header
+from inspector.core.opening import open_checkpoint
 from inspector.core.progress import run_job
 from inspector.core.save.writer import AtomicWriter, save_arrays
 

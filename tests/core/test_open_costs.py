@@ -15,9 +15,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from inspector.core.checkpoint import open_checkpoint
 from inspector.core.dtypes import DTYPES
 from inspector.core.errors import AmbiguousCheckpointError, CheckpointError
+from inspector.core.opening import open_checkpoint
 from inspector.core.save.writer import TensorEntry, encode_header, save_arrays
 
 F32 = DTYPES["F32"]
@@ -85,7 +85,7 @@ def test_tens_of_thousands_of_shard_names_are_collected_linearly(tmp_path):
     )
     code = textwrap.dedent(
         f"""
-        from inspector.core.checkpoint import open_checkpoint
+        from inspector.core.opening import open_checkpoint
         from inspector.core.errors import CheckpointError
         try:
             open_checkpoint({str(index)!r})
@@ -111,7 +111,7 @@ def test_sharded_cast_under_a_low_open_file_limit(tmp_path):
         f"""
         import resource
         resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64))
-        from inspector.core.checkpoint import open_checkpoint
+        from inspector.core.opening import open_checkpoint
         from inspector.core.cast.job import cast_checkpoint
         from inspector.core.dtypes import DTYPES
         from inspector.core.progress import run_job

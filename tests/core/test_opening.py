@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from safetensors.numpy import save_file
 
-from inspector.core.checkpoint import open_checkpoint
 from inspector.core.errors import AmbiguousCheckpointError, CheckpointError
+from inspector.core.opening import open_checkpoint
 
 torch = pytest.importorskip("torch")
 

@@ -10,9 +10,9 @@ import pytest
 from safetensors.numpy import save_file
 
 from inspector.core.cast.job import cast_checkpoint
-from inspector.core.checkpoint import open_checkpoint
 from inspector.core.diff import diff_checkpoints
 from inspector.core.dtypes import DTYPES
+from inspector.core.opening import open_checkpoint
 from inspector.core.progress import Progress
 from inspector.core.stats import compute_stats, stats_and_histogram
 

@@ -16,9 +16,9 @@ import numpy as np
 import pytest
 
 from inspector.core.cast.job import cast_checkpoint
-from inspector.core.checkpoint import open_checkpoint
 from inspector.core.dtypes import DTYPES
 from inspector.core.errors import CheckpointError
+from inspector.core.opening import open_checkpoint
 from inspector.core.progress import run_job
 from inspector.core.save.writer import save_arrays
 
@@ -191,7 +191,7 @@ def test_sigkill_between_renames_is_rolled_forward_on_the_next_open(tmp_path):
     code = textwrap.dedent(
         f"""
         import os
-        from inspector.core.checkpoint import open_checkpoint
+        from inspector.core.opening import open_checkpoint
         from inspector.core.cast.job import cast_checkpoint
         from inspector.core.dtypes import DTYPES
         from inspector.core.progress import run_job
@@ -233,7 +233,7 @@ def test_save_that_died_before_committing_leaves_the_old_set(tmp_path):
     code = textwrap.dedent(
         f"""
         import os
-        from inspector.core.checkpoint import open_checkpoint
+        from inspector.core.opening import open_checkpoint
         from inspector.core.cast.job import cast_checkpoint
         from inspector.core.dtypes import DTYPES
         job = cast_checkpoint(open_checkpoint({str(index)!r}), DTYPES["F16"], {str(out)!r})

@@ -26,9 +26,9 @@ from safetensors import safe_open
 from safetensors.torch import save_file
 
 from inspector.core.cast.job import cast_checkpoint
-from inspector.core.checkpoint import open_checkpoint
 from inspector.core.dtypes import DTYPES
 from inspector.core.errors import CheckpointError
+from inspector.core.opening import open_checkpoint
 from inspector.core.progress import run_job
 from inspector.core.save import writer as writer_mod
 

@@ -15,8 +15,8 @@ import torch
 from huggingface_hub import save_torch_state_dict
 from safetensors.torch import save_file
 
-from inspector.core.checkpoint import open_checkpoint
 from inspector.core.errors import CheckpointError
+from inspector.core.opening import open_checkpoint
 
 INDEX = "model.safetensors.index.json"
 
@@ -228,7 +228,7 @@ def test_named_pipes_do_not_hang(tmp_path):
     os.mkfifo(folder / "y.safetensors")
     code = (
         "import sys\n"
-        "from inspector.core.checkpoint import open_checkpoint\n"
+        "from inspector.core.opening import open_checkpoint\n"
         "from inspector.core.errors import CheckpointError\n"
         "for p in sys.argv[1:]:\n"
         "    try:\n"
@@ -272,7 +272,7 @@ def test_file_truncated_after_open_is_refused_not_a_crash(tmp_path):
     save_file({"a": torch.ones(1000), "b": torch.ones(100_000)}, str(p))
     code = (
         "import os, sys\n"
-        "from inspector.core.checkpoint import open_checkpoint\n"
+        "from inspector.core.opening import open_checkpoint\n"
         "from inspector.core.errors import CheckpointError\n"
         "ck = open_checkpoint(sys.argv[1])\n"
         "assert float(ck.view('a').sum()) == 1000.0\n"

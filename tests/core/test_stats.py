@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from safetensors.torch import save_file
 
 from inspector.core import stats as stats_mod
-from inspector.core.checkpoint import open_checkpoint
+from inspector.core.opening import open_checkpoint
 from inspector.core.progress import Progress, run_job
 from inspector.core.stats import compute_stats, histogram, tensor_stats, value_histogram
 
@@ -107,8 +107,8 @@ def test_histograms(tmp_path):
 
 
 def test_stats_and_histogram_job_matches_the_core_and_is_cancellable(tmp_path):
-    from inspector.core.checkpoint import open_checkpoint
     from inspector.core.dtypes import DTYPES
+    from inspector.core.opening import open_checkpoint
     from inspector.core.progress import run_job
     from inspector.core.save.writer import save_arrays
     from inspector.core.stats import stats_and_histogram, tensor_stats, value_histogram

@@ -3,8 +3,8 @@ from __future__ import annotations
 import torch
 from safetensors.torch import save_file
 
-from inspector.core.checkpoint import open_checkpoint
 from inspector.core.dtypes import DTYPES, parse_cast_target, parse_dtype
+from inspector.core.opening import open_checkpoint
 from inspector.core.summary import (
     DTypeGroups,
     format_count,

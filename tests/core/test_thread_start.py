@@ -14,8 +14,8 @@ import pytest
 from safetensors.numpy import save_file
 
 from inspector.core.cast.job import cast_checkpoint
-from inspector.core.checkpoint import open_checkpoint
 from inspector.core.dtypes import DTYPES
+from inspector.core.opening import open_checkpoint
 from inspector.core.progress import run_job
 from inspector.core.thread_start import signals_held
 

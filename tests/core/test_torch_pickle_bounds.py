@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import pytest
 
-from inspector.core.checkpoint import open_checkpoint
 from inspector.core.errors import CheckpointError
 from inspector.core.formats.torch_pickle.names import bounded_repr
 from inspector.core.formats.torch_pickle.values import PickleError, check_key
+from inspector.core.opening import open_checkpoint
 from tests.hostile.bounds import BUILDERS
 
 REFUSED = {

@@ -11,8 +11,8 @@ import sys
 import pytest
 
 from inspector.cli.dispatch import main
-from inspector.core.checkpoint import open_checkpoint
 from inspector.core.errors import CheckpointError
+from inspector.core.opening import open_checkpoint
 from inspector.core.scan.walk import ScanStatus, scan_file
 from tests.hostile.containers import BUILDERS
 

@@ -17,11 +17,11 @@ from pathlib import Path
 import pytest
 
 from inspector.cli.dispatch import main
-from inspector.core.checkpoint import open_checkpoint
 from inspector.core.errors import CheckpointError, RefusedPickleError
 from inspector.core.formats.torch_pickle.machine import PickleError, PickleMachine
 from inspector.core.formats.torch_pickle.names import MAX_DEPTH, flatten
 from inspector.core.formats.torch_pickle.policies import LoadPolicy
+from inspector.core.opening import open_checkpoint
 from inspector.core.scan.walk import ScanStatus, scan_file
 
 torch = pytest.importorskip("torch")

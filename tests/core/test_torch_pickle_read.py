@@ -19,12 +19,12 @@ from safetensors import safe_open  # noqa: E402
 from safetensors.torch import load_file  # noqa: E402
 
 from inspector.core.cast.job import cast_checkpoint  # noqa: E402
-from inspector.core.checkpoint import open_checkpoint  # noqa: E402
 from inspector.core.diff import diff_checkpoints  # noqa: E402
 from inspector.core.dtypes import DTYPES  # noqa: E402
 from inspector.core.errors import CheckpointError  # noqa: E402
 from inspector.core.formats.torch_pickle.reader import read_pickle_checkpoint  # noqa: E402
 from inspector.core.layout import StridedTensorInfo  # noqa: E402
+from inspector.core.opening import open_checkpoint  # noqa: E402
 from inspector.core.progress import run_job  # noqa: E402
 from inspector.core.stats import compute_stats  # noqa: E402
 

@@ -11,8 +11,8 @@ import zipfile
 import numpy as np
 import pytest
 
-from inspector.core.checkpoint import open_checkpoint
 from inspector.core.errors import CheckpointError
+from inspector.core.opening import open_checkpoint
 
 from .pickle_craft import dumps, legacy_file, storage, v2, zip_file
 

@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 from inspector.core.cast.job import cast_checkpoint
-from inspector.core.checkpoint import open_checkpoint
 from inspector.core.dtypes import DTYPES
 from inspector.core.errors import CheckpointError
+from inspector.core.opening import open_checkpoint
 from inspector.core.progress import run_job
 
 from .pickle_craft import B, G, R, Raw, dumps, legacy_file, storage, utils, v2, zip_file

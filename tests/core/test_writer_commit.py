@@ -281,8 +281,8 @@ def test_a_cast_of_a_0644_source_under_umask_077_is_0600(tmp_path):
     """The source's mode is a ceiling, the umask another: a private umask keeps the copy private
     (applying the source's 0644 alone made a copy others can read)."""
     from inspector.core.cast.job import cast_checkpoint
-    from inspector.core.checkpoint import open_checkpoint
     from inspector.core.dtypes import DTYPES
+    from inspector.core.opening import open_checkpoint
     from inspector.core.progress import run_job
     from inspector.core.save.writer import save_arrays
 

@@ -29,9 +29,9 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 with atheris.instrument_imports(include=["inspector"]):
-    from inspector.core.checkpoint import open_checkpoint
     from inspector.core.errors import CheckpointError
     from inspector.core.formats.safetensors import read_header
+    from inspector.core.opening import open_checkpoint
 
 from safetensors import safe_open  # noqa: E402 - after the instrumented imports
 

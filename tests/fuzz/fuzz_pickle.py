@@ -29,8 +29,8 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 with atheris.instrument_imports(include=["inspector"]):
-    from inspector.core.checkpoint import open_checkpoint
     from inspector.core.errors import CheckpointError
+    from inspector.core.opening import open_checkpoint
     from inspector.core.scan.walk import ScanStatus, scan_file
 
 resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))

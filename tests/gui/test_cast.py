@@ -12,8 +12,8 @@ from PySide6.QtWidgets import QDialogButtonBox
 
 pytest.importorskip("inspector.core.cast.job")
 
-from inspector.core.checkpoint import open_checkpoint
 from inspector.core.dtypes import DTYPES
+from inspector.core.opening import open_checkpoint
 from inspector.gui.cast_dialog import proposed_output
 from inspector.gui.tensor_columns import Col
 

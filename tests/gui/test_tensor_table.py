@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt
 
-from inspector.core.checkpoint import open_checkpoint
 from inspector.core.dtypes import DTYPES
 from inspector.core.natural_order import natural_key
+from inspector.core.opening import open_checkpoint
 from inspector.gui.tensor_columns import Col, StatusRole
 from inspector.gui.tensor_filter import TensorFilter
 from inspector.gui.tensor_table import TensorTableModel

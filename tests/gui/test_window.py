@@ -8,8 +8,8 @@ from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QApplication
 
-from inspector.core.checkpoint import open_checkpoint
 from inspector.core.dtypes import DTYPES
+from inspector.core.opening import open_checkpoint
 from inspector.core.save.writer import save_arrays
 from inspector.gui.empty_page import EMPTY_TEXT
 from inspector.gui.tensor_columns import Col

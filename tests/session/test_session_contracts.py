@@ -12,9 +12,10 @@ import numpy as np
 import pytest
 
 from inspector.core.cast.job import cast_checkpoint
-from inspector.core.checkpoint import Checkpoint, open_checkpoint
+from inspector.core.checkpoint import Checkpoint
 from inspector.core.diff import diff_checkpoints
 from inspector.core.dtypes import DTYPES
+from inspector.core.opening import open_checkpoint
 from inspector.core.progress import run_job
 from inspector.core.save.writer import save_arrays
 from inspector.core.summary import DTypeGroups

@@ -9,9 +9,9 @@ import json
 import numpy as np
 import pytest
 
-from inspector.core.checkpoint import open_checkpoint
 from inspector.core.dtypes import DTYPES
 from inspector.core.model_folder.config import read_model_config
+from inspector.core.opening import open_checkpoint
 from inspector.core.save.writer import save_arrays
 from inspector.core.target_rule import TargetSource
 from inspector.session import MemorySettings, RecentFiles, Session

@@ -5,25 +5,23 @@ keys doubled by a buggy save (``*_blocks_blocks``), F32 weights under a bfloat16
 
 from __future__ import annotations
 
-import enum
 import hashlib
 import json
 import os
 import re
 import statistics
 from collections import defaultdict
-from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..checkpoint import open_checkpoint
 from ..errors import AmbiguousCheckpointError, CheckpointError
 from ..index_file import MAX_INDEX_BYTES, SHARD_NAME, is_index_name
 from ..layout import TensorInfo
-from ..opening import read_checkpoint_file
+from ..opening import open_checkpoint, read_checkpoint_file
 from ..regular_file import open_regular
 from .companions import WEIGHT_SUFFIXES
 from .config import ModelConfig, model_folder, read_model_config
+from .findings import Finding, Severity
 from .intended import is_intended, preset_globs
 from .lint_pickles import lint_other_pickles
 
@@ -31,30 +29,6 @@ from .lint_pickles import lint_other_pickles
 # inside one (ALBERT's real ``full_layer_layer_norm``) is a name a model may well have
 _DOUBLED = re.compile(r"(_[A-Za-z][A-Za-z0-9]{2,})\1(?=\.|$)")
 _PROBE = 64 << 10  # bytes hashed from each end before a full comparison
-
-
-class Severity(str, enum.Enum):
-    ERROR = "error"  # the folder does not load as it claims
-    WARNING = "warning"  # it loads, but not as intended (wrong dtype, bytes wasted)
-    INFO = "info"  # worth a look
-
-
-@dataclass
-class Finding:
-    severity: Severity
-    code: str
-    message: str
-    tensors: list[str] = field(default_factory=list)
-    files: list[str] = field(default_factory=list)
-
-    def to_json(self) -> dict[str, object]:
-        return {
-            "severity": self.severity.value,
-            "code": self.code,
-            "message": self.message,
-            "tensors": self.tensors,
-            "files": self.files,
-        }
 
 
 def lint_path(path: str, stats: bool = False) -> list[Finding]:

@@ -5,21 +5,16 @@ they import is a finding, since ``torch.load`` of them would run it."""
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
 
 from ..formats.torch_pickle import ImportVerdict
 from ..scan.walk import ScanStatus, scan_file
-
-if TYPE_CHECKING:
-    from .lint import Finding
+from .findings import Finding, Severity
 
 PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl", ".pickle")
 
 
 def lint_other_pickles(folder: str, names: list[str], weights: set[str]) -> list[Finding]:
     """A finding per pickle beside the weights that imports something outside the allowlist."""
-    from .lint import Finding, Severity
-
     found = []
     for name in names:
         path = os.path.join(folder, name)

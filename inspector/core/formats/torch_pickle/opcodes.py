@@ -33,19 +33,19 @@ from .opcodes_data import (  # the handlers that push a value read from their ar
 from .values import COMPUTED, EXTENSION, Opaque, PickleError, check_key
 
 if TYPE_CHECKING:
-    from .machine import PickleMachine
+    from .machine_state import PickleState
 
 
-def stop(m: PickleMachine) -> None:  # handled in PickleMachine.run
+def stop(m: PickleState) -> None:  # handled in PickleState.run
     raise AssertionError
 
 
-def _proto(m: PickleMachine) -> None:
+def _proto(m: PickleState) -> None:
     if m._take(1)[0] > 5:
         raise PickleError("protocol is newer than 5")
 
 
-def _frame(m: PickleMachine) -> None:
+def _frame(m: PickleState) -> None:
     """The opcodes follow inline, but CPython's unpickler reads the whole frame from the file
     first: a frame that ends anywhere but where its opcodes end makes torch.load start its next
     pickle (a legacy checkpoint has five) somewhere else than a reader that follows opcodes."""
@@ -53,27 +53,27 @@ def _frame(m: PickleMachine) -> None:
     m.begin_frame(n)
 
 
-def _mark(m: PickleMachine) -> None:
+def _mark(m: PickleState) -> None:
     m.metastack.append(m.stack)
     m.stack = []
 
 
-def _pop(m: PickleMachine) -> None:
+def _pop(m: PickleState) -> None:
     if m.stack:
         m.stack.pop()
     else:  # as pickle does: POP right after MARK drops the mark
         m._pop_mark()
 
 
-def _pop_mark_discard(m: PickleMachine) -> None:
+def _pop_mark_discard(m: PickleState) -> None:
     m._pop_mark()
 
 
-def _dup(m: PickleMachine) -> None:
+def _dup(m: PickleState) -> None:
     m._push(m._top())
 
 
-def _const(value: object) -> Callable[[PickleMachine], None]:
+def _const(value: object) -> Callable[[PickleState], None]:
     """NONE, NEWTRUE, NEWFALSE, EMPTY_TUPLE: push one immutable value."""
     return lambda m: m._push(value)
 
@@ -81,35 +81,35 @@ def _const(value: object) -> Callable[[PickleMachine], None]:
 _EXTRA = {set: 3, dict: 1, list: 0}  # an empty set is 216 bytes, a dict 64, a list 56
 
 
-def _new(kind: type) -> Callable[[PickleMachine], None]:
+def _new(kind: type) -> Callable[[PickleState], None]:
     """EMPTY_LIST, EMPTY_DICT, EMPTY_SET: push a new empty container (charged by its size)."""
     extra = _EXTRA[kind]
 
-    def push(m: PickleMachine) -> None:
+    def push(m: PickleState) -> None:
         m._count(extra)
         m._push(kind())
 
     return push
 
 
-def _list(m: PickleMachine) -> None:
+def _list(m: PickleState) -> None:
     m._push(m._pop_mark())
 
 
-def _tuple(m: PickleMachine) -> None:
+def _tuple(m: PickleState) -> None:
     m._push(tuple(m._pop_mark()))
 
 
-def _tuple1(m: PickleMachine) -> None:
+def _tuple1(m: PickleState) -> None:
     m._push((m._pop(),))
 
 
-def _tuple2(m: PickleMachine) -> None:
+def _tuple2(m: PickleState) -> None:
     b, a = m._pop(), m._pop()
     m._push((a, b))
 
 
-def _tuple3(m: PickleMachine) -> None:
+def _tuple3(m: PickleState) -> None:
     c, b, a = m._pop(), m._pop(), m._pop()
     m._push((a, b, c))
 
@@ -120,16 +120,16 @@ def _pairs(items: list) -> dict:
     return {check_key(items[i]): items[i + 1] for i in range(0, len(items), 2)}
 
 
-def _dict(m: PickleMachine) -> None:
+def _dict(m: PickleState) -> None:
     m._push(_pairs(m._pop_mark()))
 
 
-def _frozenset(m: PickleMachine) -> None:
+def _frozenset(m: PickleState) -> None:
     m._count(3)
     m._push(frozenset(check_key(x) for x in m._pop_mark()))
 
 
-def _target(m: PickleMachine, kind: type | tuple[type, ...]) -> object:
+def _target(m: PickleState, kind: type | tuple[type, ...]) -> object:
     obj = m._top()
     if isinstance(obj, Opaque):
         return kind()  # a throwaway: the items go nowhere
@@ -138,73 +138,73 @@ def _target(m: PickleMachine, kind: type | tuple[type, ...]) -> object:
     return obj
 
 
-def _append(m: PickleMachine) -> None:
+def _append(m: PickleState) -> None:
     value = m._pop()
     _target(m, list).append(value)
 
 
-def _appends(m: PickleMachine) -> None:
+def _appends(m: PickleState) -> None:
     items = m._pop_mark()
     _target(m, list).extend(items)
 
 
-def _setitem(m: PickleMachine) -> None:
+def _setitem(m: PickleState) -> None:
     value, key = m._pop(), m._pop()
     _target(m, dict)[check_key(key)] = value
 
 
-def _setitems(m: PickleMachine) -> None:
+def _setitems(m: PickleState) -> None:
     items = m._pop_mark()
     _target(m, dict).update(_pairs(items))
 
 
-def _additems(m: PickleMachine) -> None:
+def _additems(m: PickleState) -> None:
     items = m._pop_mark()
     _target(m, set).update(check_key(x) for x in items)
 
 
-def _get(m: PickleMachine) -> None:
+def _get(m: PickleState) -> None:
     m._memo_get(int(m._line()))
 
 
-def _binget(m: PickleMachine) -> None:
+def _binget(m: PickleState) -> None:
     m._memo_get(m._take(1)[0])
 
 
-def _long_binget(m: PickleMachine) -> None:
+def _long_binget(m: PickleState) -> None:
     m._memo_get(m._u("<I", 4))
 
 
-def _put(m: PickleMachine) -> None:
+def _put(m: PickleState) -> None:
     m._memo_put(int(m._line()))
 
 
-def _binput(m: PickleMachine) -> None:
+def _binput(m: PickleState) -> None:
     m._memo_put(m._take(1)[0])
 
 
-def _long_binput(m: PickleMachine) -> None:
+def _long_binput(m: PickleState) -> None:
     m._memo_put(m._u("<I", 4))
 
 
-def _memoize(m: PickleMachine) -> None:
+def _memoize(m: PickleState) -> None:
     m._memo_put(len(m.memo))
 
 
-def _global_op(m: PickleMachine) -> None:
+def _global_op(m: PickleState) -> None:
     module = m._line().decode("utf-8", "replace")
     name = m._line().decode("utf-8", "replace")
     m._global(module, name)
 
 
-def _stack_global(m: PickleMachine) -> None:
+def _stack_global(m: PickleState) -> None:
     name, module = m._pop(), m._pop()
     if not isinstance(module, str) or not isinstance(name, str):
         module = name = COMPUTED  # built at run time by calls: refused, whatever it would be
     m._global(module, name)
 
 
-def _inst(m: PickleMachine) -> None:
+def _inst(m: PickleState) -> None:
     module = m._line().decode("utf-8", "replace")
     name = m._line().decode("utf-8", "replace")
     args = tuple(m._pop_mark())
@@ -212,24 +212,24 @@ def _inst(m: PickleMachine) -> None:
     m._push(m._call(func, args))
 
 
-def _obj(m: PickleMachine) -> None:
+def _obj(m: PickleState) -> None:
     items = m._pop_mark()
     if not items:
         raise PickleError("OBJ without a class (corrupt)")
     m._push(m._call(items[0], tuple(items[1:])))
 
 
-def _reduce(m: PickleMachine) -> None:
+def _reduce(m: PickleState) -> None:
     args, func = m._pop(), m._pop()
     m._push(m._call(func, args))
 
 
-def _newobj(m: PickleMachine) -> None:
+def _newobj(m: PickleState) -> None:
     args, cls = m._pop(), m._pop()
     m._push(m._call(cls, _new_args(cls, args)))
 
 
-def _newobj_ex(m: PickleMachine) -> None:
+def _newobj_ex(m: PickleState) -> None:
     kwargs, args, cls = m._pop(), m._pop(), m._pop()
     if kwargs:
         raise PickleError("creates an object with keyword arguments (not a checkpoint)")
@@ -245,29 +245,29 @@ def _new_args(cls: object, args: object) -> object:
     return args
 
 
-def _build(m: PickleMachine) -> None:
+def _build(m: PickleState) -> None:
     state = m._pop()
     obj = m._top()
     m.stack[-1] = m.policy.build(obj, state)
 
 
-def _ext(n: int) -> Callable[[PickleMachine], None]:
-    def handler(m: PickleMachine) -> None:
+def _ext(n: int) -> Callable[[PickleState], None]:
+    def handler(m: PickleState) -> None:
         code = int.from_bytes(m._take(n), "little")
         m._push(m.policy.resolve_global(EXTENSION, str(code)))
 
     return handler
 
 
-def _persid(m: PickleMachine) -> None:
+def _persid(m: PickleState) -> None:
     m._push(m.policy.persistent_load(m._line().decode("ascii", "replace")))
 
 
-def _binpersid(m: PickleMachine) -> None:
+def _binpersid(m: PickleState) -> None:
     m._push(m.policy.persistent_load(m._pop()))
 
 
-OPS: dict[int, Callable[[PickleMachine], None]] = {
+OPS: dict[int, Callable[[PickleState], None]] = {
     ord(k): v
     for k, v in {
         ".": stop,

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from .values import PickleError
 
 if TYPE_CHECKING:
-    from .machine import PickleMachine
+    from .machine_state import PickleState
 
 
 # Python's own limit on int(text) (sys.int_info.default_max_str_digits): pickle.load, and so
@@ -24,43 +24,43 @@ def _decimal(line: bytes) -> int:
     return int(line)
 
 
-def _int(m: PickleMachine) -> None:
+def _int(m: PickleState) -> None:
     line = m._line()
     m._push(False if line == b"00" else True if line == b"01" else _decimal(line))
 
 
-def _binint(m: PickleMachine) -> None:
+def _binint(m: PickleState) -> None:
     m._push(m._u("<i", 4))
 
 
-def _binint1(m: PickleMachine) -> None:
+def _binint1(m: PickleState) -> None:
     m._push(m._take(1)[0])
 
 
-def _binint2(m: PickleMachine) -> None:
+def _binint2(m: PickleState) -> None:
     m._push(m._u("<H", 2))
 
 
-def _long(m: PickleMachine) -> None:
+def _long(m: PickleState) -> None:
     m._push(_decimal(m._line().rstrip(b"L")))
 
 
-def _long1(m: PickleMachine) -> None:
+def _long1(m: PickleState) -> None:
     m._push(int.from_bytes(m._take(m._take(1)[0]), "little", signed=True))
 
 
-def _long4(m: PickleMachine) -> None:
+def _long4(m: PickleState) -> None:
     n = m._u("<i", 4)
     if n > 1 << 16:
         raise PickleError("holds an integer of more than 500,000 bits")
     m._push(int.from_bytes(m._take(n), "little", signed=True))
 
 
-def _float(m: PickleMachine) -> None:
+def _float(m: PickleState) -> None:
     m._push(float(m._line()))
 
 
-def _binfloat(m: PickleMachine) -> None:
+def _binfloat(m: PickleState) -> None:
     m._push(m._u(">d", 8))
 
 
@@ -75,52 +75,52 @@ def _py2_text(raw: bytes) -> str:
         ) from None
 
 
-def _string(m: PickleMachine) -> None:
+def _string(m: PickleState) -> None:
     line = m._line()
     if len(line) < 2 or line[0] != line[-1] or line[:1] not in (b"'", b'"'):
         raise PickleError("STRING argument is not quoted (corrupt)")
     m._push(_py2_text(codecs.escape_decode(line[1:-1])[0]))
 
 
-def _binstring(m: PickleMachine) -> None:
+def _binstring(m: PickleState) -> None:
     m._push(_py2_text(m._take(m._u("<i", 4))))
 
 
-def _short_binstring(m: PickleMachine) -> None:
+def _short_binstring(m: PickleState) -> None:
     m._push(_py2_text(m._take(m._take(1)[0])))
 
 
-def _unicode(m: PickleMachine) -> None:
+def _unicode(m: PickleState) -> None:
     m._push(m._line().decode("raw-unicode-escape"))
 
 
-def _binunicode(m: PickleMachine) -> None:
+def _binunicode(m: PickleState) -> None:
     m._push(m._take(m._u("<I", 4)).decode("utf-8", "surrogatepass"))
 
 
-def _short_binunicode(m: PickleMachine) -> None:
+def _short_binunicode(m: PickleState) -> None:
     m._push(m._take(m._take(1)[0]).decode("utf-8", "surrogatepass"))
 
 
-def _binunicode8(m: PickleMachine) -> None:
+def _binunicode8(m: PickleState) -> None:
     m._push(m._take(m._u("<Q", 8)).decode("utf-8", "surrogatepass"))
 
 
-def _binbytes(m: PickleMachine) -> None:
+def _binbytes(m: PickleState) -> None:
     m._push(bytes(m._take(m._u("<I", 4))))
 
 
-def _short_binbytes(m: PickleMachine) -> None:
+def _short_binbytes(m: PickleState) -> None:
     m._push(bytes(m._take(m._take(1)[0])))
 
 
-def _binbytes8(m: PickleMachine) -> None:
+def _binbytes8(m: PickleState) -> None:
     m._push(bytes(m._take(m._u("<Q", 8))))
 
 
-def _bytearray8(m: PickleMachine) -> None:
+def _bytearray8(m: PickleState) -> None:
     m._push(bytearray(m._take(m._u("<Q", 8))))
 
 
-def _out_of_band(m: PickleMachine) -> None:
+def _out_of_band(m: PickleState) -> None:
     raise PickleError("uses out-of-band buffers, which a file cannot carry")
