@@ -20,12 +20,12 @@ if TYPE_CHECKING:
     from inspector.core.dtypes import DType
     from inspector.session import CastResult
 
-    from .main_window import MainWindow
+    from .window_port import WindowPort
     from .workers import Worker
 
 
 class CastController(QObject):
-    def __init__(self, win: MainWindow) -> None:
+    def __init__(self, win: WindowPort) -> None:
         super().__init__(win)
         self.win = win
         self.session = win.session

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from inspector.core.diff import TensorDiff
     from inspector.session import FileIdentity
 
-    from .main_window import MainWindow
+    from .window_port import WindowPort
 
 APP_TITLE = "Checkpoint Inspector"
 
@@ -49,7 +49,7 @@ def open_and_index(
 
 
 class WindowController(QObject):
-    def __init__(self, win: MainWindow) -> None:
+    def __init__(self, win: WindowPort) -> None:
         super().__init__(win)
         self.win = win
         self.session = win.session

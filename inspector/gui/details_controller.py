@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QObject
+from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QApplication
 
 from inspector.core.stats import stats_and_histogram
@@ -20,9 +20,10 @@ if TYPE_CHECKING:
     from inspector.core.checkpoint import Checkpoint
     from inspector.core.dtypes import DType
     from inspector.core.layout import TensorInfo
-    from inspector.session import CastResult, FileIdentity, LazyCheckpoint
+    from inspector.session import CastResult, FileIdentity, LazyCheckpoint, Session
 
-    from .main_window import MainWindow
+    from .job_runner import JobRunner
+    from .tensor_page import TensorPage
 
 
 def before_after_of(ckpt: Checkpoint, t: TensorInfo, output: LazyCheckpoint) -> BeforeAfter:
@@ -31,16 +32,22 @@ def before_after_of(ckpt: Checkpoint, t: TensorInfo, output: LazyCheckpoint) -> 
 
 
 class DetailsController(QObject):
-    def __init__(self, win: MainWindow) -> None:
-        super().__init__(win)
-        self.win = win
-        self.session = win.session
-        self.runner = win.runner
-        self.details = win.tensor_page.details
-        self.plots = win.tensor_page.plots_tabs
+    """Connects the tensor page's selection to the session, and the session's selection to the
+    details pane and the plots: only the session, the runner and the page it is given."""
+
+    details_ready = Signal(str)  # tensor name: stats (and before/after plots) are drawn
+
+    def __init__(
+        self, session: Session, runner: JobRunner, page: TensorPage, parent: QObject | None = None
+    ) -> None:
+        super().__init__(parent)
+        self.session = session
+        self.runner = runner
+        self.details = page.details
+        self.plots = page.plots_tabs
         self._pending: set[str] = set()
-        win.tensor_page.sig_current_changed.connect(self._on_view_current)
-        win.tensor_page.sig_copy_name.connect(self.copy_current_name)
+        page.sig_current_changed.connect(self._on_view_current)
+        page.sig_copy_name.connect(self.copy_current_name)
         ev = self.session.events
         ev.selection_changed.connect(self._on_session_selection)
         ev.target_changed.connect(self._on_session_target)
@@ -177,4 +184,4 @@ class DetailsController(QObject):
         self._pending.discard(what)
         t = self.session.current
         if not self._pending and t is not None:
-            self.win.details_ready.emit(t.name)
+            self.details_ready.emit(t.name)

@@ -89,7 +89,10 @@ class MainWindow(QMainWindow):
         self.cancel_button = self.job_bar.cancel_button
         self.controller = WindowController(self)
         self.cast_controller = CastController(self)
-        self.details_controller = DetailsController(self)
+        self.details_controller = DetailsController(
+            self.session, self.runner, self.tensor_page, parent=self
+        )
+        self.details_controller.details_ready.connect(self.details_ready)
         self._connect()
         self._disable_child_drops()
         self.empty_page.set_recent(self.recent.paths()[:5])

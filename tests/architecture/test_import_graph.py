@@ -8,18 +8,6 @@ from __future__ import annotations
 
 import grimp
 
-# the window's controllers still take the MainWindow (issue 28, item 4): the one circle left
-KNOWN = {
-    frozenset(
-        {
-            "inspector.gui.main_window",
-            "inspector.gui.controller",
-            "inspector.gui.cast_controller",
-            "inspector.gui.details_controller",
-        }
-    )
-}
-
 
 def _circles(graph: grimp.ImportGraph) -> list[frozenset[str]]:
     """Strongly connected components of more than one module (Tarjan, iterative)."""
@@ -64,9 +52,9 @@ def _circles(graph: grimp.ImportGraph) -> list[frozenset[str]]:
     return out
 
 
-def test_no_import_circles_but_the_known_one():
-    circles = set(_circles(grimp.build_graph("inspector")))
-    assert circles - KNOWN == set(), sorted(sorted(c) for c in circles - KNOWN)
+def test_no_import_circles():
+    circles = _circles(grimp.build_graph("inspector"))
+    assert circles == [], sorted(sorted(c) for c in circles)
 
 
 def test_the_circle_finder_finds_a_circle():
