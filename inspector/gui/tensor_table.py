@@ -12,36 +12,29 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
 from PySide6.QtCore import (
     QAbstractTableModel,
     QModelIndex,
     QPersistentModelIndex,
     Qt,
 )
-from PySide6.QtGui import QBrush, QIcon
-from PySide6.QtWidgets import QApplication, QStyle
+from PySide6.QtGui import QBrush
 
 from inspector.core.dtypes import DType
 from inspector.core.layout import TensorInfo
 from inspector.core.model_folder.intended import IntendedMatcher
-from inspector.core.natural_order import name_order, natural_keys, regroup_by_status
 from inspector.core.status import TensorStatus
 from inspector.core.summary import DTypeGroups, tensor_status
-from inspector.core.wording import format_bytes
 
 from .i18n import translate
 from .row_order import RowOrder
-from .table_sort import sort_keys
+from .row_sorter import RowSorter
 from .table_text import (
-    DIFF_STATUS_TEXT,
-    format_float,
-    format_shape,
     intended_tooltip,
-    status_cell,
     status_text,
     status_tooltip,
 )
+from .tensor_cells import cell_text, status_icon
 from .tensor_columns import (
     TOOLTIPS,
     Col,
@@ -71,14 +64,11 @@ class TensorTableModel(QAbstractTableModel):
         self._cast: dict[str, Any] = {}  # name -> TensorCastReport
         self._cast_active = False  # a report is shown (tensors missing from it were not cast)
         self._diff: dict[str, Any] = {}  # name -> TensorDiff
-        self._sort_keys: dict[int, list] = {}
-        self._natural: list[str] | None = None  # natural keys of the names, built on first sort
-        self._name_orders: dict[bool, np.ndarray] = {}  # descending? -> rows in name order
+        self._sorter = RowSorter()
         self._sort_column = -1
         self._sort_order = Qt.SortOrder.AscendingOrder
         self._bg, _ = highlight_colors()
         self._bg_brush = QBrush(self._bg)
-        self._icons: dict[str, QIcon] = {}
 
     # -- API --------------------------------------------------------------------------------
     def set_rows(
@@ -96,14 +86,12 @@ class TensorTableModel(QAbstractTableModel):
         self._cast = {}
         self._cast_active = False
         self._diff = {}
-        self._sort_keys = {}
-        self._natural = None
-        self._name_orders = {}
+        self._sorter.reset(self._tensors)
         if target is not None:
             self._target = target
         self._recompute_status()
         self._rows.set(  # file order when unsorted
-            self._sorted_order(self._sort_column, self._sort_order),
+            self._sorted_order(),
             self._filter.mask(self._tensors, self._status),
         )
         self.endResetModel()
@@ -199,28 +187,12 @@ class TensorTableModel(QAbstractTableModel):
 
     def _changed_column(self, col: int, resort: bool = True) -> None:
         if resort:
-            self._sort_keys.pop(col, None)
+            self._sorter.forget(col)
         if self._tensors:
             if resort and self._sort_column == col:
                 self._relayout(resort=True, refilter=False)
             if self.rowCount():
                 self.dataChanged.emit(self.index(0, col), self.index(self.rowCount() - 1, col))
-
-    def _icon(self, status: str) -> QIcon:
-        icon = self._icons.get(status)
-        if icon is None:
-            style = QApplication.style()
-            sp = {
-                TensorStatus.DIFFERS: QStyle.StandardPixmap.SP_MessageBoxWarning,
-                TensorStatus.MATCH: QStyle.StandardPixmap.SP_DialogApplyButton,
-                TensorStatus.KEPT: QStyle.StandardPixmap.SP_MessageBoxInformation,
-                "intended": QStyle.StandardPixmap.SP_MessageBoxQuestion,
-            }[status]
-            if style is None:  # no QApplication yet
-                return QIcon()
-            icon = style.standardIcon(sp)
-            self._icons[status] = icon
-        return icon
 
     # -- Qt model ---------------------------------------------------------------------------
     def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
@@ -264,13 +236,15 @@ class TensorTableModel(QAbstractTableModel):
         if role == R.DisplayRole:
             if intended and col == Col.STATUS:
                 return translate("TensorTable", "on purpose?")  # the DType column says F32
-            return self._display(t, status, col)
+            return cell_text(
+                t, status, col, self._target, self._cast if self._cast_active else None, self._diff
+            )
         if role == R.BackgroundRole:
             return self._bg_brush if status is TensorStatus.DIFFERS and not intended else None
         if role == R.DecorationRole:
             if col != Col.STATUS:
                 return None
-            return self._icon("intended" if intended else status)
+            return status_icon("intended" if intended else status)
         if role == R.ToolTipRole:
             if col == Col.STATUS:
                 tgt = self._target.name if self._target else "?"
@@ -290,70 +264,11 @@ class TensorTableModel(QAbstractTableModel):
             return status_text(status, t, self._target) if self._target else status
         return None
 
-    def _display(self, t: TensorInfo, status: str, col: int) -> str:
-        if col == Col.NAME:
-            return t.name
-        if col == Col.DTYPE:
-            return t.dtype.name
-        if col == Col.SHAPE:
-            return format_shape(t.shape)
-        if col == Col.PARAMS:
-            return f"{t.numel:,}"
-        if col == Col.SIZE:
-            return format_bytes(t.nbytes)
-        if col == Col.STATUS:
-            return status_cell(status, t, self._target) if self._target else ""
-        if col == Col.CAST_ERR:
-            r = self._cast.get(t.name)
-            if r is None or r.from_ == r.to:
-                return "—" if self._cast_active else ""
-            if r.lossless:
-                return translate("TensorTable", "0 (lossless)")
-            if r.nan:
-                return translate("TensorTable", "{n} NaN").format(n=f"{r.nan:,}")
-            if r.overflow:
-                return translate("TensorTable", "{n} overflow").format(n=f"{r.overflow:,}")
-            return format_float(r.max_rel_err)
-        if col == Col.REF_DIFF:
-            d = self._diff.get(t.name)
-            if d is None:
-                return ""
-            if d.status in DIFF_STATUS_TEXT:
-                return translate("TensorTable", DIFF_STATUS_TEXT[d.status])
-            if d.max_abs_diff == 0:
-                return translate("TensorTable", "0 (equal)")
-            return format_float(d.max_abs_diff)
-        return ""
-
-    # -- sorting ----------------------------------------------------------------------------
-    def _keys(self, col: int) -> list:
-        keys = self._sort_keys.get(col)
-        if keys is None:
-            keys = self._sort_keys[col] = sort_keys(col, self._tensors, self._cast, self._diff)
-        return keys
-
-    def _name_order(self, descending: bool) -> np.ndarray:
-        """Rows in natural name order, kept: the name column, the status column and every
-        change of target share it (and one list of natural keys)."""
-        order = self._name_orders.get(descending)
-        if order is None:
-            if self._natural is None:
-                self._natural = natural_keys([t.name for t in self._tensors])
-            order = self._name_orders[descending] = name_order(self._natural, descending)
-        return order
-
-    def _sorted_order(self, column: int, order: Qt.SortOrder) -> list[int]:
-        n = len(self._tensors)
-        if column < 0 or column >= len(Col):
-            return list(range(n))
-        # stable: ties keep file order; descending keeps file order for ties too
-        rev = order == Qt.SortOrder.DescendingOrder
-        if column == Col.NAME:
-            return self._name_order(rev).tolist()
-        if column == Col.STATUS:  # differing first, each group in name order: the default view
-            return regroup_by_status(self._name_order(rev), self._status, rev)
-        keys = self._keys(column)
-        return sorted(range(n), key=keys.__getitem__, reverse=rev)
+    def _sorted_order(self) -> list[int]:
+        descending = self._sort_order == Qt.SortOrder.DescendingOrder
+        return self._sorter.order(
+            self._sort_column, descending, self._status, self._cast, self._diff
+        )
 
     def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
         self._sort_column, self._sort_order = column, order
@@ -368,7 +283,7 @@ class TensorTableModel(QAbstractTableModel):
         rows = self._rows.rows
         old_ids = [(rows[p.row()], p.column()) for p in old]
         self._rows.set(
-            self._sorted_order(self._sort_column, self._sort_order) if resort else self._rows.order,
+            self._sorted_order() if resort else self._rows.order,
             self._filter.mask(self._tensors, self._status) if refilter else self._rows.mask,
         )
         if old:

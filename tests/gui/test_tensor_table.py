@@ -220,7 +220,7 @@ def test_marking_intended_rows_does_not_sort_again(model_file, monkeypatch):
 def test_name_keys_are_built_once_for_every_sort(model_file, monkeypatch):
     """The natural keys of 200k names take 0.2 s: the status sort, the name sort and each change
     of target share one list instead of building it again."""
-    import inspector.gui.tensor_table as tensor_table
+    import inspector.gui.row_sorter as row_sorter
     from inspector.core import natural_order
 
     built = []
@@ -229,7 +229,7 @@ def test_name_keys_are_built_once_for_every_sort(model_file, monkeypatch):
         built.append(1)
         return natural_order.natural_keys(names)
 
-    monkeypatch.setattr(tensor_table, "natural_keys", counting)
+    monkeypatch.setattr(row_sorter, "natural_keys", counting)
     ckpt, m = _model(model_file)
     m.sort(Col.STATUS, Qt.SortOrder.AscendingOrder)
     m.set_target(DTYPES["BF16"])

@@ -250,87 +250,87 @@
 <context>
     <name>Controller</name>
     <message>
-        <location filename="../controller.py" line="74"/>
+        <location filename="../controller.py" line="76"/>
         <source>Opening {name}…</source>
         <translation>正在打开 {name}…</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="103"/>
+        <location filename="../controller.py" line="105"/>
         <source>The reference {name} was cleared: it was chosen for the previous checkpoint.</source>
         <translation>参考文件 {name} 已清除：它是为上一个 checkpoint 选择的。</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="108"/>
+        <location filename="../controller.py" line="110"/>
         <source>Compare with {name} again</source>
         <translation>再次与 {name} 对比</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="114"/>
+        <location filename="../controller.py" line="116"/>
         <source>{kind} checkpoint: showing the model&apos;s {n} tensors (prefix {prefix} taken off); {left} optimizer and other tensors are left out, and a cast leaves them out too.</source>
         <translation>{kind} 检查点：显示模型的 {n} 个张量（已去掉前缀 {prefix}）；{left} 个优化器及其他张量未显示，转换时也不会写入。</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="126"/>
+        <location filename="../controller.py" line="128"/>
         <source>Show everything</source>
         <translation>显示全部</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="131"/>
+        <location filename="../controller.py" line="133"/>
         <source>Note: {text}.</source>
         <translation>注意：{text}。</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="139"/>
+        <location filename="../controller.py" line="141"/>
         <source>Could not open {what}</source>
         <translation>无法打开 {what}</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="141"/>
+        <location filename="../controller.py" line="143"/>
         <source> — still showing the previous checkpoint.</source>
         <translation> — 仍显示之前的 checkpoint。</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="150"/>
+        <location filename="../controller.py" line="152"/>
         <source>Open which checkpoint?</source>
         <translation>打开哪个 checkpoint？</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="151"/>
+        <location filename="../controller.py" line="153"/>
         <source>This folder holds several checkpoints. Open:</source>
         <translation>此文件夹包含多个 checkpoint。打开：</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="214"/>
+        <location filename="../controller.py" line="216"/>
         <source>Opening reference {name}…</source>
         <translation>正在打开参考文件 {name}…</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="236"/>
+        <location filename="../controller.py" line="238"/>
         <source>Comparing with {name}</source>
         <translation>正在与 {name} 对比</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="241"/>
+        <location filename="../controller.py" line="243"/>
         <source>Comparison cancelled.</source>
         <translation>对比已取消。</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="249"/>
+        <location filename="../controller.py" line="251"/>
         <source>Could not open the reference {what}</source>
         <translation>无法打开参考文件 {what}</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="259"/>
+        <location filename="../controller.py" line="261"/>
         <source>Comparison failed: {why}</source>
         <translation>对比失败：{why}</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="278"/>
+        <location filename="../controller.py" line="280"/>
         <source>Compared with {ref}: {n} differing (worst max |Δ| {worst}), {equal} equal</source>
         <translation>已与 {ref} 对比：{n} 个张量有差异（最大 |Δ| 为 {worst}），{equal} 个完全相同</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="283"/>
+        <location filename="../controller.py" line="285"/>
         <source>; {n} only in one file or shaped differently</source>
         <translation>；{n} 个只存在于其中一个文件或形状不同</translation>
     </message>
@@ -379,27 +379,27 @@
 <context>
     <name>DetailsController</name>
     <message>
-        <location filename="../details_controller.py" line="128"/>
+        <location filename="../details_controller.py" line="135"/>
         <source>not a float</source>
         <translation>非浮点</translation>
     </message>
     <message>
-        <location filename="../details_controller.py" line="130"/>
+        <location filename="../details_controller.py" line="137"/>
         <source>already {dtype}</source>
         <translation>已是 {dtype}</translation>
     </message>
     <message>
-        <location filename="../details_controller.py" line="132"/>
+        <location filename="../details_controller.py" line="139"/>
         <source>kept by a pattern, or a format torch cannot cast exactly</source>
         <translation>被规则保留，或是 torch 无法精确转换的格式</translation>
     </message>
     <message>
-        <location filename="../details_controller.py" line="136"/>
+        <location filename="../details_controller.py" line="143"/>
         <source>written unchanged as {dtype} ({why})</source>
         <translation>按原样写为 {dtype}（{why}）</translation>
     </message>
     <message>
-        <location filename="../details_controller.py" line="170"/>
+        <location filename="../details_controller.py" line="177"/>
         <source>Could not read the saved file: {why}</source>
         <translation>无法读取保存的文件：{why}</translation>
     </message>
@@ -807,37 +807,37 @@ Shift+drop a second checkpoint to compare against it.</source>
 <context>
     <name>MainWindow</name>
     <message>
-        <location filename="../main_window.py" line="79"/>
+        <location filename="../main_window.py" line="80"/>
         <source>Checkpoint Inspector</source>
         <translation>Checkpoint Inspector</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="252"/>
+        <location filename="../main_window.py" line="256"/>
         <source>Open checkpoint</source>
         <translation>打开 checkpoint</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="259"/>
+        <location filename="../main_window.py" line="263"/>
         <source>Open model folder</source>
         <translation>打开模型文件夹</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="267"/>
+        <location filename="../main_window.py" line="271"/>
         <source>Open a checkpoint first, then compare it with a reference.</source>
         <translation>请先打开一个 checkpoint，再与参考文件对比。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="274"/>
+        <location filename="../main_window.py" line="278"/>
         <source>Open reference checkpoint</source>
         <translation>打开参考 checkpoint</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="305"/>
+        <location filename="../main_window.py" line="314"/>
         <source>Drop to open · hold Shift to compare with it as reference</source>
         <translation>松开即可打开 · 按住 Shift 则作为参考进行对比</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="320"/>
+        <location filename="../main_window.py" line="329"/>
         <source>Only local files and folders can be opened (that was a remote URL).</source>
         <translation>只能打开本地文件和文件夹（拖入的是远程 URL）。</translation>
     </message>
@@ -1105,42 +1105,42 @@ Shift+drop a second checkpoint to compare against it.</source>
 <context>
     <name>TableText</name>
     <message>
-        <location filename="../table_text.py" line="27"/>
+        <location filename="../table_text.py" line="28"/>
         <source>[] (scalar)</source>
         <translation>[]（标量）</translation>
     </message>
     <message>
-        <location filename="../table_text.py" line="35"/>
+        <location filename="../table_text.py" line="36"/>
         <source>0 (lossless)</source>
         <translation>0（无损）</translation>
     </message>
     <message>
-        <location filename="../table_text.py" line="58"/>
+        <location filename="../table_text.py" line="59"/>
         <source>not a float</source>
         <translation>非浮点</translation>
     </message>
     <message>
-        <location filename="../table_text.py" line="64"/>
+        <location filename="../table_text.py" line="65"/>
         <source>differs: {dtype} → {target}</source>
         <translation>不一致：{dtype} → {target}</translation>
     </message>
     <message>
-        <location filename="../table_text.py" line="68"/>
+        <location filename="../table_text.py" line="69"/>
         <source>kept (not a float)</source>
         <translation>保持不变（非浮点）</translation>
     </message>
     <message>
-        <location filename="../table_text.py" line="69"/>
+        <location filename="../table_text.py" line="70"/>
         <source>matches {target}</source>
         <translation>与 {target} 一致</translation>
     </message>
     <message>
-        <location filename="../table_text.py" line="98"/>
+        <location filename="../table_text.py" line="99"/>
         <source>{n} of {total} tensors differ from {target}</source>
         <translation>{total} 个张量中有 {n} 个与 {target} 不一致</translation>
     </message>
     <message>
-        <location filename="../table_text.py" line="101"/>
+        <location filename="../table_text.py" line="102"/>
         <source>{n} params</source>
         <translation>{n} 参数</translation>
     </message>
@@ -1251,62 +1251,62 @@ Shift+drop a second checkpoint to compare against it.</source>
         <translation>与参考 checkpoint 的最大绝对差（float64）</translation>
     </message>
     <message>
-        <location filename="../tensor_table.py" line="265"/>
+        <location filename="../tensor_table.py" line="238"/>
         <source>on purpose?</source>
         <translation>有意为之？</translation>
     </message>
     <message>
-        <location filename="../table_text.py" line="19"/>
+        <location filename="../table_text.py" line="20"/>
         <source>shape mismatch</source>
         <translation>形状不一致</translation>
     </message>
     <message>
-        <location filename="../table_text.py" line="20"/>
+        <location filename="../table_text.py" line="21"/>
         <source>not in reference</source>
         <translation>参考中没有</translation>
     </message>
     <message>
-        <location filename="../table_text.py" line="21"/>
+        <location filename="../table_text.py" line="22"/>
         <source>only in reference</source>
         <translation>只在参考中</translation>
     </message>
     <message>
-        <location filename="../tensor_table.py" line="310"/>
+        <location filename="../tensor_cells.py" line="52"/>
         <source>0 (lossless)</source>
         <translation>0（无损）</translation>
     </message>
     <message>
-        <location filename="../tensor_table.py" line="312"/>
+        <location filename="../tensor_cells.py" line="54"/>
         <source>{n} NaN</source>
         <translation>{n} 个 NaN</translation>
     </message>
     <message>
-        <location filename="../tensor_table.py" line="314"/>
+        <location filename="../tensor_cells.py" line="56"/>
         <source>{n} overflow</source>
         <translation>{n} 个溢出</translation>
     </message>
     <message>
-        <location filename="../tensor_table.py" line="323"/>
+        <location filename="../tensor_cells.py" line="65"/>
         <source>0 (equal)</source>
         <translation>0（相同）</translation>
     </message>
     <message>
-        <location filename="../table_text.py" line="74"/>
+        <location filename="../table_text.py" line="75"/>
         <source>Stored as {dtype}, the model uses {target}. PyTorch&apos;s load_state_dict casts it silently; burn-store keeps {dtype} and fails with a dtype mismatch.</source>
         <translation>文件中存为 {dtype}，模型使用 {target}。PyTorch 的 load_state_dict 会静默转换；burn-store 会保留 {dtype}，并因 dtype 不匹配而报错。</translation>
     </message>
     <message>
-        <location filename="../table_text.py" line="80"/>
+        <location filename="../table_text.py" line="81"/>
         <source>{dtype} is not a float type: casting leaves it unchanged.</source>
         <translation>{dtype} 不是浮点类型：转换时保持不变。</translation>
     </message>
     <message>
-        <location filename="../table_text.py" line="83"/>
+        <location filename="../table_text.py" line="84"/>
         <source>Already {target}.</source>
         <translation>已经是 {target}。</translation>
     </message>
     <message>
-        <location filename="../table_text.py" line="87"/>
+        <location filename="../table_text.py" line="88"/>
         <source>F32 in a {target} model: norms, rotary inv_freq and MoE routers are often kept in F32 on purpose. Casting them loses precision the model wants; keep them with the fp32-norms globs (cast dialog, or --keep-preset).</source>
         <translation>{target} 模型中的 F32：归一化层、旋转位置编码 inv_freq 和 MoE 路由常被有意保持为 F32。转换它们会损失模型所需的精度；可用 fp32-norms 模式保留（转换对话框，或 --keep-preset）。</translation>
     </message>
