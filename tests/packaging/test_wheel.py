@@ -35,8 +35,8 @@ def test_wheel_declares_both_entry_points(wheel):
         (ep,) = [n for n in z.namelist() if n.endswith(".dist-info/entry_points.txt")]
         text = z.read(ep).decode()
         names = set(z.namelist())
-    assert "[console_scripts]\ncheckpoint-inspector = inspector.cli.dispatch:console_main" in text
-    assert "[gui_scripts]\ncheckpoint-inspector-gui = inspector.cli.dispatch:gui_main" in text
+    assert "[console_scripts]\ncheckpoint-inspector = inspector.cli:console_main" in text
+    assert "[gui_scripts]\ncheckpoint-inspector-gui = inspector.cli:gui_main" in text
     assert "inspector/resources/icons/checkpoint-inspector.png" in names
     assert "inspector/resources/sample.safetensors" in names
     assert not [n for n in names if n.startswith(("tests/", "packaging/"))]
