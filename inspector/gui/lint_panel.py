@@ -9,6 +9,7 @@ from PySide6.QtWidgets import QTreeWidgetItem, QWidget
 
 from .caption_tree import CaptionTree
 from .i18n import translate
+from .lint_texts import finding_text, severity_text
 
 if TYPE_CHECKING:
     from inspector.core.model_folder.findings import Finding
@@ -42,8 +43,9 @@ class LintPanel(CaptionTree):
         )
         self.caption.setText(caption.format(n=len(findings), folder=folder))
         for f in findings:
-            item = QTreeWidgetItem([f.severity.value, f"{f.code}: {f.message}"])
-            item.setToolTip(1, f.message)
+            text = finding_text(f)
+            item = QTreeWidgetItem([severity_text(f.severity), f"{f.code}: {text}"])
+            item.setToolTip(1, text)
             for name in f.tensors[:50]:
                 item.addChild(
                     QTreeWidgetItem(["", translate("LintPanel", "tensor {name}").format(name=name)])

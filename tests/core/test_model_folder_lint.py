@@ -60,15 +60,15 @@ def test_an_index_and_its_shards_disagreeing_every_way(tmp_path):
         _finding(
             "error",
             "tensor_not_in_index",
-            f"2 tensor(s) in {S1} are not mapped to it by {IDX} (1 mapped to another shard): "
-            "loaders never read them",
+            f"{S1} holds tensors that {IDX} does not map to it (loaders never read them): 2, "
+            "1 of them mapped to another shard",
             ["b", "c"],
             [IDX, S1],
         ),
         _finding(
             "error",
             "index_names_missing_tensor",
-            f"{IDX} maps 2 tensor(s) to {S2}, which does not hold them",
+            f"{IDX} maps tensors to {S2} that it does not hold: 2",
             ["b", "ghost"],
             [IDX, S2],
         ),
@@ -153,8 +153,8 @@ def test_a_doubled_name_part(tmp_path):
         _finding(
             "warning",
             "doubled_key",
-            "1 name(s) repeat a part (_blocks_blocks): a save that added a prefix twice? The "
-            "model will not find them",
+            "Names that repeat a part (_blocks_blocks), as a save that added a prefix twice "
+            "makes them (the model will not find them): 1",
             ["enc_blocks_blocks.0.w"],
         )
     ]
@@ -243,7 +243,7 @@ def test_nan_and_inf_only_with_stats(tmp_path):
     )
     assert lint_path(str(tmp_path / "m.safetensors")) == []
     assert _json(lint_path(str(tmp_path / "m.safetensors"), stats=True)) == [
-        _finding("warning", "nan_inf", "1 tensor(s) hold NaN or ±inf values", ["bad"])
+        _finding("warning", "nan_inf", "Tensors that hold NaN or ±inf values: 1", ["bad"])
     ]
 
 
@@ -258,7 +258,8 @@ def test_an_odd_shard_in_a_series_but_not_the_last(tmp_path):
     found = _json(lint_path(str(tmp_path / IDX)))
     assert [f["code"] for f in found] == ["odd_shard_size"]
     assert found[0]["files"] == [names[2]]
-    assert found[0]["message"].startswith("1 shard(s) far from the series' typical 0.0 MiB")
+    assert found[0]["message"].startswith("Shards far from the series' typical size of ")
+    assert found[0]["message"].endswith(": 1")
 
 
 def test_an_unreadable_folder_with_nothing_else_to_say_is_an_error(tmp_path):
@@ -271,7 +272,8 @@ def test_a_finding_lists_twenty_names_and_counts_them_all(tmp_path):
     z = np.zeros(1, np.float32)
     _save(tmp_path / "m.safetensors", **{f"enc_blocks_blocks.{i:02d}.w": z for i in range(25)})
     (finding,) = _json(lint_path(str(tmp_path / "m.safetensors")))
-    assert finding["message"].startswith("25 name(s) repeat a part (_blocks_blocks)")
+    assert finding["message"].startswith("Names that repeat a part (_blocks_blocks)")
+    assert finding["message"].endswith(": 25")
     assert finding["tensors"] == [f"enc_blocks_blocks.{i:02d}.w" for i in range(20)]
 
 
@@ -298,10 +300,12 @@ def test_every_list_stops_at_twenty_names_and_every_shard_is_checked(tmp_path):
     assert found["shard_missing"]["tensors"] == [f"gone{i:02d}" for i in range(20)]
     assert found["tensor_not_in_index"]["tensors"] == [f"extra{i:02d}" for i in range(20)]
     assert found["tensor_not_in_index"]["message"] == (
-        f"25 tensor(s) in {S2} are not mapped to it by {IDX}: loaders never read them"
+        f"{S2} holds tensors that {IDX} does not map to it (loaders never read them): 25"
     )
     assert found["index_names_missing_tensor"]["tensors"] == [f"absent{i:02d}" for i in range(20)]
-    assert found["index_names_missing_tensor"]["message"].startswith(f"{IDX} maps 25 tensor(s)")
+    assert found["index_names_missing_tensor"]["message"] == (
+        f"{IDX} maps tensors to {S2} that it does not hold: 25"
+    )
 
 
 def test_an_unreadable_shard_does_not_stop_the_next(tmp_path):
@@ -321,8 +325,8 @@ def test_tensors_mapped_elsewhere_are_counted_apart_from_unmapped_ones(tmp_path)
         f for f in _json(lint_path(str(tmp_path / IDX))) if f["code"] == "tensor_not_in_index"
     ]
     assert finding["message"] == (
-        f"3 tensor(s) in {S1} are not mapped to it by {IDX} (1 mapped to another shard): "
-        "loaders never read them"
+        f"{S1} holds tensors that {IDX} does not map to it (loaders never read them): 3, "
+        "1 of them mapped to another shard"
     )
 
 
@@ -413,7 +417,7 @@ def test_nan_findings_list_twenty(tmp_path):
     bad = np.array([np.nan], np.float32)
     _save(tmp_path / "m.safetensors", **{f"t{i:02d}": bad for i in range(21)})
     (finding,) = _json(lint_path(str(tmp_path / "m.safetensors"), stats=True))
-    assert finding["message"].startswith("21 tensor(s)")
+    assert finding["message"] == "Tensors that hold NaN or ±inf values: 21"
     assert finding["tensors"] == [f"t{i:02d}" for i in range(20)]
 
 
@@ -449,7 +453,7 @@ def test_the_odd_shard_thresholds_are_twice_and_a_quarter_of_the_median(
     found = _json(lint_path(str(tmp_path / IDX)))
     assert [f["files"] for f in found] == ([[names[3]]] if flagged else [])
     if flagged:
-        assert found[0]["message"] == "1 shard(s) far from the series' typical 0.3 MiB"
+        assert found[0]["message"] == "Shards far from the series' typical size of 293.0 KiB: 1"
 
 
 def test_albert_s_real_doubled_word_is_not_a_doubled_key(tmp_path):

@@ -19,9 +19,10 @@ from ..index_file import MAX_INDEX_BYTES, SHARD_NAME, is_index_name
 from ..layout import TensorInfo
 from ..opening import open_checkpoint, read_checkpoint_file
 from ..regular_file import open_regular
+from ..wording import format_bytes
 from .companions import WEIGHT_SUFFIXES
 from .config import ModelConfig, model_folder, read_model_config
-from .findings import Finding, Severity
+from .findings import Finding, Severity, finding
 from .intended import is_intended, preset_globs
 from .lint_pickles import lint_other_pickles
 
@@ -95,9 +96,7 @@ def _lint_index(folder: str, index: str, findings: list[Finding]) -> set[str]:
         RecursionError,
     ):
         findings.append(
-            Finding(
-                Severity.ERROR, "index_invalid", f"{index} is not a readable index", files=[index]
-            )
+            finding(Severity.ERROR, "index_invalid", "index_invalid", files=[index], index=index)
         )
         return set()
     by_shard: dict[str, set[str]] = defaultdict(set)
@@ -109,12 +108,14 @@ def _lint_index(folder: str, index: str, findings: list[Finding]) -> set[str]:
         path = os.path.join(folder, shard)
         if not os.path.isfile(path):
             findings.append(
-                Finding(
+                finding(
                     Severity.ERROR,
                     "shard_missing",
-                    f"{index} names {shard}, which is not in the folder",
+                    "shard_missing",
                     sorted(listed)[:20],
                     [index, shard],
+                    index=index,
+                    shard=shard,
                 )
             )
             continue
@@ -132,35 +133,43 @@ def _lint_index(folder: str, index: str, findings: list[Finding]) -> set[str]:
             where = {n: weight_map.get(n) for n in extra}
             elsewhere = [n for n in extra if where[n] is not None]
             findings.append(
-                Finding(
+                finding(
                     Severity.ERROR,
                     "tensor_not_in_index",
-                    f"{len(extra)} tensor(s) in {shard} are not mapped to it by {index}"
-                    + (f" ({len(elsewhere)} mapped to another shard)" if elsewhere else "")
-                    + ": loaders never read them",
+                    "tensor_elsewhere_in_index" if elsewhere else "tensor_not_in_index",
                     extra[:20],
                     [index, shard],
+                    index=index,
+                    shard=shard,
+                    n=len(extra),
+                    m=len(elsewhere),
                 )
             )
         if missing:
             findings.append(
-                Finding(
+                finding(
                     Severity.ERROR,
                     "index_names_missing_tensor",
-                    f"{index} maps {len(missing)} tensor(s) to {shard}, which does not hold them",
+                    "index_names_missing_tensor",
                     missing[:20],
                     [index, shard],
+                    index=index,
+                    shard=shard,
+                    n=len(missing),
                 )
             )
     meta = obj.get("metadata")
     claimed = meta.get("total_size") if isinstance(meta, dict) else None
     if isinstance(claimed, int) and claimed != total and total:
         findings.append(
-            Finding(
+            finding(
                 Severity.WARNING,
                 "total_size",
-                f"{index} says total_size {claimed:,} bytes; its shards hold {total:,}",
+                "total_size",
                 files=[index],
+                index=index,
+                claimed=claimed,
+                total=total,
             )
         )
     return set(by_shard)
@@ -181,27 +190,25 @@ def _lint_strays(
                 continue
             twin = n.endswith((".bin", ".pt", ".pth")) and st_weights
             findings.append(
-                Finding(
+                finding(
                     Severity.WARNING,
                     "pickle_twin" if twin else "stray_weights",
-                    f"{n} is not used by any index"
-                    + (
-                        " (a pickle copy beside safetensors: a loader downloads both)"
-                        if twin
-                        else " (a loader may pick it up instead of the shards)"
-                    ),
+                    "stray_pickle_twin" if twin else "stray_weights",
                     files=[n],
+                    name=n,
                 )
             )
     elif len(st_weights) == 1:
         for n in weights:
             if n.endswith((".bin", ".pt", ".pth")):
                 findings.append(
-                    Finding(
+                    finding(
                         Severity.WARNING,
                         "pickle_twin",
-                        f"{n} beside {st_weights[0]}: a pickle copy of the weights (bytes downloaded twice)",
+                        "pickle_twin",
                         files=[n, st_weights[0]],
+                        name=n,
+                        weights=st_weights[0],
                     )
                 )
 
@@ -210,12 +217,13 @@ def _lint_names(tensors: list[TensorInfo], findings: list[Finding]) -> None:
     doubled = [(t.name, m) for t in tensors if (m := _DOUBLED.search(t.name))]
     if doubled:
         findings.append(
-            Finding(
+            finding(
                 Severity.WARNING,
                 "doubled_key",
-                f"{len(doubled)} name(s) repeat a part ({doubled[0][1].group(0)}): a save that "
-                "added a prefix twice? The model will not find them",
+                "doubled_key",
                 [name for name, _ in doubled[:20]],
+                n=len(doubled),
+                part=doubled[0][1].group(0),
             )
         )
 
@@ -254,12 +262,13 @@ def _lint_duplicates(ckpt, findings: list[Finding]) -> None:
                 if len(copies) > 1:
                     wasted = sum(t.nbytes for t in list(copies.values())[1:])
                     findings.append(
-                        Finding(
+                        finding(
                             Severity.INFO,
                             "duplicate_tensor",
-                            f"{len(dup)} tensors hold identical bytes ({wasted:,} bytes stored "
-                            "again): tied weights saved twice?",
+                            "duplicate_tensor",
                             [t.name for t in dup],
+                            n=len(dup),
+                            wasted=wasted,
                         )
                     )
 
@@ -275,16 +284,17 @@ def _lint_config_dtype(
     if off:
         kinds = sorted({t.dtype.name for t in off})
         findings.append(
-            Finding(
+            finding(
                 Severity.WARNING,
                 "config_dtype",
-                f"{config.describe()}, but {len(off)} of {len(floats)} float tensors are "
-                f"{'/'.join(kinds)}: transformers' from_pretrained loads them as "
-                f"{config.dtype.name} (the config wins, a silent cast), while burn and safe_open "
-                f"keep {'/'.join(kinds)} (the file is not what the model uses; burn's first "
-                f"{config.dtype.name} matmul panics on the mismatch)",
+                "config_dtype",
                 [t.name for t in off],
                 ["config.json"],
+                config=config.describe(),
+                n=len(off),
+                floats=len(floats),
+                kinds="/".join(kinds),
+                dtype=config.dtype.name,
             )
         )
 
@@ -296,14 +306,7 @@ def _lint_values(ckpt, findings: list[Finding]) -> None:
     stats = run_job(compute_stats(ckpt))
     bad = [n for n, s in stats.items() if s.nan or s.inf]
     if bad:
-        findings.append(
-            Finding(
-                Severity.WARNING,
-                "nan_inf",
-                f"{len(bad)} tensor(s) hold NaN or ±inf values",
-                bad[:20],
-            )
-        )
+        findings.append(finding(Severity.WARNING, "nan_inf", "nan_inf", bad[:20], n=len(bad)))
 
 
 def _lint_shard_sizes(folder: str, shards: list[str], findings: list[Finding]) -> None:
@@ -322,10 +325,12 @@ def _lint_shard_sizes(folder: str, shards: list[str], findings: list[Finding]) -
     odd = [s for s in series[:-1] if s in sizes and (sizes[s] > 2 * mid or sizes[s] < mid / 4)]
     if odd:
         findings.append(
-            Finding(
+            finding(
                 Severity.INFO,
                 "odd_shard_size",
-                f"{len(odd)} shard(s) far from the series' typical {mid / (1 << 20):.1f} MiB",
+                "odd_shard_size",
                 files=odd,
+                n=len(odd),
+                size=format_bytes(int(mid)),
             )
         )

@@ -8,7 +8,7 @@ import os
 
 from ..formats.torch_pickle import ImportVerdict
 from ..scan.walk import ScanStatus, scan_file
-from .findings import Finding, Severity
+from .findings import Finding, Severity, finding
 
 PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl", ".pickle")
 
@@ -27,13 +27,14 @@ def lint_other_pickles(folder: str, names: list[str], weights: set[str]) -> list
             continue
         refused = [i.name for i in scan.imports if i.verdict is ImportVerdict.REFUSED]
         found.append(
-            Finding(
+            finding(
                 Severity.WARNING,
                 "pickle_imports",
-                f"{name} is not a weights file, and it imports {', '.join(refused[:5])}"
-                + (f" and {len(refused) - 5} more" if len(refused) > 5 else "")
-                + ": torch.load(weights_only=False) of it would run them (nothing was run here)",
+                "pickle_imports",
                 files=[name],
+                name=name,
+                imports=", ".join(refused[:5])
+                + (f" (+{len(refused) - 5})" if len(refused) > 5 else ""),
             )
         )
     return found

@@ -767,39 +767,132 @@ Shift+drop a second checkpoint to compare against it.</source>
     </message>
 </context>
 <context>
+    <name>LintFinding</name>
+    <message>
+        <location filename="../lint_texts.py" line="19"/>
+        <source>{index} is not a readable index</source>
+        <translation>{index} 不是可读取的索引</translation>
+    </message>
+    <message>
+        <location filename="../lint_texts.py" line="20"/>
+        <source>{index} names {shard}, which is not in the folder</source>
+        <translation>{index} 列出了 {shard}，但文件夹中没有该文件</translation>
+    </message>
+    <message>
+        <location filename="../lint_texts.py" line="21"/>
+        <source>{shard} holds tensors that {index} does not map to it (loaders never read them): {n}</source>
+        <translation>{shard} 中有 {index} 未映射到它的张量（加载器永远不会读取）：{n}</translation>
+    </message>
+    <message>
+        <location filename="../lint_texts.py" line="25"/>
+        <source>{shard} holds tensors that {index} does not map to it (loaders never read them): {n}, {m} of them mapped to another shard</source>
+        <translation>{shard} 中有 {index} 未映射到它的张量（加载器永远不会读取）：{n}，其中 {m} 个被映射到其他分片</translation>
+    </message>
+    <message>
+        <location filename="../lint_texts.py" line="29"/>
+        <source>{index} maps tensors to {shard} that it does not hold: {n}</source>
+        <translation>{index} 将 {shard} 中并不存在的张量映射到该分片：{n}</translation>
+    </message>
+    <message>
+        <location filename="../lint_texts.py" line="30"/>
+        <source>{index} says total_size {claimed} bytes; its shards hold {total}</source>
+        <translation>{index} 声明 total_size 为 {claimed} 字节；分片实际为 {total}</translation>
+    </message>
+    <message>
+        <location filename="../lint_texts.py" line="33"/>
+        <source>{name} is not used by any index (a pickle copy beside safetensors: a loader downloads both)</source>
+        <translation>{name} 未被任何索引使用（safetensors 旁的 pickle 副本：加载器会把两者都下载）</translation>
+    </message>
+    <message>
+        <location filename="../lint_texts.py" line="37"/>
+        <source>{name} is not used by any index (a loader may pick it up instead of the shards)</source>
+        <translation>{name} 未被任何索引使用（加载器可能会用它代替分片）</translation>
+    </message>
+    <message>
+        <location filename="../lint_texts.py" line="41"/>
+        <source>{name} beside {weights}: a pickle copy of the weights (bytes downloaded twice)</source>
+        <translation>{name} 与 {weights} 并存：权重的 pickle 副本（同样的数据下载两次）</translation>
+    </message>
+    <message>
+        <location filename="../lint_texts.py" line="45"/>
+        <source>Names that repeat a part ({part}), as a save that added a prefix twice makes them (the model will not find them): {n}</source>
+        <translation>名称中重复了一段（{part}），像是保存时前缀被加了两次（模型将找不到这些张量）：{n}</translation>
+    </message>
+    <message>
+        <location filename="../lint_texts.py" line="49"/>
+        <source>{n} tensors hold identical bytes ({wasted} bytes stored again): tied weights saved twice?</source>
+        <translation>{n} 个张量的字节完全相同（重复存储了 {wasted} 字节）：绑定的权重被保存了两次？</translation>
+    </message>
+    <message>
+        <location filename="../lint_texts.py" line="53"/>
+        <source>{config}, but {n} of {floats} float tensors are {kinds}: transformers&apos; from_pretrained loads them as {dtype} (the config wins, a silent cast), while burn and safe_open keep {kinds} (the file is not what the model uses; burn&apos;s first {dtype} matmul panics on the mismatch)</source>
+        <translation>{config}，但 {floats} 个浮点张量中有 {n} 个是 {kinds}：transformers 的 from_pretrained 会按 {dtype} 加载（以配置为准，静默转换），而 burn 和 safe_open 保持 {kinds}（文件与模型实际使用的不一致；burn 的第一次 {dtype} matmul 会因不匹配而 panic）</translation>
+    </message>
+    <message>
+        <location filename="../lint_texts.py" line="57"/>
+        <source>Tensors that hold NaN or ±inf values: {n}</source>
+        <translation>含有 NaN 或 ±inf 值的张量：{n}</translation>
+    </message>
+    <message>
+        <location filename="../lint_texts.py" line="58"/>
+        <source>Shards far from the series&apos; typical size of {size}: {n}</source>
+        <translation>大小远离该系列典型大小 {size} 的分片：{n}</translation>
+    </message>
+    <message>
+        <location filename="../lint_texts.py" line="59"/>
+        <source>{name} is not a weights file, and it imports {imports}: torch.load(weights_only=False) of it would run them (nothing was run here)</source>
+        <translation>{name} 不是权重文件，它导入了 {imports}：torch.load(weights_only=False) 会执行它们（此处未执行任何内容）</translation>
+    </message>
+    <message>
+        <location filename="../lint_texts.py" line="78"/>
+        <source>error</source>
+        <translation>错误</translation>
+    </message>
+    <message>
+        <location filename="../lint_texts.py" line="79"/>
+        <source>warning</source>
+        <translation>警告</translation>
+    </message>
+    <message>
+        <location filename="../lint_texts.py" line="80"/>
+        <source>info</source>
+        <translation>提示</translation>
+    </message>
+</context>
+<context>
     <name>LintPanel</name>
     <message>
-        <location filename="../lint_panel.py" line="20"/>
+        <location filename="../lint_panel.py" line="21"/>
         <source>severity</source>
         <translation>严重程度</translation>
     </message>
     <message>
-        <location filename="../lint_panel.py" line="20"/>
+        <location filename="../lint_panel.py" line="21"/>
         <source>finding</source>
         <translation>发现</translation>
     </message>
     <message>
-        <location filename="../lint_panel.py" line="31"/>
+        <location filename="../lint_panel.py" line="32"/>
         <source>&lt;b&gt;{folder}&lt;/b&gt;: no findings (index, shards, names, config).</source>
         <translation>&lt;b&gt;{folder}&lt;/b&gt;：没有发现问题（索引、分片、名称、配置）。</translation>
     </message>
     <message>
-        <location filename="../lint_panel.py" line="37"/>
+        <location filename="../lint_panel.py" line="38"/>
         <source>&lt;b&gt;1 finding in {folder}&lt;/b&gt; (as checkpoint-inspector lint)</source>
         <translation>&lt;b&gt;{folder} 中有 1 个问题&lt;/b&gt;（同 checkpoint-inspector lint）</translation>
     </message>
     <message>
-        <location filename="../lint_panel.py" line="39"/>
+        <location filename="../lint_panel.py" line="40"/>
         <source>&lt;b&gt;{n} findings in {folder}&lt;/b&gt; (as checkpoint-inspector lint)</source>
         <translation>&lt;b&gt;{folder} 中有 {n} 个问题&lt;/b&gt;（同 checkpoint-inspector lint）</translation>
     </message>
     <message>
-        <location filename="../lint_panel.py" line="49"/>
+        <location filename="../lint_panel.py" line="51"/>
         <source>tensor {name}</source>
         <translation>张量 {name}</translation>
     </message>
     <message>
-        <location filename="../lint_panel.py" line="53"/>
+        <location filename="../lint_panel.py" line="55"/>
         <source>file {name}</source>
         <translation>文件 {name}</translation>
     </message>
