@@ -68,7 +68,7 @@ def cmd_scan(args: argparse.Namespace) -> int:
     findings = sum(len(f.findings) for f in report.files)
     if findings:
         lines.append(
-            f"{findings} finding(s): torch would read these files otherwise than this tool, or "
+            f"{findings} finding{'' if findings == 1 else 's'}: torch would read these files otherwise than this tool, or "
             "run code through them; nothing was executed"
         )
     if refused:

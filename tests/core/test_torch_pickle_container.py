@@ -17,7 +17,7 @@ from inspector.core.scan.walk import ScanStatus, scan_file
 from tests.hostile.containers import BUILDERS
 
 # the builders for which torch 2.13 really runs the payload: checked in the test itself
-TORCH_RUNS = {"v7-tar", "safetensors-pickle-polyglot"}
+TORCH_RUNS = {"v7-tar", "safetensors-pickle-polyglot", "zip64-locator-two-directories"}
 SAYS = {
     "v7-tar": "tar-format",
     "frame-past-stop": "FRAME",
@@ -28,6 +28,7 @@ SAYS = {
     "two-directories": "central directory is not where its end record says",
     "torchscript-allowed-class": "TorchScript",
     "safetensors-pickle-polyglot": "pickle that imports os.system",
+    "zip64-locator-two-directories": "zip64 end record is not where its locator says",
 }
 
 

@@ -329,3 +329,40 @@ def test_an_index_naming_only_files_inside_the_folder_is_no_finding(tmp_path):
         "not a checkpoint",
         "safetensors",
     ]
+
+
+# CPython's unpickler reads these prefixes on (INT in hex or cut by a NUL, APPEND to a
+# bytearray, a memo flood past our budget), ours stops: then comes os.system
+DIVERGING = {
+    "int-hex": b"I0x10\n0",
+    "int-nul": b"I5\x00zz\n0",
+    "append-bytearray": b"\x96" + (1).to_bytes(8, "little") + b"aK\x05a0",
+    "memo-flood": b"N" + b"\x94" * 900_000 + b"0",
+}
+
+
+@pytest.mark.parametrize("prefix", DIVERGING.values(), ids=DIVERGING.keys())
+def test_a_checkpoint_named_pickle_we_cannot_follow_is_never_clean_in_a_folder(tmp_path, prefix):
+    """Found by an independent review: such a pytorch_model.bin beside a good safetensors file
+    was "not a checkpoint" and the folder clean, while torch.load of it runs os.system."""
+    root = tmp_path / "model"
+    root.mkdir()
+    save_file({"a": np.zeros(2, np.float32)}, str(root / "model.safetensors"))
+    (root / "pytorch_model.bin").write_bytes(prefix + _SYSTEM_P0)
+    (root / "README.md").write_text("In this folder: weights\n")  # starts like an INT opcode
+    report = scan_path(root)
+    assert report.status is not ScanStatus.CLEAN
+    (found,) = [f for f in report.files if f.path.endswith("pytorch_model.bin")]
+    assert "could not be followed to its end" in found.error
+    (readme,) = [f for f in report.files if f.path.endswith("README.md")]
+    assert readme.format == "not a checkpoint" and readme.status is ScanStatus.CLEAN
+
+
+def test_a_safetensors_file_named_like_a_pickle_is_judged_as_torch_load_would(tmp_path):
+    path = tmp_path / "pytorch_model.bin"
+    save_file({"a": np.zeros(2, np.float32)}, str(path))  # its first byte is no opcode
+    assert scan_file(str(path)).status is ScanStatus.CLEAN
+    body = bytearray(path.read_bytes())
+    body[0] = ord("I")  # a header length whose first byte is INT: a pickle we cannot follow
+    path.write_bytes(bytes(body))
+    assert scan_file(str(path), in_folder=True).status is not ScanStatus.CLEAN

@@ -113,6 +113,51 @@ def safetensors_pickle_polyglot(canary: Path) -> bytes:
     return struct.pack("<Q", n) + text + payload
 
 
+def zip64_locator_two_directories(canary: Path) -> bytes:
+    """Two central directories, each with its zip64 end record: the locator names the first
+    (evil: miniz, torch's reader, follows it), the record just before the locator names the
+    second (benign: Python's zipfile takes that one). Found by an independent review."""
+    import zlib
+
+    out = bytearray()
+
+    def local(name: bytes, data: bytes) -> int:
+        off = len(out)
+        out.extend(
+            struct.pack("<IHHHHHIIIHH", 0x04034B50, 20, 0, 0, 0, 0, zlib.crc32(data), len(data),
+                        len(data), len(name), 0) + name + data
+        )  # fmt: skip
+        return off
+
+    def entry(name: bytes, data: bytes, off: int) -> bytes:
+        return struct.pack(
+            "<IHHHHHHIIIHHHHHII", 0x02014B50, 45, 20, 0, 0, 0, 0, zlib.crc32(data), len(data),
+            len(data), len(name), 0, 0, 0, 0, 0, off,
+        ) + name  # fmt: skip
+
+    def record64(n: int, size: int, off: int) -> bytes:
+        return struct.pack("<IQHHIIQQQQ", 0x06064B50, 44, 45, 45, 0, 0, n, n, size, off)
+
+    evil = evil_pickle(canary)
+    pkl, version = b"archive/data.pkl", b"archive/version"
+    at_evil, at_benign, at_version = local(pkl, evil), local(pkl, BENIGN), local(version, b"3\n")
+    dir_evil = entry(pkl, evil, at_evil) + entry(version, b"3\n", at_version)
+    dir_benign = entry(pkl, BENIGN, at_benign) + entry(version, b"3\n", at_version)
+    at_record = len(out)
+    out.extend(bytes(56))  # the record the locator names, filled in below
+    at_dir = len(out)
+    out.extend(dir_evil)
+    out[at_record : at_record + 56] = record64(2, len(dir_evil), at_dir)
+    at_dir2 = len(out)
+    out.extend(dir_benign)
+    out.extend(record64(2, len(dir_benign), at_dir2))
+    out.extend(struct.pack("<IIQI", 0x07064B50, 0, at_record, 1))
+    out.extend(
+        struct.pack("<IHHHHIIH", 0x06054B50, 0, 0, 0xFFFF, 0xFFFF, 0xFFFFFFFF, 0xFFFFFFFF, 0)
+    )
+    return bytes(out)
+
+
 BUILDERS = {
     "v7-tar": v7_tar,
     "frame-past-stop": frame_past_stop,
@@ -123,4 +168,5 @@ BUILDERS = {
     "two-directories": two_directories,
     "torchscript-allowed-class": torchscript_with_allowed_class,
     "safetensors-pickle-polyglot": safetensors_pickle_polyglot,
+    "zip64-locator-two-directories": zip64_locator_two_directories,
 }

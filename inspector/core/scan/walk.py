@@ -9,6 +9,7 @@ from __future__ import annotations
 import enum
 import mmap
 import os
+import re
 import stat
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,6 +19,7 @@ from ..formats.safetensors import read_header
 from ..formats.torch_pickle import (
     LEGACY_MAGIC,
     MAX_PICKLE_BYTES,
+    OPCODES,
     AmbiguousPickle,
     ImportSeen,
     ImportVerdict,
@@ -191,6 +193,8 @@ def scan_file(path: str, in_folder: bool = False) -> FileScan:
         if pickles or stream.imports or stream.findings or looks_like_pickle(path, head):
             return stream
         if in_folder and stream.error != "file is empty":
+            if head[:1] and head[0] in OPCODES and _LOADED_BY_NAME.search(os.path.basename(path)):
+                return _cannot_follow(path, "unknown", stream.error)
             return FileScan(path, "not a checkpoint")
         return FileScan(path, "unknown", error=e.reason)
     if stream.imports or stream.findings:  # also a pickle: what torch.load of it would run
@@ -205,7 +209,30 @@ def scan_file(path: str, in_folder: bool = False) -> FileScan:
                 *stream.findings,
             ],
         )
+    first_is_opcode = bool(head[:1]) and head[0] in OPCODES  # else pickle.load stops at once
+    if (
+        stream.error
+        and not pickles
+        and first_is_opcode
+        and _LOADED_BY_NAME.search(os.path.basename(path))
+    ):
+        return _cannot_follow(path, "safetensors", stream.error)
     return FileScan(path, "safetensors")  # data only: nothing to import
+
+
+# names a loader hands to torch.load (pytorch_model.bin, *.pt, model.ckpt, a .bin shard, x.pt.1)
+_LOADED_BY_NAME = re.compile(r"\.(bin|pt|pth|ckpt|pkl|pickle|tar)(\.|$)", re.IGNORECASE)
+
+
+def _cannot_follow(path: str, fmt: str, why: str | None) -> FileScan:
+    """A file named like a checkpoint whose pickle reading stopped where CPython's might go on
+    (a budget, a form we refuse): never "clean", since torch.load could read on and run code."""
+    return FileScan(
+        path,
+        fmt,
+        error=f"named like a checkpoint torch.load reads, and its pickle could not be followed "
+        f"to its end ({why}); not judged",
+    )
 
 
 def _stream_of(path: str) -> tuple[FileScan, int]:

@@ -10,6 +10,7 @@ from .archive import LEGACY_MAGIC, MAX_PICKLE_BYTES, PickleFormat, open_zip, rea
 from .archive import _why as error_summary
 from .containers import fold, is_torch_tar, is_torchscript, tar_pickles, zip_problems
 from .machine import AmbiguousPickle, PickleError, PickleMachine
+from .opcodes import OPS as OPCODES
 from .policies import ImportSeen, ScanPolicy
 from .reader import (
     FORMAT_NAME,
@@ -24,6 +25,7 @@ __all__ = [
     "FORMAT_NAME",
     "LEGACY_MAGIC",
     "MAX_PICKLE_BYTES",
+    "OPCODES",
     "AmbiguousPickle",
     "ImportSeen",
     "ImportVerdict",

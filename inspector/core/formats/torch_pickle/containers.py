@@ -76,6 +76,15 @@ def _directory_problems(zf: zipfile.ZipFile, fh: Any, size: int) -> list[str]:
     problems = []
     if at + 22 + comment_len != len(tail):
         problems.append("its end-of-directory record is not at the end of the file")
+    # zip64: zipfile takes the zip64 end record just before the locator, miniz the one at the
+    # offset the locator names; two records can name two directories
+    locator = tail[at - 20 : at] if at >= 20 else b""
+    if locator[:4] == b"PK\x06\x07":
+        (named,) = struct.unpack_from("<Q", locator, 8)
+        if named != size - tail_len + at - 20 - 56:
+            problems.append(
+                "its zip64 end record is not where its locator says (a second directory)"
+            )
     start_dir = getattr(zf, "start_dir", None)
     endrec = zipfile._EndRecData(fh)  # the offset the record names (zip64 included)
     if endrec is None or start_dir != endrec[zipfile._ECD_OFFSET]:
