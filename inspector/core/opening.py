@@ -179,6 +179,10 @@ def _open_index(index_path: str, folder: str) -> Checkpoint:
     tensors: list[TensorInfo] = []
     for shard in shard_names:
         shard_path = os.path.join(folder, shard)
+        if "\x00" in shard:
+            raise CheckpointError(
+                index_path, f"shard {_q(shard)} holds a NUL byte: no file has that name"
+            )
         try:
             st = os.stat(shard_path)
         except OSError as e:

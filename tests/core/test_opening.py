@@ -218,3 +218,16 @@ def test_long_index_names_are_clipped_in_the_choice_message(tmp_path):
         open_checkpoint(tmp_path)
     names = e.value.reason.removeprefix("holds 2 index files (").split("); ")[0].split(", ")
     assert [len(n) for n in names] == [80, 80] and all(n.endswith("...") for n in names)
+
+
+def test_a_nul_in_an_index_shard_name_is_one_clear_line(tmp_path):
+    """Found by an independent review: os.stat raised ValueError (a traceback in every command)."""
+    import json
+
+    from safetensors.numpy import save_file
+
+    save_file({"w": np.zeros(2, np.float32)}, str(tmp_path / "model.safetensors"))
+    index = {"weight_map": {"w": "model.safetensors", "v": "evil.bin\u0000.safetensors"}}
+    (tmp_path / "model.safetensors.index.json").write_text(json.dumps(index))
+    with pytest.raises(CheckpointError, match="holds a NUL byte"):
+        open_checkpoint(tmp_path)

@@ -29,6 +29,8 @@ SAYS = {
     "torchscript-allowed-class": "TorchScript",
     "safetensors-pickle-polyglot": "pickle that imports os.system",
     "zip64-locator-two-directories": "zip64 end record is not where its locator says",
+    "tar-storages-symlink": "tar-format",
+    "tar-long-name-chain": "tar-format",
 }
 
 

@@ -158,6 +158,30 @@ def zip64_locator_two_directories(canary: Path) -> bytes:
     return bytes(out)
 
 
+def tar_storages_symlink(canary: Path) -> bytes:
+    """A tar whose ``storages`` member is a symlink to a pickle outside: torch extracts it and
+    unpickles what it points to; tarfile's extractfile raised KeyError (a traceback)."""
+    outside = canary.parent / "outside-evil.pkl"
+    outside.write_bytes(evil_pickle(canary))
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.USTAR_FORMAT) as tf:
+        member = tarfile.TarInfo("storages")
+        member.type, member.linkname = tarfile.SYMTYPE, str(outside)
+        tf.addfile(member)
+    return buf.getvalue()
+
+
+def tar_long_name_chain(canary: Path) -> bytes:
+    """400 GNU long-name headers in a row: tarfile recurses once per header (RecursionError)."""
+    raw = b""
+    for _ in range(400):
+        header = tarfile.TarInfo("././@LongLink")
+        header.type, header.size = tarfile.GNUTYPE_LONGNAME, 10
+        raw += header.tobuf(format=tarfile.GNU_FORMAT) + b"x" * 10 + bytes(502)
+    last = tarfile.TarInfo("storages")
+    return raw + last.tobuf(format=tarfile.GNU_FORMAT) + bytes(1024)
+
+
 BUILDERS = {
     "v7-tar": v7_tar,
     "frame-past-stop": frame_past_stop,
@@ -169,4 +193,6 @@ BUILDERS = {
     "torchscript-allowed-class": torchscript_with_allowed_class,
     "safetensors-pickle-polyglot": safetensors_pickle_polyglot,
     "zip64-locator-two-directories": zip64_locator_two_directories,
+    "tar-storages-symlink": tar_storages_symlink,
+    "tar-long-name-chain": tar_long_name_chain,
 }

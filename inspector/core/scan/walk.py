@@ -41,7 +41,7 @@ from ..wording import format_bytes
 from .index import index_findings
 
 _LEGACY_PICKLES = 5  # magic, protocol, system info, the object, the storage keys
-_PKL_BUDGET = 1 << 30  # bytes of .pkl members one scan reads in all (one member at a time)
+_PKL_BUDGET = 256 << 20  # bytes of .pkl members one scan interprets in all (~15 s at most)
 
 
 class ScanStatus(enum.Enum):

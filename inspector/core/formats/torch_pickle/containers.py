@@ -114,6 +114,8 @@ def is_torch_tar(fh: Any) -> bool:
         with tarfile.open(fileobj=fh, mode="r:") as tar:
             # an empty archive (all zeros) makes torch fail before it unpickles anything
             return tar.firstmember is not None
+    except RecursionError:  # a chain of long-name headers deeper than tarfile can follow
+        return True  # a tar all the same (torch fails on it too): refused as one
     except (tarfile.TarError, OSError, ValueError, EOFError, UnicodeDecodeError):
         return False
     finally:
@@ -132,9 +134,11 @@ def tar_pickles(fh: Any, limit: int) -> dict[str, bytes]:
                     member = tar.getmember(name)
                 except KeyError:
                     continue
+                if member.issym() or member.islnk():
+                    continue  # torch extracts and follows it: outside the archive, not read
                 f = tar.extractfile(member)
                 if f is not None:
                     out[name] = f.read(limit)
-    except (tarfile.TarError, OSError, ValueError, EOFError, UnicodeDecodeError):
+    except (tarfile.TarError, OSError, ValueError, EOFError, UnicodeDecodeError, RecursionError):
         pass
     return out
