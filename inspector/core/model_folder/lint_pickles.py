@@ -6,11 +6,9 @@ from __future__ import annotations
 
 import os
 
-from ..formats.torch_pickle import ImportVerdict
+from ..formats.torch_pickle import PICKLE_SUFFIXES, ImportVerdict
 from ..scan.walk import ScanStatus, scan_file
 from .findings import Finding, Severity, finding
-
-PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl", ".pickle")
 
 
 def lint_other_pickles(folder: str, names: list[str], weights: set[str]) -> list[Finding]:

@@ -20,6 +20,7 @@ from ..formats.torch_pickle import (
     LEGACY_MAGIC,
     MAX_PICKLE_BYTES,
     OPCODES,
+    PICKLE_SUFFIXES,
     AmbiguousPickle,
     ImportSeen,
     ImportVerdict,
@@ -193,7 +194,7 @@ def scan_file(path: str, in_folder: bool = False) -> FileScan:
         if pickles or stream.imports or stream.findings or looks_like_pickle(path, head):
             return stream
         if in_folder and stream.error != "file is empty":
-            if head[:1] and head[0] in OPCODES and _LOADED_BY_NAME.search(os.path.basename(path)):
+            if _torch_would_unpickle(path, head):
                 return _cannot_follow(path, "unknown", stream.error)
             return FileScan(path, "not a checkpoint")
         return FileScan(path, "unknown", error=e.reason)
@@ -209,19 +210,22 @@ def scan_file(path: str, in_folder: bool = False) -> FileScan:
                 *stream.findings,
             ],
         )
-    first_is_opcode = bool(head[:1]) and head[0] in OPCODES  # else pickle.load stops at once
-    if (
-        stream.error
-        and not pickles
-        and first_is_opcode
-        and _LOADED_BY_NAME.search(os.path.basename(path))
-    ):
+    if stream.error and not pickles and _torch_would_unpickle(path, head):
         return _cannot_follow(path, "safetensors", stream.error)
     return FileScan(path, "safetensors")  # data only: nothing to import
 
 
 # names a loader hands to torch.load (pytorch_model.bin, *.pt, model.ckpt, a .bin shard, x.pt.1)
-_LOADED_BY_NAME = re.compile(r"\.(bin|pt|pth|ckpt|pkl|pickle|tar)(\.|$)", re.IGNORECASE)
+_LOADED_BY_NAME = re.compile(
+    r"\.(" + "|".join(s[1:] for s in (*PICKLE_SUFFIXES, ".tar")) + r")(\.|$)", re.IGNORECASE
+)
+
+
+def _torch_would_unpickle(path: str, head: bytes) -> bool:
+    """Named like a checkpoint, and its first byte an opcode (else pickle.load stops at once)."""
+    return (
+        bool(head) and head[0] in OPCODES and bool(_LOADED_BY_NAME.search(os.path.basename(path)))
+    )
 
 
 def _cannot_follow(path: str, fmt: str, why: str | None) -> FileScan:

@@ -14,6 +14,7 @@ from .opcodes import OPS as OPCODES
 from .policies import ImportSeen, ScanPolicy
 from .reader import (
     FORMAT_NAME,
+    PICKLE_SUFFIXES,
     PickleFacts,
     looks_like_pickle,
     pickle_facts,
@@ -26,6 +27,7 @@ __all__ = [
     "LEGACY_MAGIC",
     "MAX_PICKLE_BYTES",
     "OPCODES",
+    "PICKLE_SUFFIXES",
     "AmbiguousPickle",
     "ImportSeen",
     "ImportVerdict",

@@ -27,7 +27,7 @@ from .policies import ImportSeen, LoadPolicy, RefusedImport, ScanPolicy
 from .values import bounded_repr
 
 FORMAT_NAME = "pytorch pickle"
-_PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl", ".pickle")
+PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl", ".pickle")
 
 
 @dataclass
@@ -51,7 +51,7 @@ def looks_like_pickle(path: str, head: bytes) -> bool:
         return True
     if head[:1] == b"\x80" and head[1:2] in (b"\x02", b"\x03", b"\x04", b"\x05"):
         return True
-    return path.lower().endswith(_PICKLE_SUFFIXES) and head[:1] in (b"(", b"c", b"]", b"}")
+    return path.lower().endswith(PICKLE_SUFFIXES) and head[:1] in (b"(", b"c", b"]", b"}")
 
 
 def read_pickle_checkpoint(path: str) -> Header:
