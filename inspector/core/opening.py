@@ -179,10 +179,6 @@ def _open_index(index_path: str, folder: str) -> Checkpoint:
     tensors: list[TensorInfo] = []
     for shard in shard_names:
         shard_path = os.path.join(folder, shard)
-        if "\x00" in shard:
-            raise CheckpointError(
-                index_path, f"shard {_q(shard)} holds a NUL byte: no file has that name"
-            )
         try:
             st = os.stat(shard_path)
         except OSError as e:
@@ -228,6 +224,10 @@ def _open_index(index_path: str, folder: str) -> Checkpoint:
 def _check_shard_name(index_path: str, name: str, shard: object) -> None:
     if not isinstance(shard, str) or not shard:
         raise CheckpointError(index_path, f"weight_map entry for {_q(name)} is not a file name")
+    if "\x00" in shard:
+        raise CheckpointError(
+            index_path, f"shard {_q(shard)} holds a NUL byte: no file has that name"
+        )
     parts = shard.replace("\\", "/").split("/")
     if os.path.isabs(shard) or ".." in parts:
         raise CheckpointError(index_path, f"shard {_q(shard)} points outside the index's folder")
