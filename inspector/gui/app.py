@@ -6,6 +6,7 @@ import os
 import sys
 
 from PySide6.QtCore import QEventLoop, QSettings, QTimer
+from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication
 
 ORG = "checkpoint-inspector"
@@ -79,7 +80,7 @@ def run(
         os.environ["QT_QPA_PLATFORM"] = "offscreen"
     app = ensure_app()
     from .i18n import install_translator
-    from .main_window import MainWindow, window_icon
+    from .main_window import MainWindow
 
     install_translator(app, lang)
 
@@ -171,3 +172,13 @@ def _first_of(*signals):
 
 
 _keep: list = []
+
+
+def window_icon() -> QIcon:
+    from inspector.assets import resource_path
+
+    for name in ("checkpoint-inspector.png", "checkpoint-inspector.svg"):
+        p = resource_path("icons", name)
+        if p.is_file():
+            return QIcon(str(p))
+    return QIcon()

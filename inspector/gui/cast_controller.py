@@ -7,7 +7,7 @@ import os
 import time
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject, Qt
+from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QMessageBox
 
 from .errors import error_text
@@ -18,19 +18,31 @@ if TYPE_CHECKING:
     from inspector.core.cast.job import CastReport
     from inspector.core.checkpoint import Checkpoint
     from inspector.core.dtypes import DType
-    from inspector.session import CastResult
+    from inspector.session import CastResult, Session
 
-    from .window_port import WindowPort
+    from .job_runner import JobRunner
+    from .window_views import WindowViews
     from .workers import Worker
 
 
 class CastController(QObject):
-    def __init__(self, win: WindowPort) -> None:
-        super().__init__(win)
-        self.win = win
-        self.session = win.session
-        self.runner = win.runner
-        self.page = win.tensor_page
+    """The window forwards its signals and answers the two requests."""
+
+    cast_done = Signal(object)  # CastReport
+    cast_failed = Signal(str)
+    cast_cancelled = Signal()
+    open_requested = Signal(str)  # "Open the saved file"
+    target_written = Signal(str)  # the dtype just written: the Status column must say it
+
+    def __init__(
+        self, session: Session, runner: JobRunner, views: WindowViews, parent: QObject | None = None
+    ) -> None:
+        super().__init__(parent)
+        self.session = session
+        self.runner = runner
+        self.views = views
+        self.page = views.page
+        self.error_box: QMessageBox | None = None  # the open cast error box, for tests to read
         self.session.events.cast_changed.connect(self._on_session_cast)
 
     def start_cast(self, out: str, target: DType, keep: tuple[str, ...]) -> Worker | None:
@@ -53,23 +65,23 @@ class CastController(QObject):
         name = os.path.basename(out.rstrip(os.sep))
         if not self.session.accept_cast(report, out, source):
             # another checkpoint was opened meanwhile: the file is saved, the plots would lie
-            self.win.message_bar.show_message(
+            self.views.message_bar.show_message(
                 translate(
                     "Controller", "Saved {name} (cast of a checkpoint no longer shown)."
                 ).format(name=name),
                 "ok",
                 translate("Controller", "Open the saved file"),
-                lambda: self.win.open_path(out),
+                lambda: self.open_requested.emit(out),
             )
         else:
             if report.target != self.session.target.name:
                 # the person cast to this dtype: it is the model's now, and the Status column
                 # must say what was written, not "→ BF16" beside F16 errors
-                self.win.set_target(report.target)
+                self.target_written.emit(report.target)
             changed = [r for r in report.tensors if r.from_ != r.to]
             lossless = sum(1 for r in changed if r.lossless)
-            elapsed = time.monotonic() - self.win.controller.job_started
-            self.win.message_bar.show_message(
+            elapsed = time.monotonic() - self.runner.job_started_at
+            self.views.message_bar.show_message(
                 translate(
                     "Controller",
                     "Saved {name} in {secs} s: {n} tensors cast to {target}, {lossless} of them "
@@ -83,9 +95,9 @@ class CastController(QObject):
                 ),
                 "ok",
                 translate("Controller", "Open the saved file"),
-                lambda: self.win.open_path(out),
+                lambda: self.open_requested.emit(out),
             )
-        self.win.cast_done.emit(report)
+        self.cast_done.emit(report)
 
     def _on_cast_errored(self, out: str, e: BaseException) -> None:
         msg = error_text(out, e)
@@ -93,25 +105,22 @@ class CastController(QObject):
             QMessageBox.Icon.Critical,
             translate("Controller", "Cast failed"),
             translate("Controller", "Could not save {what}").format(what=msg),
-            parent=self.win,
+            parent=self.views.dialog_parent,
         )
         box.setInformativeText(translate("Controller", "Nothing was written."))
         box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        self.win.error_box = box
+        self.error_box = box
         box.open()
-        self.win.cast_failed.emit(msg)
+        self.cast_failed.emit(msg)
 
     def _on_cast_aborted(self) -> None:
-        self.win.statusBar().showMessage(
-            translate("Controller", "Cast cancelled: nothing was written."), 5000
-        )
-        self.win.cast_cancelled.emit()
+        self.views.flash(translate("Controller", "Cast cancelled: nothing was written."))
+        self.cast_cancelled.emit()
 
     def _on_session_cast(self, cast: CastResult | None) -> None:
         page = self.page
         page.model.set_cast_report(cast.report.tensors if cast is not None else None)
         page.set_column_visible(Col.CAST_ERR, cast is not None)
         page.plots_tabs.set_cast(cast, self.session.checkpoint)
-        self.win.controller.update_plots()
         if cast is not None:
             page.plots_tabs.show_cast()

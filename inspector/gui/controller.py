@@ -5,10 +5,9 @@ here; the details pane has its own controller (:mod:`.details_controller`)."""
 from __future__ import annotations
 
 import os
-import time
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject
+from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QInputDialog
 
 from inspector.core.checkpoint import Checkpoint
@@ -29,11 +28,10 @@ from .tensor_columns import Col
 
 if TYPE_CHECKING:
     from inspector.core.diff import TensorDiff
-    from inspector.session import FileIdentity
+    from inspector.session import FileIdentity, Session
 
-    from .window_port import WindowPort
-
-APP_TITLE = "Checkpoint Inspector"
+    from .job_runner import JobRunner
+    from .window_views import WindowViews
 
 
 def open_and_index(
@@ -49,22 +47,33 @@ def open_and_index(
 
 
 class WindowController(QObject):
-    def __init__(self, win: WindowPort) -> None:
-        super().__init__(win)
-        self.win = win
-        self.session = win.session
-        self.runner = win.runner
-        self.page = win.tensor_page
-        self.job_started = 0.0  # when the running exclusive job started (the cast reports it)
+    """Opening, the target, the reference and the diff; the window forwards its signals."""
+
+    loaded = Signal(str)  # path
+    load_failed = Signal(str)  # the message shown
+    shown = Signal(str)  # a checkpoint is on screen: the window shows its page, title, recent
+    diff_done = Signal(object)  # list[TensorDiff]
+    diff_failed = Signal(str)
+
+    def __init__(
+        self, session: Session, runner: JobRunner, views: WindowViews, parent: QObject | None = None
+    ) -> None:
+        super().__init__(parent)
+        self.session = session
+        self.runner = runner
+        self.views = views
+        self.page = views.page
+        self.choice_dialog: QInputDialog | None = None  # the open "which checkpoint?" dialog
         ev = self.session.events
         ev.checkpoint_changed.connect(self._on_session_checkpoint)
         ev.target_changed.connect(self._on_session_target)
-        ev.reference_changed.connect(lambda _ref: self._update_actions())
+        ev.reference_changed.connect(lambda _ref: self.update_actions())
         ev.diffs_changed.connect(self._on_session_diffs)
+        ev.cast_changed.connect(lambda _cast: self.update_plots())
         self.runner.sig_job_started.connect(self._on_job_started)
-        self.runner.sig_job_progress.connect(win.job_bar.set_progress)
+        self.runner.sig_job_progress.connect(views.job_bar.set_progress)
         self.runner.sig_job_queued.connect(
-            lambda label: win.statusBar().showMessage(f"{label}: waits for the running job", 5000)
+            lambda label: views.flash(f"{label}: waits for the running job")
         )
         self.runner.sig_idle.connect(self._on_idle)
 
@@ -73,7 +82,7 @@ class WindowController(QObject):
         """Open ``path``; ``keep_all``: a training checkpoint with everything it holds."""
         path = os.path.abspath(os.path.expanduser(os.fspath(path)))
         name = os.path.basename(path.rstrip(os.sep)) or path
-        self.win.job_bar.set_busy(translate("Controller", "Opening {name}…").format(name=name))
+        self.views.job_bar.set_busy(translate("Controller", "Opening {name}…").format(name=name))
         self.runner.request(
             "open",
             open_and_index,
@@ -84,7 +93,7 @@ class WindowController(QObject):
         )
 
     def _on_opened(self, path: str, res: tuple) -> None:
-        self.win.job_bar.set_busy(None)
+        self.views.job_bar.set_busy(None)
         ckpt, groups, identities, config = res
         self.show_checkpoint(ckpt, path, groups, identities, config)
 
@@ -101,7 +110,7 @@ class WindowController(QObject):
         dropped = self.session.open(ckpt, path, groups, identities, config)
         if dropped is not None:
             name = os.path.basename(dropped.path.rstrip(os.sep))
-            self.win.message_bar.show_message(
+            self.views.message_bar.show_message(
                 translate(
                     "Controller",
                     "The reference {name} was cleared: it was chosen for the previous checkpoint.",
@@ -112,7 +121,7 @@ class WindowController(QObject):
             )
         if ckpt.training is not None:  # the rest is one click away
             layout = ckpt.training
-            self.win.message_bar.show_message(
+            self.views.message_bar.show_message(
                 translate(
                     "Controller",
                     "{kind} checkpoint: showing the model's {n} tensors (prefix {prefix} taken "
@@ -129,43 +138,41 @@ class WindowController(QObject):
                 lambda p=path or ckpt.path: self.open_path(p, keep_all=True),
             )
         if ckpt.notices:  # left alone by the read: only a save into that folder settles it
-            self.win.message_bar.show_message(
+            self.views.message_bar.show_message(
                 translate("Controller", "Note: {text}.").format(text="; ".join(ckpt.notices)),
                 "warning",
             )
-        self.win.loaded.emit(self.session.path)
+        self.loaded.emit(self.session.path)
 
     def _on_open_failed(self, path: str, e: BaseException) -> None:
-        self.win.job_bar.set_busy(None)
+        self.views.job_bar.set_busy(None)
         msg = error_text(path, e)
         text = translate("Controller", "Could not open {what}").format(what=msg)
         if self.session.checkpoint:
             text += translate("Controller", " — still showing the previous checkpoint.")
-        self.win.show_error(text)
-        self.win.load_failed.emit(msg)
+        self.views.show_error(text)
+        self.load_failed.emit(msg)
         if isinstance(e, AmbiguousCheckpointError) and e.choices:
             self._offer_choice(e.choices)
 
     def _offer_choice(self, choices: list[str]) -> None:
         """A folder with several index variants or unjoined files: let the person pick one."""
-        dialog = QInputDialog(self.win)
+        dialog = QInputDialog(self.views.dialog_parent)
         dialog.setWindowTitle(translate("Controller", "Open which checkpoint?"))
         dialog.setLabelText(translate("Controller", "This folder holds several checkpoints. Open:"))
         dialog.setComboBoxItems([os.path.basename(c) for c in choices])
         dialog.setComboBoxEditable(False)
         by_name = {os.path.basename(c): c for c in choices}
         dialog.textValueSelected.connect(lambda name: self.open_path(by_name[name]))
-        self.win.choice_dialog = dialog
+        self.choice_dialog = dialog
         dialog.open()  # window-modal, not blocking: the event loop (and tests) go on
 
     def _on_session_checkpoint(self, ckpt: Checkpoint, path: str) -> None:
-        win, page = self.win, self.page
+        views, page = self.views, self.page
         config = self.session.model_config
         config_dtype = config.dtype.name if config is not None and config.dtype else None
-        win.window_actions.set_config_dtype(win.target_box, config_dtype)
-        win.window_actions.show_target(
-            win.target_box, self.session.target, self.session.target_source
-        )
+        views.actions.set_config_dtype(views.target_box, config_dtype)
+        views.actions.show_target(views.target_box, self.session.target, self.session.target_source)
         page.model.set_rows(ckpt.tensors, self.session.target, self.session.groups)
         skip = config.modules_to_not_convert if config is not None else ()
         page.model.set_intended(IntendedMatcher(preset_globs("fp32-norms", skip)))
@@ -174,12 +181,9 @@ class WindowController(QObject):
             page.set_column_visible(col, False)
         page.set_summary(self.session.summary)
         page.set_config_note(weights_disagree(config, ckpt.tensors) if config else None)
-        win.stack.setCurrentIndex(1)
-        win.message_bar.hide()
-        win.setWindowTitle(f"{os.path.basename(path.rstrip(os.sep))} — {APP_TITLE}")
-        win.recent.add(path)
-        win.empty_page.set_recent(win.recent.paths()[:5])
-        self._update_actions()
+        views.message_bar.hide()
+        self.shown.emit(path)
+        self.update_actions()
         self.update_plots()
         self._request_lint(ckpt, path)
         if not page.select_first_interesting():
@@ -190,7 +194,7 @@ class WindowController(QObject):
         """The person picked ``name`` in the chooser (or a script asked for it): their choice
         wins over config.json from now on; picking the "from config.json" entry goes back to
         the config's dtype."""
-        box = self.win.target_box
+        box = self.views.target_box
         if box.currentText() != name:
             box.setCurrentText(name.split()[0].upper())  # re-enters through the signal
             return
@@ -198,9 +202,9 @@ class WindowController(QObject):
             self.session.choose_target(None)
         else:
             dt = DTYPES[name.split()[0].upper()]
-            self.win.settings.setValue("target", dt.name)
+            self.views.settings.setValue("target", dt.name)
             self.session.choose_target(dt)
-        self.win.window_actions.show_target(box, self.session.target, self.session.target_source)
+        self.views.actions.show_target(box, self.session.target, self.session.target_source)
 
     def _on_session_target(self, dt: DType) -> None:
         page = self.page
@@ -212,7 +216,7 @@ class WindowController(QObject):
     # ---- reference and diff ---------------------------------------------------------------
     def open_reference(self, path: str) -> None:
         path = os.path.abspath(path)
-        self.win.job_bar.set_busy(
+        self.views.job_bar.set_busy(
             translate("Controller", "Opening reference {name}…").format(name=os.path.basename(path))
         )
         self.runner.request(
@@ -224,7 +228,7 @@ class WindowController(QObject):
         )
 
     def _on_reference_opened(self, ref: Checkpoint) -> None:
-        self.win.job_bar.set_busy(None)
+        self.views.job_bar.set_busy(None)
         if self.session.checkpoint is None:
             ref.close()
             return
@@ -239,27 +243,25 @@ class WindowController(QObject):
             lambda: diff_checkpoints(a, b),
             on_finished=lambda diffs, a=a, b=b: self._on_diff_finished(diffs, a, b),
             on_errored=self._on_diff_errored,
-            on_aborted=lambda: self.win.statusBar().showMessage(
-                translate("Controller", "Comparison cancelled."), 5000
-            ),
+            on_aborted=lambda: self.views.flash(translate("Controller", "Comparison cancelled.")),
         )
 
     def _on_reference_failed(self, path: str, e: BaseException) -> None:
-        self.win.job_bar.set_busy(None)
+        self.views.job_bar.set_busy(None)
         msg = error_text(path, e)
-        self.win.show_error(
+        self.views.show_error(
             translate("Controller", "Could not open the reference {what}").format(what=msg)
         )
-        self.win.diff_failed.emit(msg)
+        self.diff_failed.emit(msg)
 
     def _on_diff_finished(self, diffs: list[TensorDiff], a: Checkpoint, b: Checkpoint) -> None:
         if self.session.accept_diffs(diffs, a, b):
-            self.win.diff_done.emit(diffs)
+            self.diff_done.emit(diffs)
 
     def _on_diff_errored(self, e: BaseException) -> None:
         msg = error_text(None, e)
-        self.win.show_error(translate("Controller", "Comparison failed: {why}").format(why=msg))
-        self.win.diff_failed.emit(msg)
+        self.views.show_error(translate("Controller", "Comparison failed: {why}").format(why=msg))
+        self.diff_failed.emit(msg)
 
     def clear_reference(self) -> None:
         self.runner.drop("diff")
@@ -272,7 +274,7 @@ class WindowController(QObject):
         ref = os.path.basename(s.reference.path) if s.reference else "reference"
         page.plots_tabs.set_diffs(diffs, s.diff_summary, ref)
         self.update_plots()
-        self._update_actions()
+        self.update_actions()
         if diffs is not None:
             page.plots_tabs.show_diff()
         if diffs is not None and s.diff_summary is not None:
@@ -285,26 +287,25 @@ class WindowController(QObject):
                 text += translate(
                     "Controller", "; {n} only in one file or shaped differently"
                 ).format(n=d.n_unmatched)
-            self.win.message_bar.show_message(text + ".", "info")
+            self.views.message_bar.show_message(text + ".", "info")
 
     # ---- jobs and view state ----------------------------------------------------------------
     def cancel_job(self) -> None:
         if self.runner.busy:
             self.runner.cancel()
-            self.win.job_bar.set_cancelling()
+            self.views.job_bar.set_cancelling()
 
     def _on_job_started(self, label: str) -> None:
-        self.job_started = time.monotonic()
-        self.win.job_bar.set_job(label)
-        self._update_actions()
+        self.views.job_bar.set_job(label)
+        self.update_actions()
 
     def _on_idle(self) -> None:
-        self.win.job_bar.set_job(None)
-        self._update_actions()
+        self.views.job_bar.set_job(None)
+        self.update_actions()
 
-    def _update_actions(self) -> None:
+    def update_actions(self) -> None:
         s = self.session
-        self.win.window_actions.set_state(
+        self.views.actions.set_state(
             s.checkpoint is not None, self.runner.busy, s.reference is not None
         )
 

@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -47,6 +48,7 @@ class JobRunner(QObject):
         self._job: Worker | None = None
         self._job_spec: _Exclusive | None = None
         self._queued: _Exclusive | None = None
+        self.job_started_at = 0.0  # time.monotonic() when the running exclusive job started
         self._generation = 0
         self._latest: dict[str, int] = {}
 
@@ -88,6 +90,7 @@ class JobRunner(QObject):
         w.aborted.connect(spec.on_aborted)
         w.done.connect(lambda w=w: self._job_done(w))
         self._job, self._job_spec = w, spec
+        self.job_started_at = time.monotonic()
         self.sig_job_started.emit(spec.label)
         self.workers.start(w)
         return w

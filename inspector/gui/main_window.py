@@ -12,8 +12,15 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QSettings, Qt, Signal
-from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDragMoveEvent, QDropEvent, QIcon
-from PySide6.QtWidgets import QFileDialog, QMainWindow, QStackedWidget, QVBoxLayout, QWidget
+from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDragMoveEvent, QDropEvent
+from PySide6.QtWidgets import (
+    QInputDialog,
+    QMainWindow,
+    QMessageBox,
+    QStackedWidget,
+    QVBoxLayout,
+    QWidget,
+)
 
 from inspector.core.dtypes import CAST_TARGETS, DTYPES, DType
 from inspector.core.model_folder.intended import preset_globs, suggests_fp32_norms
@@ -25,6 +32,7 @@ from .controller import WindowController
 from .details_controller import DetailsController
 from .drops import drop_action, local_paths, plan_drop
 from .empty_page import EmptyPage
+from .file_dialogs import ask_checkpoint, ask_folder
 from .help_dialogs import show_about, show_shortcuts
 from .i18n import translate
 from .job_bar import JobBar
@@ -32,6 +40,7 @@ from .job_runner import JobRunner
 from .message_bar import MessageBar
 from .tensor_page import TensorPage
 from .window_actions import WindowActions
+from .window_views import WindowViews
 
 if TYPE_CHECKING:
     from inspector.core.cast.job import CastReport
@@ -42,10 +51,7 @@ if TYPE_CHECKING:
 
     from .workers import Worker
 
-OPEN_FILTER = (
-    "Checkpoints (*.safetensors *.json *.pt *.pth *.bin *.ckpt);;safetensors (*.safetensors "
-    "*.safetensors.index.json);;PyTorch pickles (*.pt *.pth *.bin *.ckpt);;All files (*)"
-)
+APP_TITLE = "Checkpoint Inspector"
 
 
 class MainWindow(QMainWindow):
@@ -70,8 +76,6 @@ class MainWindow(QMainWindow):
         # one is only the default
         self.session = Session(self._initial_target(target), chosen=target is not None)
         self.runner = JobRunner(self)
-        self.error_box: Any = None
-        self.choice_dialog: Any = None
         self._reference_after_load: str | None = None  # the second of two dropped files
         self.loaded.connect(self._on_loaded_open_reference)
         self.load_failed.connect(lambda *_: setattr(self, "_reference_after_load", None))
@@ -87,16 +91,11 @@ class MainWindow(QMainWindow):
         a = self.window_actions
         self.cast_action, self.tree_action, self.recent_menu = a.cast, a.tree, a.recent_menu
         self.cancel_button = self.job_bar.cancel_button
-        self.controller = WindowController(self)
-        self.cast_controller = CastController(self)
-        self.details_controller = DetailsController(
-            self.session, self.runner, self.tensor_page, parent=self
-        )
-        self.details_controller.details_ready.connect(self.details_ready)
+        self._build_controllers()
         self._connect()
         self._disable_child_drops()
         self.empty_page.set_recent(self.recent.paths()[:5])
-        self.controller._update_actions()
+        self.controller.update_actions()
         self.resize(1280, 800)
 
     def _initial_target(self, target: str | None) -> DType:
@@ -138,6 +137,45 @@ class MainWindow(QMainWindow):
             self.empty_page.empty_label,
             self.empty_page.recent_label,
         )
+
+    def _build_controllers(self) -> None:
+        """Each controller gets the session, the runner and the views it drives; the window
+        forwards their signals under its own names and answers their requests."""
+        views = WindowViews(
+            page=self.tensor_page,
+            job_bar=self.job_bar,
+            message_bar=self.message_bar,
+            actions=self.window_actions,
+            target_box=self.target_box,
+            status_bar=self.statusBar(),
+            settings=self.settings,
+            dialog_parent=self,
+        )
+        c = self.controller = WindowController(self.session, self.runner, views, parent=self)
+        for ours, theirs in (
+            (self.loaded, c.loaded),
+            (self.load_failed, c.load_failed),
+            (self.diff_done, c.diff_done),
+            (self.diff_failed, c.diff_failed),
+        ):
+            theirs.connect(ours)
+        c.shown.connect(self._on_shown)
+        cc = self.cast_controller = CastController(self.session, self.runner, views, parent=self)
+        cc.cast_done.connect(self.cast_done)
+        cc.cast_failed.connect(self.cast_failed)
+        cc.cast_cancelled.connect(self.cast_cancelled)
+        cc.open_requested.connect(self.open_path)
+        cc.target_written.connect(self.set_target)
+        self.details_controller = DetailsController(
+            self.session, self.runner, self.tensor_page, parent=self
+        )
+        self.details_controller.details_ready.connect(self.details_ready)
+
+    def _on_shown(self, path: str) -> None:
+        self.stack.setCurrentIndex(1)
+        self.setWindowTitle(f"{os.path.basename(path.rstrip(os.sep))} — {APP_TITLE}")
+        self.recent.add(path)
+        self.empty_page.set_recent(self.recent.paths()[:5])
 
     def _connect(self) -> None:
         a, page = self.window_actions, self.tensor_page
@@ -209,6 +247,16 @@ class MainWindow(QMainWindow):
     def cast_dialog(self) -> CastDialog | None:
         return self._cast_dialog
 
+    @property
+    def choice_dialog(self) -> QInputDialog | None:
+        """The open "which checkpoint?" dialog, for tests and scripts to answer."""
+        return self.controller.choice_dialog
+
+    @property
+    def error_box(self) -> QMessageBox | None:
+        """The open cast error box, for tests and scripts to read."""
+        return self.cast_controller.error_box
+
     def current_tensor(self) -> TensorInfo | None:
         return self.session.current
 
@@ -252,17 +300,13 @@ class MainWindow(QMainWindow):
         self.message_bar.show_message(text, "error")
 
     def choose_file(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(
-            self, translate("MainWindow", "Open checkpoint"), self._last_dir(), OPEN_FILTER
-        )
-        if path:
+        title = translate("MainWindow", "Open checkpoint")
+        if path := ask_checkpoint(self, title, self.recent.paths()):
             self.open_path(path)
 
     def choose_folder(self) -> None:
-        path = QFileDialog.getExistingDirectory(
-            self, translate("MainWindow", "Open model folder"), self._last_dir()
-        )
-        if path:
+        title = translate("MainWindow", "Open model folder")
+        if path := ask_folder(self, title, self.recent.paths()):
             self.open_path(path)
 
     def choose_reference(self) -> None:
@@ -273,18 +317,9 @@ class MainWindow(QMainWindow):
                 )
             )
             return
-        path, _ = QFileDialog.getOpenFileName(
-            self,
-            translate("MainWindow", "Open reference checkpoint"),
-            self._last_dir(),
-            OPEN_FILTER,
-        )
-        if path:
+        title = translate("MainWindow", "Open reference checkpoint")
+        if path := ask_checkpoint(self, title, self.recent.paths()):
             self.open_reference(path)
-
-    def _last_dir(self) -> str:
-        recent = self.recent.paths()
-        return os.path.dirname(recent[0]) if recent else os.path.expanduser("~")
 
     def open_cast_dialog(self) -> CastDialog | None:
         if self.ckpt is None or self.runner.busy:
@@ -356,13 +391,3 @@ class MainWindow(QMainWindow):
         self.runner.shutdown(10_000)
         self.session.close()
         super().closeEvent(ev)
-
-
-def window_icon() -> QIcon:
-    from inspector.assets import resource_path
-
-    for name in ("checkpoint-inspector.png", "checkpoint-inspector.svg"):
-        p = resource_path("icons", name)
-        if p.is_file():
-            return QIcon(str(p))
-    return QIcon()

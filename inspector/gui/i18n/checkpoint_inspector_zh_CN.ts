@@ -250,128 +250,128 @@
 <context>
     <name>Controller</name>
     <message>
-        <location filename="../controller.py" line="76"/>
+        <location filename="../controller.py" line="85"/>
         <source>Opening {name}…</source>
         <translation>正在打开 {name}…</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="105"/>
+        <location filename="../controller.py" line="114"/>
         <source>The reference {name} was cleared: it was chosen for the previous checkpoint.</source>
         <translation>参考文件 {name} 已清除：它是为上一个 checkpoint 选择的。</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="110"/>
+        <location filename="../controller.py" line="119"/>
         <source>Compare with {name} again</source>
         <translation>再次与 {name} 对比</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="116"/>
+        <location filename="../controller.py" line="125"/>
         <source>{kind} checkpoint: showing the model&apos;s {n} tensors (prefix {prefix} taken off); {left} optimizer and other tensors are left out, and a cast leaves them out too.</source>
         <translation>{kind} 检查点：显示模型的 {n} 个张量（已去掉前缀 {prefix}）；{left} 个优化器及其他张量未显示，转换时也不会写入。</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="128"/>
+        <location filename="../controller.py" line="137"/>
         <source>Show everything</source>
         <translation>显示全部</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="133"/>
+        <location filename="../controller.py" line="142"/>
         <source>Note: {text}.</source>
         <translation>注意：{text}。</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="141"/>
+        <location filename="../controller.py" line="150"/>
         <source>Could not open {what}</source>
         <translation>无法打开 {what}</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="143"/>
+        <location filename="../controller.py" line="152"/>
         <source> — still showing the previous checkpoint.</source>
         <translation> — 仍显示之前的 checkpoint。</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="152"/>
+        <location filename="../controller.py" line="161"/>
         <source>Open which checkpoint?</source>
         <translation>打开哪个 checkpoint？</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="153"/>
+        <location filename="../controller.py" line="162"/>
         <source>This folder holds several checkpoints. Open:</source>
         <translation>此文件夹包含多个 checkpoint。打开：</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="216"/>
+        <location filename="../controller.py" line="220"/>
         <source>Opening reference {name}…</source>
         <translation>正在打开参考文件 {name}…</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="238"/>
+        <location filename="../controller.py" line="242"/>
         <source>Comparing with {name}</source>
         <translation>正在与 {name} 对比</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="243"/>
+        <location filename="../controller.py" line="246"/>
         <source>Comparison cancelled.</source>
         <translation>对比已取消。</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="251"/>
+        <location filename="../controller.py" line="253"/>
         <source>Could not open the reference {what}</source>
         <translation>无法打开参考文件 {what}</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="261"/>
+        <location filename="../controller.py" line="263"/>
         <source>Comparison failed: {why}</source>
         <translation>对比失败：{why}</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="280"/>
+        <location filename="../controller.py" line="282"/>
         <source>Compared with {ref}: {n} differing (worst max |Δ| {worst}), {equal} equal</source>
         <translation>已与 {ref} 对比：{n} 个张量有差异（最大 |Δ| 为 {worst}），{equal} 个完全相同</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="285"/>
+        <location filename="../controller.py" line="287"/>
         <source>; {n} only in one file or shaped differently</source>
         <translation>；{n} 个只存在于其中一个文件或形状不同</translation>
     </message>
     <message>
-        <location filename="../cast_controller.py" line="45"/>
+        <location filename="../cast_controller.py" line="57"/>
         <source>Casting to {target}</source>
         <translation>正在转换为 {target}</translation>
     </message>
     <message>
-        <location filename="../cast_controller.py" line="57"/>
+        <location filename="../cast_controller.py" line="69"/>
         <source>Saved {name} (cast of a checkpoint no longer shown).</source>
         <translation>已保存 {name}（转换的 checkpoint 已不在当前窗口中）。</translation>
     </message>
     <message>
-        <location filename="../cast_controller.py" line="61"/>
-        <location filename="../cast_controller.py" line="85"/>
+        <location filename="../cast_controller.py" line="73"/>
+        <location filename="../cast_controller.py" line="97"/>
         <source>Open the saved file</source>
         <translation>打开保存的文件</translation>
     </message>
     <message>
-        <location filename="../cast_controller.py" line="73"/>
+        <location filename="../cast_controller.py" line="85"/>
         <source>Saved {name} in {secs} s: {n} tensors cast to {target}, {lossless} of them lossless.</source>
         <translation>已保存 {name}，用时 {secs} 秒：{n} 个张量转换为 {target}，其中 {lossless} 个无损。</translation>
     </message>
     <message>
-        <location filename="../cast_controller.py" line="94"/>
+        <location filename="../cast_controller.py" line="106"/>
         <source>Cast failed</source>
         <translation>转换失败</translation>
     </message>
     <message>
-        <location filename="../cast_controller.py" line="95"/>
+        <location filename="../cast_controller.py" line="107"/>
         <source>Could not save {what}</source>
         <translation>无法保存 {what}</translation>
     </message>
     <message>
-        <location filename="../cast_controller.py" line="98"/>
+        <location filename="../cast_controller.py" line="110"/>
         <source>Nothing was written.</source>
         <translation>没有写入任何文件。</translation>
     </message>
     <message>
-        <location filename="../cast_controller.py" line="106"/>
+        <location filename="../cast_controller.py" line="117"/>
         <source>Cast cancelled: nothing was written.</source>
         <translation>转换已取消：没有写入任何文件。</translation>
     </message>
@@ -900,37 +900,37 @@ Shift+drop a second checkpoint to compare against it.</source>
 <context>
     <name>MainWindow</name>
     <message>
-        <location filename="../main_window.py" line="80"/>
+        <location filename="../main_window.py" line="84"/>
         <source>Checkpoint Inspector</source>
         <translation>Checkpoint Inspector</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="256"/>
+        <location filename="../main_window.py" line="303"/>
         <source>Open checkpoint</source>
         <translation>打开 checkpoint</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="263"/>
+        <location filename="../main_window.py" line="308"/>
         <source>Open model folder</source>
         <translation>打开模型文件夹</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="271"/>
+        <location filename="../main_window.py" line="315"/>
         <source>Open a checkpoint first, then compare it with a reference.</source>
         <translation>请先打开一个 checkpoint，再与参考文件对比。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="278"/>
+        <location filename="../main_window.py" line="320"/>
         <source>Open reference checkpoint</source>
         <translation>打开参考 checkpoint</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="314"/>
+        <location filename="../main_window.py" line="349"/>
         <source>Drop to open · hold Shift to compare with it as reference</source>
         <translation>松开即可打开 · 按住 Shift 则作为参考进行对比</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="329"/>
+        <location filename="../main_window.py" line="364"/>
         <source>Only local files and folders can be opened (that was a remote URL).</source>
         <translation>只能打开本地文件和文件夹（拖入的是远程 URL）。</translation>
     </message>
