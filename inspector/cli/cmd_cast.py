@@ -67,9 +67,20 @@ def _cast(args: argparse.Namespace) -> int:
     )
     report = run_job(job, progress_printer("cast"))
     totals = report.totals()  # report.tensors: the tensors whose dtype the cast changed
+    dequantized = [t for t in report.tensors if t.dequantized]
+    if dequantized:  # a quantized model came out as a plain one
+        schemes = ", ".join(sorted({t.dequantized or "" for t in dequantized}))
+        what = (
+            f"{len(dequantized)} quantized weights dequantized to {target.name} ({schemes}), "
+            f"{totals['tensors_cast'] - len(dequantized)} other tensors cast"
+        )
+    else:
+        what = (
+            f"{totals['tensors_cast']} of {len(ckpt)} tensors cast to {target.name}, "
+            f"{totals['lossless']} of them lossless"
+        )
     out(
-        f"wrote {printable(args.output)}: {totals['tensors_cast']} of {len(ckpt)} tensors cast to "
-        f"{target.name}, {totals['lossless']} of them lossless"
+        f"wrote {printable(args.output)}: {what}"
         + (f"; report in {printable(args.report)}" if args.report else "")
     )
     if ckpt.training is not None:

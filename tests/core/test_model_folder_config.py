@@ -78,8 +78,9 @@ BF16, F16, F32 = DTYPES["BF16"], DTYPES["F16"], DTYPES["F32"]
 def test_what_a_config_says(tmp_path, config, dtype, text, key, skip, quantized):
     path = tmp_path / "config.json"
     path.write_text(json.dumps(config))
+    quant = config.get("quantization_config") if quantized else None
     assert read_model_config(str(tmp_path / "model.safetensors")) == ModelConfig(
-        str(path), dtype, text, key, skip, quantized
+        str(path), dtype, text, key, skip, quantized, quant
     )
 
 

@@ -14,6 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from ..checkpoint import Checkpoint
 from ..dtypes import DType
 from ..errors import CheckpointError
@@ -24,6 +26,7 @@ from ..layout import TensorInfo
 from ..model_folder.companions import copy_companions
 from ..model_folder.config import model_folder
 from ..progress import Job, Progress
+from ..quant.layout import QuantizedWeight
 from ..save.output_names import (
     PICKLE_METADATA,
     PICKLE_SUFFIXES,
@@ -33,6 +36,7 @@ from ..save.output_names import (
 from ..save.writeback import BackgroundWriter
 from ..save.writer import AtomicWriter, TensorEntry
 from ..training_layout import training_left_out
+from .dequantize import Dequantizing, dequantizing
 from .kernels import can_cast
 from .pool import ChunkCaster
 from .precision import ErrorAccumulator
@@ -55,9 +59,10 @@ class TensorCastReport:
     underflow: int | None = None
     nan: int | None = None
     lossless: bool | None = None
+    dequantized: str | None = None  # the scheme whose codes were dequantized (not a dtype cast)
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        doc = {
             "name": self.name,
             "from": self.from_,
             "to": self.to,
@@ -69,6 +74,9 @@ class TensorCastReport:
             "nan": self.nan,
             "lossless": self.lossless,
         }
+        if self.dequantized is not None:
+            doc["dequantized"] = self.dequantized
+        return doc
 
 
 @dataclass
@@ -178,8 +186,9 @@ def _output_paths(ckpt: Checkpoint, out: str, writer: AtomicWriter) -> dict[str,
     return paths
 
 
-def _index_text(ckpt: Checkpoint, total_size: int) -> str:
-    """The input index (as read when opened) with ``metadata.total_size`` updated."""
+def _index_text(ckpt: Checkpoint, total_size: int, deq: Dequantizing | None) -> str:
+    """The input index (as read when opened) with ``metadata.total_size`` updated (and a
+    dequantized weight's companions gone, its codes under the weight's name)."""
     assert ckpt.index_path is not None and ckpt.index is not None
     index = dict(ckpt.index)
     meta = index.get("metadata")
@@ -188,6 +197,9 @@ def _index_text(ckpt: Checkpoint, total_size: int) -> str:
     index["weight_map"] = {
         name: shard for name, shard in index["weight_map"].items() if name in ckpt
     }
+    if deq is not None:
+        renamed = ((deq.output_name(k), v) for k, v in index["weight_map"].items())
+        index["weight_map"] = {k: v for k, v in renamed if k is not None}
     if ckpt.files[0].format != SAFETENSORS:  # converted: the shards have new names
         index["weight_map"] = {k: safetensors_name(v) for k, v in index["weight_map"].items()}
     try:
@@ -220,6 +232,7 @@ def cast_checkpoint(
     out = os.fspath(out)
     if not out:
         raise CheckpointError(None, "the output path is empty")
+    deq = dequantizing(ckpt)  # a quantized checkpoint is dequantized, or refused here
     plan = plan_cast(ckpt, target, keep)
     dst_of = {t.name: d for t, d in plan}
     total = ckpt.total_nbytes
@@ -241,16 +254,17 @@ def cast_checkpoint(
             writer.reserve(report_path, what="report")
             report = True
         if ckpt.is_sharded or ckpt.folder is not None:  # a loadable model folder comes out
-            any_cast = any(d != t.dtype for t, d in plan)
-            copy_companions(writer, model_folder(ckpt.path), out, target if any_cast else None)
+            any_cast = deq is not None or any(d != t.dtype for t, d in plan)
+            copy_companions(
+                writer, model_folder(ckpt.path), out, target if any_cast else None, deq is not None
+            )
         bg = BackgroundWriter()
         casts = ChunkCaster(processes=cast_processes(plan) if processes is None else processes)
         try:
             out_bytes = 0
             for header in ckpt.files:
-                entries = [
-                    TensorEntry(t.name, dst_of[t.name], tuple(t.shape)) for t in header.tensors
-                ]
+                outputs = _outputs(header.tensors, dst_of, target, deq)
+                entries = [e for _t, e, _w in outputs]
                 out_bytes += sum(e.nbytes for e in entries)
                 meta = header.metadata if header.format == SAFETENSORS else PICKLE_METADATA
                 f = writer.open_safetensors(paths[header.path], entries, meta, like=header.path)
@@ -258,7 +272,22 @@ def cast_checkpoint(
                 reader = SourceReader(ckpt, header, chunk_bytes, f)
                 measured = []
                 with reader:
-                    for t, entry in zip(header.tensors, entries, strict=True):
+                    for t, entry, w in outputs:
+                        if w is not None:  # codes and scales in, the weight's values out
+                            assert deq is not None
+                            compute, rows = deq.chunks(ckpt, w, chunk_bytes)
+                            acc = ErrorAccumulator(compute, target) if report else None
+                            start, src_bytes = done, sum(p.nbytes for p in w.stored)
+                            for values in rows:
+                                _queue_values(values, compute, target, acc, casts)
+                                for data in casts.ready():
+                                    batch.add(data)
+                                done += src_bytes * values.size // max(1, w.params)
+                                yield Progress(done, total, w.name)
+                            done = start + src_bytes
+                            measured.append((entry, w, acc))
+                            reader.out_pos += entry.nbytes
+                            continue
                         dst = dst_of[t.name]
                         acc = ErrorAccumulator(t.dtype, dst) if report and dst != t.dtype else None
                         yield Progress(done, total, t.name)
@@ -269,17 +298,19 @@ def cast_checkpoint(
                             yield Progress(done, total, t.name)
                         reader.out_pos += entry.nbytes
                         if dst != t.dtype:  # the report lists the tensors cast
-                            measured.append((t, dst, acc))
+                            measured.append((entry, t, acc))
                     for data in casts.ready(drain=True):
                         batch.add(data)
-                result.tensors.extend(_entry(t, dst, acc) for t, dst, acc in measured)
+                result.tensors.extend(_entry(e, src, acc) for e, src, acc in measured)
                 batch.flush()
                 bg.close()  # everything of this file written before it is fsynced
                 f.finish()
                 bg = BackgroundWriter()
             bg.close()
             if index_out is not None:
-                writer.write_text(index_out, _index_text(ckpt, out_bytes), like=ckpt.index_path)
+                writer.write_text(
+                    index_out, _index_text(ckpt, out_bytes, deq), like=ckpt.index_path
+                )
             if report_path is not None:  # committed last: it describes the files above
                 writer.write_text(report_path, result.to_json_text(), like=ckpt.files[0].path)
             writer.commit()
@@ -291,8 +322,48 @@ def cast_checkpoint(
     return result
 
 
-def _entry(t: TensorInfo, dst: DType, acc: ErrorAccumulator | None) -> TensorCastReport:
-    rep = TensorCastReport(t.name, t.dtype.name, dst.name)
+def _outputs(
+    tensors: Sequence[TensorInfo],
+    dst_of: dict[str, DType],
+    target: DType,
+    deq: Dequantizing | None,
+) -> list[tuple[TensorInfo, TensorEntry, QuantizedWeight | None]]:
+    """What one file's output holds, in its order: each tensor as planned, or (quantized) each
+    weight's values where its codes were, and no companions."""
+    out = []
+    for t in tensors:
+        w = deq.weight(t.name) if deq is not None else None
+        if w is not None:
+            out.append((t, TensorEntry(w.name, target, tuple(w.shape)), w))
+        elif deq is None or deq.output_name(t.name) is not None:
+            out.append((t, TensorEntry(t.name, dst_of[t.name], tuple(t.shape)), None))
+    return out
+
+
+def _queue_values(
+    values: np.ndarray,
+    compute: DType,
+    target: DType,
+    acc: ErrorAccumulator | None,
+    casts: ChunkCaster,
+) -> None:
+    """Dequantized rows (in the reference's compute dtype) cast to ``target`` on the cast
+    threads; the precision report measures that last rounding."""
+    raw = np.ascontiguousarray(values).reshape(-1).view(np.uint8)
+    if compute == target:
+        casts.copy(raw)
+    else:
+        casts.submit(raw, compute, target, acc)
+
+
+def _entry(
+    e: TensorEntry, src: TensorInfo | QuantizedWeight, acc: ErrorAccumulator | None
+) -> TensorCastReport:
+    if isinstance(src, QuantizedWeight):
+        rep = TensorCastReport(e.name, src.codes.dtype.name, e.dtype.name)
+        rep.dequantized = src.scheme.value
+    else:
+        rep = TensorCastReport(e.name, src.dtype.name, e.dtype.name)
     if acc is not None:
         s = acc.result()
         rep.max_abs_err = s.max_abs_err

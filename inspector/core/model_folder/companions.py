@@ -39,10 +39,15 @@ def companion_files(folder: str) -> list[str]:
 
 
 def copy_companions(
-    writer: AtomicWriter, src_folder: str, out_folder: str, target: DType | None
+    writer: AtomicWriter,
+    src_folder: str,
+    out_folder: str,
+    target: DType | None,
+    dequantized: bool = False,
 ) -> list[str]:
     """Reserve and write every companion into ``out_folder`` (committed with the weights).
-    ``target`` None leaves config.json as it is (nothing was cast)."""
+    ``target`` None leaves config.json as it is (nothing was cast); ``dequantized`` drops its
+    ``quantization_config``."""
     names = companion_files(src_folder)
     for name in names:
         writer.reserve(os.path.join(out_folder, name), what="model file")
@@ -50,7 +55,7 @@ def copy_companions(
         src, dest = os.path.join(src_folder, name), os.path.join(out_folder, name)
         with open(src, "rb") as f:
             if name == CONFIG_NAME and target is not None:
-                text = _config_cast(f.read(MAX_CONFIG_BYTES + 1), target)
+                text = _config_cast(f.read(MAX_CONFIG_BYTES + 1), target, dequantized)
                 if text is not None:
                     writer.write_text(dest, text, like=src)
                     continue
@@ -62,10 +67,10 @@ def copy_companions(
     return names
 
 
-def _config_cast(raw: bytes, target: DType) -> str | None:
+def _config_cast(raw: bytes, target: DType, dequantized: bool) -> str | None:
     """config.json naming ``target``, or None when it is not a JSON object (it is then copied as
     it is, and lint reports it)."""
     try:
-        return config_with_dtype(raw.decode("utf-8"), target)
+        return config_with_dtype(raw.decode("utf-8"), target, dequantized)
     except (ValueError, UnicodeDecodeError, AttributeError, TypeError, RecursionError):
         return None

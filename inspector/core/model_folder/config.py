@@ -34,6 +34,7 @@ class ModelConfig:
     dtype_key: str | None  # where, e.g. "torch_dtype" or "text_config.dtype"
     modules_to_not_convert: list[str] = field(default_factory=list)
     quantized: bool = False
+    quant_config: dict[str, Any] | None = None  # quantization_config, as written
 
     def describe(self) -> str:
         return f"config.json {self.dtype_key} = {self.dtype_text}"
@@ -80,7 +81,9 @@ def _config_from(path: str, obj: dict[str, Any]) -> ModelConfig:
     if isinstance(quant, dict):
         listed = quant.get("modules_to_not_convert") or []
         skip = [m for m in listed if isinstance(m, str)] if isinstance(listed, list) else []
-    return ModelConfig(path, dtype, text, key, skip, isinstance(quant, dict))
+    if not isinstance(quant, dict):
+        quant = None
+    return ModelConfig(path, dtype, text, key, skip, quant is not None, quant)
 
 
 def _find_dtype(obj: dict[str, Any]) -> tuple[str | None, str | None]:
@@ -96,10 +99,17 @@ def _find_dtype(obj: dict[str, Any]) -> tuple[str | None, str | None]:
     return None, None
 
 
-def config_with_dtype(text: str, target: DType) -> str:
+def config_with_dtype(text: str, target: DType, dequantized: bool = False) -> str:
     """config.json with every dtype field (both spellings, nested configs too) set to ``target``,
-    written as transformers writes it (2-space indent, keys sorted)."""
+    written as transformers writes it (2-space indent, keys sorted). ``dequantized``: the
+    weights are plain floats now, so ``quantization_config`` goes (transformers would otherwise
+    look for scales that are not there)."""
     obj = json.loads(text)
+    if dequantized:
+        obj.pop("quantization_config", None)
+        for n in NESTED:
+            if isinstance(obj.get(n), dict):
+                obj[n].pop("quantization_config", None)
     torch_name = _torch_name(target)
     for holder in [obj, *(obj[n] for n in NESTED if isinstance(obj.get(n), dict))]:
         for k in DTYPE_KEYS:

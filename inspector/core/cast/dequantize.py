@@ -1,0 +1,91 @@
+"""What a cast does with a quantized checkpoint: every quantized weight is written as plain
+floats under its logical name (its companions are not written), or the cast is refused.
+
+    quant_layout ─ refusal? ─► CheckpointError (nothing read, nothing written)
+                 └────────────► Dequantizing: output name of each stored tensor,
+                                the dequantized rows of each weight (``rows.chunks``)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..checkpoint import Checkpoint
+from ..dtypes import DType
+from ..errors import CheckpointError
+from ..layout import TensorInfo
+from ..model_folder.config import read_model_config
+from ..quant import rows
+from ..quant.layout import Part, QuantizedWeight, QuantLayout
+from ..quant.recognise import recognise
+from ..quant.schemes import QuantScheme
+
+
+@dataclass
+class Dequantizing:
+    """The quantized weights of a cast, by the stored name of their codes."""
+
+    layout: QuantLayout
+    by_codes: dict[str, QuantizedWeight]
+
+    def output_name(self, stored: str) -> str | None:
+        """The name ``stored`` is written under: the logical name for codes, None for a
+        companion (not written), itself for every other tensor."""
+        w = self.by_codes.get(stored)
+        if w is not None:
+            return w.name
+        return None if stored in self.layout.part_of else stored
+
+    def weight(self, stored: str) -> QuantizedWeight | None:
+        return self.by_codes.get(stored)
+
+    def chunks(
+        self, ckpt: Checkpoint, w: QuantizedWeight, chunk_bytes: int
+    ) -> tuple[DType, Iterator[np.ndarray]]:
+        """The compute dtype of ``w``'s reference and its rows, dequantized, in order."""
+        plan = rows.prepare(ckpt, w)
+        return plan.compute, rows.chunks(ckpt, plan, chunk_bytes)
+
+
+def dequantizing(ckpt: Checkpoint) -> Dequantizing | None:
+    """None for a plain checkpoint; a CheckpointError naming the scheme for one a cast would
+    corrupt (unknown scheme, no config to confirm it, companions that do not fit)."""
+    try:
+        config = read_model_config(ckpt.path)
+    except CheckpointError:
+        config = None  # a plain cast copies a broken config.json as it is; lint reports it
+    layout = recognise(ckpt.tensors, config.quant_config if config is not None else None)
+    if layout is None:
+        return None
+    refusal = layout.cast_refusal()
+    if refusal is None and not layout.weights:
+        return None  # a quantization_config whose tensors are all plain (everything ignored)
+    if refusal is not None:
+        raise CheckpointError(ckpt.path, refusal)
+    for w in layout.weights.values():
+        if Part.SHAPE in w.parts and w.scheme is QuantScheme.CT_PACK:
+            w.shape = _stored_shape(ckpt, w.parts[Part.SHAPE], w)
+    return Dequantizing(layout, {w.codes.name: w for w in layout.weights.values()})
+
+
+def _stored_shape(ckpt: Checkpoint, t: TensorInfo, w: QuantizedWeight) -> tuple[int, ...]:
+    """``weight_shape``'s values (the output header is written before any row is read)."""
+    if t.dtype.name not in ("I64", "I32") or t.numel != len(w.codes.shape) or t.numel > 8:
+        raise CheckpointError(
+            t.file, f"weight_shape {t.name!r} is {t.dtype.name} {list(t.shape)}; nothing written"
+        )
+    shape = tuple(int(v) for v in np.array(ckpt.view(t)).reshape(-1))
+    packed_cols = w.codes.shape[-1]
+    bits = w.args.num_bits if w.args else 32
+    if shape[:-1] != tuple(w.codes.shape[:-1]) or not (
+        0 < shape[-1] <= packed_cols * 32 // bits and -(-shape[-1] * bits // 32) == packed_cols
+    ):
+        raise CheckpointError(
+            t.file,
+            f"weight_shape {list(shape)} of {w.name!r} disagrees with its packed codes "
+            f"{list(w.codes.shape)} (int{bits}); nothing written",
+        )
+    return shape

@@ -1,0 +1,324 @@
+"""Which tensors of a checkpoint are quantized weights, from config.json's
+``quantization_config`` and the tensors' names, dtypes and shapes (header only).
+
+``recognise`` returns None for a plain checkpoint. With a config the scheme is *confirmed*;
+without one it is guessed from names ("looks like …") and a cast refuses it. Every mismatch
+between the config and the tensors is a problem line: lint shows it, a cast refuses.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from typing import Any
+
+from ..layout import TensorInfo
+from .config_groups import (
+    ConfigProblem,
+    WeightArgs,
+    ct_group_of,
+    ct_groups,
+    ct_ignored,
+    not_converted,
+)
+from .layout import Part, QuantizedWeight, QuantLayout
+from .schemes import QuantScheme
+
+_CT_SCHEMES = {
+    "float-quantized": QuantScheme.CT_FLOAT,
+    "int-quantized": QuantScheme.CT_INT,
+    "naive-quantized": QuantScheme.CT_INT,
+    "pack-quantized": QuantScheme.CT_PACK,
+    "nvfp4-pack-quantized": QuantScheme.CT_NVFP4,
+    "mxfp4-pack-quantized": QuantScheme.CT_MXFP4,
+}
+_CT_PARTS = {
+    "weight_scale": Part.SCALE,
+    "weight_zero_point": Part.ZERO_POINT,
+    "weight_global_scale": Part.GLOBAL_SCALE,
+    "weight_shape": Part.SHAPE,
+    "weight_g_idx": Part.G_IDX,
+}
+# activation and kv-cache parameters of a quantized module: not part of its weight's values
+_CT_OTHER = ("input_scale", "input_zero_point", "input_global_scale", "output_scale")
+_FP8 = ("F8_E4M3", "F8_E5M2")
+
+
+def recognise(tensors: Iterable[TensorInfo], quant_config: Any = None) -> QuantLayout | None:
+    by_name = {t.name: t for t in tensors}
+    if quant_config is not None:
+        return _from_config(by_name, quant_config)
+    return _from_names(by_name)
+
+
+def _from_config(by_name: dict[str, TensorInfo], qc: Any) -> QuantLayout:
+    method = qc.get("quant_method") if isinstance(qc, dict) else None
+    try:
+        if method == "fp8":
+            return _fp8_block(by_name, qc, confirmed=True)
+        if method == "compressed-tensors":
+            return _compressed_tensors(by_name, qc)
+        if method == "mxfp4":
+            return _gpt_oss(by_name, confirmed=True)
+        if method in ("gptq", "awq"):
+            return _gptq_awq(by_name, qc, QuantScheme(method), confirmed=True)
+        if method == "bitsandbytes":
+            return _bitsandbytes(by_name, confirmed=True)
+    except ConfigProblem as e:
+        layout = QuantLayout(f"quant_method {method}", True)
+        layout.unsupported = str(e)
+        return layout
+    layout = QuantLayout(f"quant_method {method!r}", True)
+    layout.unsupported = (
+        f"config.json has a quantization_config with quant_method {method!r}, which this tool "
+        "cannot dequantize; a cast would write its codes as values, so it is refused"
+    )
+    return layout
+
+
+def _module(name: str, suffix: str) -> str | None:
+    return name[: -len(suffix)] if name.endswith(suffix) else None
+
+
+# -- transformers / DeepSeek fp8 -------------------------------------------------------------------
+
+
+def _fp8_block(by_name: dict[str, TensorInfo], qc: dict, confirmed: bool) -> QuantLayout:
+    block = qc.get("weight_block_size")
+    if block is not None:
+        if not (isinstance(block, list) and len(block) == 2 and all(
+            isinstance(b, int) and not isinstance(b, bool) and b > 0 for b in block
+        )):  # fmt: skip
+            raise ConfigProblem(f"quantization_config weight_block_size is {block!r}")
+        block = (block[0], block[1])
+    layout = QuantLayout("FP8 block-scaled (quant_method fp8)", confirmed)
+    skip = qc.get("modules_to_not_convert")
+    for name, scale in by_name.items():
+        m = _module(name, ".weight_scale_inv")
+        if m is None:
+            continue
+        codes = by_name.get(m + ".weight")
+        if codes is None:
+            layout.problems.append(f"scale {name!r} has no weight {m + '.weight'!r}")
+            continue
+        args = WeightArgs(8, "float", "block" if block else "tensor", block=block)
+        w = QuantizedWeight(m + ".weight", QuantScheme.FP8_BLOCK, codes, tuple(codes.shape),
+                            {Part.SCALE: scale}, args)  # fmt: skip
+        for other in ("input_scale", "activation_scale"):
+            if (t := by_name.get(f"{m}.{other}")) is not None:
+                w.others.append(t)
+        layout.add(w)
+        if codes.dtype.name not in _FP8:
+            layout.problems.append(f"{codes.name!r} is {codes.dtype.name}, not FP8")
+        elif len(codes.shape) != 2:
+            layout.problems.append(f"{codes.name!r} has {len(codes.shape)} dimensions, not 2")
+        else:
+            want = [math.ceil(codes.shape[0] / block[0]), math.ceil(codes.shape[1] / block[1])] \
+                if block else [1]  # fmt: skip
+            if scale.dtype.name != "F32" or (list(scale.shape) != want and not (
+                not block and math.prod(scale.shape) == 1
+            )):  # fmt: skip
+                layout.problems.append(
+                    f"scale {name!r} is {scale.dtype.name} {list(scale.shape)}; weight "
+                    f"{list(codes.shape)} with blocks {list(block or [])} needs F32 {want}"
+                )
+        if not_converted(m, skip):
+            layout.problems.append(
+                f"{codes.name!r} is quantized but modules_to_not_convert names it"
+            )
+    for name, t in by_name.items():  # FP8 weights without a scale would be cast as values
+        if t.dtype.name in _FP8 and name not in layout.part_of:
+            layout.problems.append(f"FP8 tensor {name!r} has no weight_scale_inv")
+    return layout
+
+
+# -- compressed-tensors ----------------------------------------------------------------------------
+
+
+def _compressed_tensors(by_name: dict[str, TensorInfo], qc: dict) -> QuantLayout:
+    groups = ct_groups(qc)
+    formats = sorted({g.format for g in groups})
+    layout = QuantLayout(f"compressed-tensors {'/'.join(formats)}", True)
+    ignore = qc.get("ignore")
+    seen: set[str] = set()
+    for name in by_name:
+        m = _module(name, ".weight_packed") or _module(name, ".weight_scale")
+        if m is None or m in seen:
+            continue
+        seen.add(m)
+        group = ct_group_of(m, groups)
+        packed = by_name.get(m + ".weight_packed")
+        codes = packed or by_name.get(m + ".weight")
+        if group is None or codes is None:
+            layout.problems.append(f"{name!r} belongs to no quantization group of the config")
+            continue
+        scheme = _CT_SCHEMES[group.format]
+        if (packed is not None) != (scheme in _PACKED):
+            layout.problems.append(
+                f"{codes.name!r} is stored as {'packed' if packed else 'codes'}, but its group "
+                f"{group.name!r} says {group.format}"
+            )
+            continue
+        w = QuantizedWeight(m + ".weight", scheme, codes, (), {}, group.args)
+        for suffix, part in _CT_PARTS.items():
+            if (t := by_name.get(f"{m}.{suffix}")) is not None:
+                w.parts[part] = t
+        w.others = [t for s in _CT_OTHER if (t := by_name.get(f"{m}.{s}")) is not None]
+        w.shape = _ct_logical_shape(w, layout)
+        layout.add(w)
+        if ct_ignored(m, ignore):
+            layout.problems.append(f"{codes.name!r} is quantized but the config's ignore names it")
+        if Part.SCALE not in w.parts:
+            layout.problems.append(f"{codes.name!r} has no weight_scale")
+    return layout
+
+
+_PACKED = (QuantScheme.CT_PACK, QuantScheme.CT_NVFP4, QuantScheme.CT_MXFP4)
+
+
+def _ct_logical_shape(w: QuantizedWeight, layout: QuantLayout) -> tuple[int, ...]:
+    """From the header alone: packed codes give rows and (for groups) columns exactly; a
+    cast checks ``weight_shape``'s values against this before it writes."""
+    shape, args = tuple(w.codes.shape), w.args
+    assert args is not None
+    if w.scheme in (QuantScheme.CT_FLOAT, QuantScheme.CT_INT) or len(shape) < 1:
+        return shape
+    if w.scheme in (QuantScheme.CT_NVFP4, QuantScheme.CT_MXFP4):
+        return (*shape[:-1], shape[-1] * 2)
+    scale = w.parts.get(Part.SCALE)
+    if args.group_size and scale is not None and scale.shape:
+        return (*shape[:-1], scale.shape[-1] * args.group_size)
+    return (*shape[:-1], shape[-1] * 32 // args.num_bits)
+
+
+# -- recognised, not dequantized ------------------------------------------------------------------
+
+
+def _gpt_oss(by_name: dict[str, TensorInfo], confirmed: bool) -> QuantLayout:
+    layout = QuantLayout("gpt-oss MXFP4 (quant_method mxfp4)", confirmed)
+    for name, blocks in by_name.items():
+        base = _module(name, "_blocks")
+        scales = by_name.get(f"{base}_scales") if base else None
+        if base is None or scales is None or len(blocks.shape) < 2:
+            continue
+        shape = (*blocks.shape[:-2], blocks.shape[-2] * blocks.shape[-1] * 2)
+        layout.add(QuantizedWeight(base, QuantScheme.MXFP4, blocks, shape, {Part.SCALE: scales},
+                                   WeightArgs(4, "float", "group", group_size=32)))  # fmt: skip
+    _refuse(layout, QuantScheme.MXFP4)
+    return layout
+
+
+def _gptq_awq(
+    by_name: dict[str, TensorInfo], qc: dict, scheme: QuantScheme, confirmed: bool
+) -> QuantLayout:
+    bits = qc.get("bits", 4)
+    bits = bits if isinstance(bits, int) and bits in (2, 3, 4, 8) else 4
+    group = qc.get("group_size") if isinstance(qc.get("group_size"), int) else None
+    layout = QuantLayout(scheme.label, confirmed)
+    for name, qweight in by_name.items():
+        m = _module(name, ".qweight")
+        scales = by_name.get(f"{m}.scales") if m else None
+        if m is None or scales is None or len(qweight.shape) != 2 or len(scales.shape) != 2:
+            continue
+        if scheme is QuantScheme.GPTQ:
+            shape = (scales.shape[1], qweight.shape[0] * 32 // bits)
+        else:
+            shape = (scales.shape[1], qweight.shape[0])
+        w = QuantizedWeight(m + ".weight", scheme, qweight, shape, {Part.SCALE: scales},
+                            WeightArgs(bits, "int", "group", group_size=group if group and group > 0 else None))  # fmt: skip
+        for suffix, part in (("qzeros", Part.ZERO_POINT), ("g_idx", Part.G_IDX)):
+            if (t := by_name.get(f"{m}.{suffix}")) is not None:
+                w.parts[part] = t
+        layout.add(w)
+    _refuse(layout, scheme)
+    return layout
+
+
+def _bitsandbytes(by_name: dict[str, TensorInfo], confirmed: bool) -> QuantLayout:
+    layout = QuantLayout("bitsandbytes", confirmed)
+    for name, t in by_name.items():
+        if (m := _module(name, ".weight.absmax")) is not None and m + ".weight" in by_name:
+            codes = by_name[m + ".weight"]
+            w = QuantizedWeight(m + ".weight", QuantScheme.BNB_4BIT, codes,
+                                (codes.numel * 2,), {Part.SCALE: t})  # fmt: skip
+            prefix = m + ".weight."
+            w.others = [u for n, u in by_name.items() if n.startswith(prefix) and u is not t]
+            layout.add(w)
+        elif (m := _module(name, ".SCB")) is not None and m + ".weight" in by_name:
+            codes = by_name[m + ".weight"]
+            w = QuantizedWeight(m + ".weight", QuantScheme.BNB_8BIT, codes, tuple(codes.shape),
+                                {Part.SCALE: t})  # fmt: skip
+            if (fmt := by_name.get(m + ".weight_format")) is not None:
+                w.others.append(fmt)
+            layout.add(w)
+    if layout.weights:
+        layout.scheme_text = "/".join(sorted(s.label for s in layout.schemes))
+    _refuse(layout, *layout.schemes)
+    return layout
+
+
+def _refuse(layout: QuantLayout, *schemes: QuantScheme) -> None:
+    names = ", ".join(sorted(s.label for s in schemes)) or layout.scheme_text
+    layout.unsupported = (
+        f"{names} weights cannot be dequantized by this tool yet; a cast would write their "
+        "codes as values, so it is refused"
+    )
+
+
+# -- no config: guessed from names ------------------------------------------------------------
+
+
+def _from_names(by_name: dict[str, TensorInfo]) -> QuantLayout | None:
+    names = by_name.keys()
+    has = lambda suffix: any(n.endswith(suffix) for n in names)  # noqa: E731
+    if has(".weight_scale_inv"):
+        guess = _fp8_block(by_name, {"weight_block_size": _guess_block(by_name)}, False)
+    elif has(".weight_packed") or (has(".weight_scale") and _has_fp8_or_int8_weight(by_name)):
+        guess = _ct_guess(by_name)
+    elif has(".qweight"):
+        guess = _gptq_awq(by_name, {}, QuantScheme.GPTQ, False)
+        guess.scheme_text = "GPTQ or AWQ"
+    elif has("_blocks") and has("_scales"):
+        guess = _gpt_oss(by_name, False)
+    elif has(".weight.absmax") or has(".SCB"):
+        guess = _bitsandbytes(by_name, False)
+    else:
+        return None
+    return guess if guess.weights else None
+
+
+def _guess_block(by_name: dict[str, TensorInfo]) -> list[int] | None:
+    for name, s in by_name.items():
+        w = by_name.get(name.removesuffix("_scale_inv")) if name.endswith("_scale_inv") else None
+        if w is not None and len(w.shape) == 2 and len(s.shape) == 2 and all(s.shape):
+            return [max(1, math.ceil(w.shape[0] / s.shape[0])), max(1, math.ceil(w.shape[1] / s.shape[1]))]  # fmt: skip
+    return None
+
+
+def _has_fp8_or_int8_weight(by_name: dict[str, TensorInfo]) -> bool:
+    return any(
+        n.endswith(".weight") and t.dtype.name in (*_FP8, "I8") and n + "_scale" in by_name
+        for n, t in by_name.items()
+    )
+
+
+def _ct_guess(by_name: dict[str, TensorInfo]) -> QuantLayout:
+    sample_packed = next((t for n, t in by_name.items() if n.endswith(".weight_packed")), None)
+    if sample_packed is None:
+        sample = next(
+            t for n, t in by_name.items() if n.endswith(".weight") and n + "_scale" in by_name
+        )
+        fmt, args = ("float-quantized", {"type": "float", "strategy": "channel"}) \
+            if sample.dtype.name in _FP8 else ("int-quantized", {"type": "int", "strategy": "channel"})  # fmt: skip
+    elif sample_packed.dtype.name == "U8":
+        global_scale = any(n.endswith(".weight_global_scale") for n in by_name)
+        fmt = "nvfp4-pack-quantized" if global_scale else "mxfp4-pack-quantized"
+        args = {"type": "float", "num_bits": 4, "strategy": "group",
+                "group_size": 16 if global_scale else 32}  # fmt: skip
+    else:
+        fmt, args = "pack-quantized", {"type": "int", "num_bits": 4, "strategy": "channel"}
+    qc = {"format": fmt, "config_groups": {"guess": {"targets": ["Linear"], "weights": args}}}
+    layout = _compressed_tensors(by_name, qc)
+    layout.confirmed = False
+    layout.scheme_text = f"compressed-tensors {fmt}"
+    return layout

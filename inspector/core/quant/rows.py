@@ -1,0 +1,211 @@
+"""A quantized weight dequantized a block of rows at a time, read straight from its file.
+
+``DequantPlan.prepare`` reads the small companions once (scales, zero points, global scale,
+``weight_shape``) and checks them against the codes; ``chunks`` then reads the codes of a
+few rows at a time with ``readinto`` (resident memory: one block of rows, never the tensor)
+and yields the rows dequantized in the reference's compute dtype.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..checkpoint import Checkpoint, read_byte_chunks
+from ..dtypes import DTYPES, DType
+from ..errors import CheckpointError
+from ..layout import StridedTensorInfo, TensorInfo
+from ..wording import _q
+from . import kernels as k
+from .layout import Part, QuantizedWeight
+from .schemes import QuantScheme
+
+F32, BF16 = DTYPES["F32"], DTYPES["BF16"]
+
+
+@dataclass
+class DequantPlan:
+    weight: QuantizedWeight
+    compute: DType  # the dtype the reference's result is in (cast to the target after)
+    rows: int  # logical rows (leading dims flattened)
+    cols: int
+    scale: np.ndarray  # as stored, rows flattened like the codes
+    scale_dtype: DType
+    zero_point: np.ndarray | None = None
+    global_scale: np.float32 | None = None
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.weight.shape
+
+
+def _small(ckpt: Checkpoint, t: TensorInfo, limit: int = 1 << 30) -> np.ndarray:
+    if t.nbytes > limit:
+        raise CheckpointError(t.file, f"companion {_q(t.name)} is over 1 GiB")
+    return np.array(ckpt.view(t))  # a copy: the map is released with the checkpoint
+
+
+def _refuse(w: QuantizedWeight, why: str) -> CheckpointError:
+    return CheckpointError(w.codes.file, f"{_q(w.name)} ({w.scheme.label}): {why}; nothing written")
+
+
+def prepare(ckpt: Checkpoint, w: QuantizedWeight) -> DequantPlan:
+    """Read and check the companions of ``w``; raise one clear line when they do not fit."""
+    if not w.scheme.dequantizable:
+        raise _refuse(w, "this scheme cannot be dequantized by this tool yet")
+    if isinstance(w.codes, StridedTensorInfo) or len(w.codes.shape) < 1:
+        raise _refuse(w, "codes are not a plain row-major tensor")
+    scale_t = w.parts.get(Part.SCALE)
+    if scale_t is None:
+        raise _refuse(w, "no scale tensor")
+    args = w.args
+    assert args is not None
+    shape = w.shape
+    if Part.SHAPE in w.parts:
+        stored = _small(ckpt, w.parts[Part.SHAPE]).reshape(-1)
+        if stored.dtype.kind not in "iu" or [int(v) for v in stored] != list(shape):
+            raise _refuse(w, f"weight_shape {stored.tolist()} disagrees with the packed codes "
+                             f"{list(w.codes.shape)} (logical {list(shape)})")  # fmt: skip
+    if Part.G_IDX in w.parts:
+        g_idx = _small(ckpt, w.parts[Part.G_IDX]).reshape(-1)
+        trivial = np.arange(g_idx.size) // (args.group_size or 1)
+        if g_idx.size != shape[-1] or not np.array_equal(g_idx, trivial):
+            raise _refuse(w, "activation-ordered groups (weight_g_idx) are not dequantized yet")
+    cols = shape[-1]
+    rows = math.prod(shape[:-1])
+    scale = _small(ckpt, scale_t)
+    scale_dtype = scale_t.dtype
+    if args.strategy == "block":
+        if len(shape) != 2 or args.block is None:
+            raise _refuse(w, "block scales need a 2-D weight")
+        want = [math.ceil(shape[0] / args.block[0]), math.ceil(shape[1] / args.block[1])]
+    elif args.strategy in ("group", "tensor_group"):
+        want = [*shape[:-1], math.ceil(cols / (args.group_size or 1))]
+    elif args.strategy == "channel":
+        want = [*shape[:-1], 1]
+    else:
+        want = [1]
+    if math.prod(scale.shape) != math.prod(want) or (
+        args.strategy != "tensor" and list(scale.shape) != want
+    ):
+        raise _refuse(w, f"scale {_q(scale_t.name)} is {list(scale.shape)}, the weight "
+                         f"{list(shape)} with {args.describe()} needs {want}")  # fmt: skip
+    scale = scale.reshape(rows, -1) if args.strategy not in ("block", "tensor") else scale
+    plan = DequantPlan(w, F32, rows, cols, scale, scale_dtype)
+    if w.scheme is QuantScheme.FP8_BLOCK:
+        if scale_dtype.name != "F32":
+            raise _refuse(w, f"weight_scale_inv is {scale_dtype.name}, not F32")
+        if w.codes.dtype.name not in ("F8_E4M3", "F8_E5M2"):
+            raise _refuse(w, f"codes are {w.codes.dtype.name}, not FP8")
+        return plan
+    if w.scheme in (QuantScheme.CT_NVFP4, QuantScheme.CT_MXFP4):
+        if w.codes.dtype.name != "U8":
+            raise _refuse(w, f"packed codes are {w.codes.dtype.name}, not U8")
+        plan.compute = BF16
+        if w.scheme is QuantScheme.CT_NVFP4:
+            gs = w.parts.get(Part.GLOBAL_SCALE)
+            if gs is None or gs.dtype.name != "F32" or gs.numel != 1:
+                raise _refuse(w, "NVFP4 needs one F32 weight_global_scale")
+            if scale_dtype.name not in ("F8_E4M3", "BF16", "F16", "F32"):
+                raise _refuse(w, f"NVFP4 scales are {scale_dtype.name}")
+            plan.global_scale = np.float32(_small(ckpt, gs).reshape(-1)[0])
+        elif scale_dtype.name != "U8":
+            raise _refuse(w, f"MXFP4 scales are {scale_dtype.name}, not U8 exponents")
+        return plan
+    if scale_dtype.name not in ("F32", "BF16", "F16"):
+        raise _refuse(w, f"scales are {scale_dtype.name}")
+    plan.compute = scale_dtype
+    want_codes = ("F8_E4M3", "F8_E5M2") if w.scheme is QuantScheme.CT_FLOAT else ("I8",)
+    if w.scheme is QuantScheme.CT_PACK:
+        want_codes = ("I32",)
+    if w.codes.dtype.name not in want_codes:
+        raise _refuse(
+            w, f"codes are {w.codes.dtype.name}, {w.scheme.value} stores {'/'.join(want_codes)}"
+        )
+    zp_t = w.parts.get(Part.ZERO_POINT)
+    if zp_t is not None:
+        zp = _small(ckpt, zp_t)
+        if w.scheme is QuantScheme.CT_PACK and not args.symmetric:
+            groups = scale.shape[-1]
+            if zp.dtype != np.int32 or zp.ndim != 2:
+                raise _refuse(w, "packed zero points are not I32 [rows, groups]")
+            zp = k.unpack_int32_rows(zp, args.num_bits, rows)[:, :groups]
+        plan.zero_point = zp.reshape(scale.shape) if zp.size == scale.size else None
+        if plan.zero_point is None:
+            raise _refuse(w, f"zero point {_q(zp_t.name)} does not match its scale's shape")
+    return plan
+
+
+def rows_per_chunk(plan: DequantPlan, chunk_bytes: int) -> int:
+    step = max(1, chunk_bytes // max(1, plan.cols * 4))
+    block = plan.weight.args.block if plan.weight.args else None
+    if block is not None and step > block[0]:
+        step -= step % block[0]  # whole blocks of rows: one scale row per block row
+    return step
+
+
+def chunks(ckpt: Checkpoint, plan: DequantPlan, chunk_bytes: int) -> Iterator[np.ndarray]:
+    """The rows of the logical weight, dequantized, in order, ``chunk_bytes`` of F32 at most."""
+    t = plan.weight.codes
+    row_bytes = t.nbytes // max(1, plan.rows)
+    start, _end = ckpt.byte_range(t)
+    step = rows_per_chunk(plan, chunk_bytes)
+    try:
+        fh = open(t.file, "rb", buffering=0)  # noqa: SIM115 - closed below
+    except OSError as e:
+        raise CheckpointError(t.file, f"cannot read: {e.strerror or e}") from None
+    with fh:
+        for r0 in range(0, plan.rows, step):
+            r1 = min(plan.rows, r0 + step)
+            lo, hi = start + r0 * row_bytes, start + r1 * row_bytes
+            raw = (
+                next(read_byte_chunks(fh, t.file, lo, hi, hi - lo))
+                if hi > lo
+                else np.empty(0, np.uint8)
+            )
+            yield dequantize_rows(plan, raw, r0, r1)
+
+
+def dequantize_rows(plan: DequantPlan, raw: np.ndarray, r0: int, r1: int) -> np.ndarray:
+    """Rows ``r0:r1`` (their stored bytes in ``raw``) as the reference computes them."""
+    w, n, cols = plan.weight, r1 - r0, plan.cols
+    args = w.args
+    assert args is not None
+    if w.scheme in (QuantScheme.CT_NVFP4, QuantScheme.CT_MXFP4):
+        codes = k.unpack_fp4(raw.reshape(n, -1))[:, :cols]
+        s = k.expand_groups(plan.scale[r0:r1], cols, args.group_size or cols)
+        if w.scheme is QuantScheme.CT_NVFP4:
+            assert plan.global_scale is not None
+            return k.ct_nvfp4(codes, s, plan.scale_dtype, plan.global_scale)
+        return k.ct_mxfp4(codes, s)
+    if w.scheme is QuantScheme.CT_PACK:
+        codes_f32 = k.unpack_int32(raw.view(np.int32).reshape(n, -1), args.num_bits, cols)
+        codes_f32 = codes_f32.astype(np.float32)
+    else:
+        codes = raw.view(w.codes.dtype.numpy).reshape(n, cols)
+        codes_f32 = k.to_f32(codes, w.codes.dtype)
+    s, zp = _scales_for_rows(plan, r0, r1)
+    if w.scheme is QuantScheme.FP8_BLOCK:
+        return k.fp8_block(codes_f32, F32, s)
+    return k.ct_linear(codes_f32, s, plan.scale_dtype, zp)
+
+
+def _scales_for_rows(plan: DequantPlan, r0: int, r1: int) -> tuple[np.ndarray, np.ndarray | None]:
+    args, cols = plan.weight.args, plan.cols
+    assert args is not None
+    zp = plan.zero_point
+    if args.strategy == "block":
+        assert args.block is not None
+        s = k.expand_blocks(plan.scale, r0, r1, cols, args.block)
+        z = k.expand_blocks(zp, r0, r1, cols, args.block) if zp is not None else None
+        return s, z
+    if args.strategy in ("group", "tensor_group"):
+        g = args.group_size or cols
+        s = k.expand_groups(plan.scale[r0:r1], cols, g)
+        return s, (k.expand_groups(zp[r0:r1], cols, g) if zp is not None else None)
+    if args.strategy == "channel":
+        return plan.scale[r0:r1], (zp[r0:r1] if zp is not None else None)
+    return plan.scale.reshape(1, 1), (zp.reshape(1, 1) if zp is not None else None)

@@ -1,0 +1,36 @@
+"""Quantized checkpoints made by llm-compressor itself (its data-free presets, on CPU, on a tiny
+llama), once per test session: the fixtures are the real tool's output, not our idea of it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+SCHEMES = ("FP8_DYNAMIC", "FP8_BLOCK", "W8A16", "W4A16", "NVFP4A16", "MXFP4A16")
+
+
+@pytest.fixture(scope="session")
+def llmc_models(tmp_path_factory) -> dict[str, Path]:
+    """{scheme: model folder}, plus "base": the unquantized BF16 model they came from."""
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    llmcompressor = pytest.importorskip("llmcompressor")
+    from llmcompressor.modifiers.quantization import QuantizationModifier
+
+    root = tmp_path_factory.mktemp("llmc")
+    torch.manual_seed(0)
+    config = transformers.LlamaConfig(
+        vocab_size=64, hidden_size=128, intermediate_size=256, num_hidden_layers=1,
+        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
+    )  # fmt: skip
+    base = root / "base"
+    transformers.LlamaForCausalLM(config).to(torch.bfloat16).save_pretrained(base)
+    out = {"base": base}
+    for scheme in SCHEMES:
+        model = transformers.LlamaForCausalLM.from_pretrained(base, dtype=torch.bfloat16)
+        recipe = QuantizationModifier(targets="Linear", scheme=scheme, ignore=["lm_head"])
+        llmcompressor.oneshot(model=model, recipe=recipe)
+        model.save_pretrained(root / scheme, save_compressed=True)
+        out[scheme] = root / scheme
+    return out

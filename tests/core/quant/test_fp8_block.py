@@ -1,0 +1,125 @@
+"""transformers' / DeepSeek's ``quant_method: fp8``: F8_E4M3 weights with an F32
+``weight_scale_inv`` per 128×128 block. The cast used to write the raw codes as values (max
+|w| 448 instead of ~0.09); now it writes what transformers' ``Fp8Dequantize`` computes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from inspector.core.dtypes import DTYPES
+from inspector.core.opening import open_checkpoint
+from inspector.core.progress import run_job
+from inspector.core.save.writer import save_arrays
+
+torch = pytest.importorskip("torch")
+F32, BF16, F8 = DTYPES["F32"], DTYPES["BF16"], DTYPES["F8_E4M3"]
+
+
+def deepseek_folder(folder: Path, rows: int = 256, cols: int = 256, seed: int = 0) -> dict:
+    """A DeepSeek-style folder: the true weights, their codes and scales as fp8 writes them."""
+    rng = np.random.default_rng(seed)
+    true = (rng.standard_normal((rows, cols)) * 0.02).astype(np.float32)
+    br, bc = -(-rows // 128), -(-cols // 128)
+    scale = np.empty((br, bc), np.float32)
+    codes = np.empty((rows, cols), ml_dtypes.float8_e4m3fn)
+    for i in range(br):
+        for j in range(bc):
+            block = true[i * 128 : (i + 1) * 128, j * 128 : (j + 1) * 128]
+            scale[i, j] = np.abs(block).max() / 448.0
+            codes[i * 128 : (i + 1) * 128, j * 128 : (j + 1) * 128] = (block / scale[i, j]).astype(
+                ml_dtypes.float8_e4m3fn
+            )
+    folder.mkdir(parents=True, exist_ok=True)
+    save_arrays(
+        folder / "model.safetensors",
+        [
+            ("model.layers.0.mlp.up_proj.weight", F8, codes),
+            ("model.layers.0.mlp.up_proj.weight_scale_inv", F32, scale),
+            ("model.norm.weight", BF16, np.ones(cols, ml_dtypes.bfloat16)),
+            ("lm_head.weight", BF16, true[:8].astype(ml_dtypes.bfloat16)),
+        ],
+    )
+    config = {
+        "architectures": ["DeepseekV3ForCausalLM"],
+        "torch_dtype": "bfloat16",
+        "quantization_config": {
+            "quant_method": "fp8",
+            "activation_scheme": "dynamic",
+            "fmt": "e4m3",
+            "weight_block_size": [128, 128],
+        },
+    }
+    (folder / "config.json").write_text(json.dumps(config))
+    return {"true": true, "codes": codes, "scale": scale}
+
+
+def _reference(codes: np.ndarray, scale: np.ndarray, dtype: torch.dtype) -> torch.Tensor:
+    """DeepSeek's ``weight_dequant``: each block's F32 product with its scale, to ``dtype``."""
+    q = torch.from_numpy(codes.view(np.uint8).copy()).view(torch.float8_e4m3fn).to(torch.float32)
+    s = torch.from_numpy(scale)
+    s = s.repeat_interleave(128, 0)[: q.shape[0]].repeat_interleave(128, 1)[:, : q.shape[1]]
+    return (q * s).to(dtype)
+
+
+def _cast(src: Path, out: Path, target: str = "BF16") -> dict:
+    from inspector.core.cast.job import cast_checkpoint
+
+    with open_checkpoint(str(src)) as ckpt:
+        return run_job(cast_checkpoint(ckpt, DTYPES[target], str(out), chunk_bytes=8192)).to_json()
+
+
+def test_the_cast_writes_the_weights_not_the_codes(tmp_path):
+    made = deepseek_folder(tmp_path / "fp8")
+    report = _cast(tmp_path / "fp8", tmp_path / "plain")
+    from safetensors.torch import load_file
+
+    got = load_file(tmp_path / "plain" / "model.safetensors")
+    w = got["model.layers.0.mlp.up_proj.weight"].float().numpy()
+    assert np.abs(w).max() < 0.2  # the codes reach 448
+    rel = np.linalg.norm(w - made["true"]) / np.linalg.norm(made["true"])
+    assert rel < 0.05  # FP8's own loss, not 5,173× the weights
+    assert set(got) == {"model.layers.0.mlp.up_proj.weight", "model.norm.weight", "lm_head.weight"}
+    cast = {t["name"]: t for t in report["tensors"]}["model.layers.0.mlp.up_proj.weight"]
+    assert cast["dequantized"] == "fp8" and cast["from"] == "F8_E4M3" and cast["to"] == "BF16"
+    config = json.loads((tmp_path / "plain" / "config.json").read_text())
+    assert "quantization_config" not in config and config["torch_dtype"] == "bfloat16"
+
+
+@pytest.mark.parametrize("target", ["BF16", "F16", "F32"])
+def test_values_equal_transformers_fp8_dequantize_bit_for_bit(tmp_path, target):
+    from safetensors.torch import load_file
+    from transformers.integrations.finegrained_fp8 import Fp8Dequantize
+
+    made = deepseek_folder(tmp_path / "fp8", 384, 256, seed=3)
+    _cast(tmp_path / "fp8", tmp_path / "plain", target)
+    dtype = {"BF16": torch.bfloat16, "F16": torch.float16, "F32": torch.float32}[target]
+    got = load_file(tmp_path / "plain" / "model.safetensors")["model.layers.0.mlp.up_proj.weight"]
+    q = torch.from_numpy(made["codes"].view(np.uint8).copy()).view(torch.float8_e4m3fn)
+    want = Fp8Dequantize(None)._dequantize_one(q, torch.from_numpy(made["scale"]), dtype)
+    assert got.dtype == dtype and torch.equal(got, want)
+
+
+def test_ragged_blocks_follow_deepseek_weight_dequant(tmp_path):
+    """DeepSeek-V3's shapes are not all multiples of 128 (its kernel masks the last block)."""
+    from safetensors.torch import load_file
+
+    made = deepseek_folder(tmp_path / "fp8", 200, 300, seed=5)
+    _cast(tmp_path / "fp8", tmp_path / "plain")
+    got = load_file(tmp_path / "plain" / "model.safetensors")["model.layers.0.mlp.up_proj.weight"]
+    assert torch.equal(got, _reference(made["codes"], made["scale"], torch.bfloat16))
+
+
+def test_check_and_the_cli_cast_agree(tmp_path):
+    deepseek_folder(tmp_path / "fp8")
+    cli = [sys.executable, "-m", "inspector"]
+    run = subprocess.run([*cli, "cast", str(tmp_path / "fp8"), "--target", "BF16", "-o",
+                          str(tmp_path / "plain")], capture_output=True, text=True)  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    assert "dequantized" in run.stdout
