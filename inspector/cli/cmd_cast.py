@@ -71,7 +71,8 @@ def _cast(args: argparse.Namespace) -> int:
     if dequantized:  # a quantized model came out as a plain one
         schemes = ", ".join(sorted({t.dequantized or "" for t in dequantized}))
         what = (
-            f"{len(dequantized)} quantized weights dequantized to {target.name} ({schemes}), "
+            f"{len(dequantized)} quantized weight{'s' if len(dequantized) != 1 else ''} "
+            f"dequantized to {target.name} ({schemes}), "
             f"{totals['tensors_cast'] - len(dequantized)} other tensors cast"
         )
     else:

@@ -20,12 +20,17 @@ def cmd_check(args: argparse.Namespace) -> int:
     notices(ckpt)
     folder = FolderConfig.of(args.path)  # config.json, read once
     target = resolve_target(args, folder)
-    differing = [t for t in ckpt.tensors if tensor_status(t, target) is TensorStatus.DIFFERS]
-    summary = summarize(ckpt.tensors, target)
-    note = config_line(folder, ckpt.tensors, target)
+    quant = folder.quant(ckpt.tensors)
+    stored = quant.part_of if quant is not None else {}  # codes and companions: not "differs"
+    plain = [t for t in ckpt.tensors if t.name not in stored]
+    differing = [t for t in plain if tensor_status(t, target) is TensorStatus.DIFFERS]
+    summary = summarize(ckpt.tensors, target, quant)
+    note = config_line(folder, plain, target)
     if not differing:
-        n_float = sum(1 for t in ckpt.tensors if t.dtype.is_float)
+        n_float = sum(1 for t in plain if t.dtype.is_float)
         out(f"ok: all {n_float} float tensors are {target.name} ({summary.line()})")
+        if quant is not None and quant.weights:
+            out(_quant_line(quant))
         return EXIT_OK
     on_purpose = on_purpose_labels(differing, target, intended_globs(folder))
     for t in differing:
@@ -41,5 +46,22 @@ def cmd_check(args: argparse.Namespace) -> int:
         if suggests_fp32_norms(differing, target.name, intended_globs(folder))
         else ""
     )
-    out(f"fix: {PROG} cast {printable(args.path)} --target {target.name}{keep} -o OUT")
+    refusal = quant.cast_refusal() if quant is not None and quant.weights else None
+    if refusal is not None:  # never propose a cast that would write codes as values
+        out(f"no fix by cast: {refusal}")
+    else:
+        out(f"fix: {PROG} cast {printable(args.path)} --target {target.name}{keep} -o OUT")
+        if quant is not None and quant.weights:
+            out(_quant_line(quant))
     return EXIT_DIFFERENT
+
+
+def _quant_line(quant) -> str:
+    refusal = quant.cast_refusal()
+    if refusal is None:
+        them = "it" if len(quant.weights) == 1 else "them"
+        return (
+            f"{quant.describe()}; a cast dequantizes {them} (writes a plain model, "
+            "quantization_config removed)"
+        )
+    return f"{quant.describe()}; a cast is refused: {refusal}"

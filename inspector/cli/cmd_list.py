@@ -7,6 +7,7 @@ import os
 import sys
 from collections.abc import Iterator
 
+from ..core.quant.layout import QuantizedWeight
 from .exit_codes import EXIT_OK
 from .model import FolderConfig, intended_globs, on_purpose_labels, resolve_target
 from .output import notices, printable, progress_printer, symbol, write_json_rows
@@ -16,6 +17,7 @@ def cmd_list(args: argparse.Namespace) -> int:
     from ..core.natural_order import natural_order
     from ..core.opening import open_checkpoint
     from ..core.progress import run_job
+    from ..core.quant.listing import logical_items
     from ..core.stats import compute_stats
     from ..core.summary import matches_target, summarize, tensor_status
     from ..core.training_layout import training_left_out
@@ -25,7 +27,9 @@ def cmd_list(args: argparse.Namespace) -> int:
     notices(ckpt)
     folder = FolderConfig.of(args.path)  # config.json, read once
     target = resolve_target(args, folder)
+    quant = folder.quant(ckpt.tensors)
     tensors = natural_order(ckpt.tensors, target) if args.order == "natural" else ckpt.tensors
+    items = logical_items(tensors, quant)
     stats = run_job(compute_stats(ckpt), progress_printer("stats")) if args.stats else {}
     # one status per dtype, not per tensor (200k tensors: ~0.4 s less)
     samples = {t.dtype_name: t for t in tensors}
@@ -39,7 +43,9 @@ def cmd_list(args: argparse.Namespace) -> int:
         values = _pickle_values(ckpt)
         if values:
             extra["values"] = [{"name": v.name, "value": v.text} for v in values]
-        write_json_rows(_json_rows(tensors, file_names, matches, stats), extra)
+        if quant is not None:
+            extra["quantization"] = quant.to_json()
+        write_json_rows(_json_rows(items, file_names, matches, stats), extra)
         return EXIT_OK
 
     status_text = _status_words(target, short=args.stats)
@@ -54,7 +60,10 @@ def cmd_list(args: argparse.Namespace) -> int:
             f"{'name':<{name_w}}  {'dtype':<8} {'shape':<15} {'status':<11}"
             f" {'min':>9} {'max':>9} {'mean':>9} {'std':>9} {'nan':>5} {'inf':>5}"
         )
-        for t in tensors:
+        for t in items:
+            if isinstance(t, QuantizedWeight):  # values: see the weight's storage line
+                lines.extend(_quantized_lines(t, name_w))
+                continue
             s = stats[t.name]
             name = names[t.name]
             if len(name) > name_w:
@@ -70,7 +79,10 @@ def cmd_list(args: argparse.Namespace) -> int:
     else:
         name_w = min(max([4, *(len(n) for n in names.values())]), 60)
         lines.append(f"{'name':<{name_w}}  {'dtype':<8} {'shape':<20} {'size':>10}  status")
-        for t in tensors:
+        for t in items:
+            if isinstance(t, QuantizedWeight):
+                lines.extend(_quantized_lines(t, name_w))
+                continue
             shape = shape_text.get(t.shape) or shape_text.setdefault(t.shape, _shape(t.shape))
             nbytes = t.nbytes
             size = size_text.get(nbytes) or size_text.setdefault(nbytes, format_bytes(nbytes))
@@ -79,7 +91,9 @@ def cmd_list(args: argparse.Namespace) -> int:
                 f"{on_purpose.get(t.name) or status_text[status_of[t.dtype_name]]}"
             )
             lines.append(line.rstrip())
-    lines.append(summarize(ckpt.tensors, target).line().rstrip())
+    lines.append(summarize(ckpt.tensors, target, quant).line().rstrip())
+    if quant is not None and not quant.confirmed:
+        lines.append(quant.describe())
     lines.extend(line.rstrip() for line in _value_lines(ckpt))
     sys.stdout.write("\n".join(lines) + "\n")
     return EXIT_OK
@@ -93,9 +107,39 @@ def _printable_names(tensors) -> dict[str, str]:
     return {t.name: printable(t.name) for t in tensors}
 
 
-def _json_rows(tensors, file_names, matches, stats) -> Iterator[dict[str, object]]:
+def _quantized_lines(w: QuantizedWeight, name_w: int) -> list[str]:
+    """A quantized weight: its logical row, then each stored tensor indented under it."""
+    from ..core.wording import format_bytes
+
+    size = format_bytes(sum(t.nbytes for t in w.stored))
+    lines = [
+        f"{printable(w.name):<{name_w}}  {w.codes.dtype_name:<8} {_shape(w.shape):<20} "
+        f"{size:>10}  quantized: {w.storage()}"
+    ]
+    for t in w.stored:
+        part = "  └ " + printable(t.name)
+        lines.append(
+            f"{part:<{name_w}}  {t.dtype_name:<8} {_shape(t.shape):<20} "
+            f"{format_bytes(t.nbytes):>10}".rstrip()
+        )
+    return lines
+
+
+def _json_rows(items, file_names, matches, stats) -> Iterator[dict[str, object]]:
     """The ``list --json`` rows, made while they are written (no list of 200k dicts)."""
-    for t in tensors:
+    for t in items:
+        if isinstance(t, QuantizedWeight):
+            yield {
+                "name": t.name,
+                "dtype": t.codes.dtype_name,
+                "shape": t.shape,
+                "file": file_names[t.codes.file],
+                "nbytes": sum(p.nbytes for p in t.stored),
+                "matches_target": None,
+                "status": "quantized",
+                "quant": t.to_json(),
+            }
+            continue
         start, end = t.data_offsets
         row: dict[str, object] = {
             "name": t.name,

@@ -14,6 +14,7 @@ from .output import out, printable
 
 if TYPE_CHECKING:
     from ..core.model_folder.config import ModelConfig
+    from ..core.quant.layout import QuantLayout
 
 CONFIG_TARGET = "config"
 
@@ -33,6 +34,12 @@ class FolderConfig:
             return cls(read_model_config(path))
         except CheckpointError as e:
             return cls(None, e)
+
+    def quant(self, tensors: list) -> QuantLayout | None:
+        """The checkpoint's quantized weights, by its quantization_config (or names alone)."""
+        from ..core.quant.recognise import recognise
+
+        return recognise(tensors, self.config.quant_config if self.config is not None else None)
 
 
 def resolve_target(args: argparse.Namespace, folder: FolderConfig):

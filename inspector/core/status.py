@@ -12,6 +12,7 @@ class TensorStatus(str, Enum):
     MATCH = "match"  # a float tensor already in the model dtype
     DIFFERS = "differs"  # a float tensor in another dtype: what burn-store trips over
     KEPT = "kept"  # not a float (ints, bools): left alone by a float cast
+    QUANTIZED = "quantized"  # codes or companions of a quantized weight: a cast dequantizes
 
     def __str__(self) -> str:
         return self.value

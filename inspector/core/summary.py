@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from .dtypes import DType
 from .layout import TensorInfo
+from .quant.layout import QuantLayout
 from .status import TensorStatus
 from .wording import format_bytes
 
@@ -36,14 +37,16 @@ class Summary:
     nbytes: int
     differing_dtypes: dict[str, int]  # float dtypes that differ from the target, with counts
     kept_dtypes: dict[str, int]  # non-float dtypes, with counts
+    n_quantized: int = 0  # quantized weights (each one tensor of n_tensors, its companions none)
+    quant_scheme: str | None = None
 
     def line(self) -> str:
-        """``4 of 104 tensors differ from F32 · 22.7 M params · 86.7 MiB · F64×4 I64×1``."""
-        parts = [
-            f"{self.n_differ:,} of {self.n_tensors:,} tensors differ from {self.target}",
-            f"{format_count(self.params)} params",
-            format_bytes(self.nbytes),
-        ]
+        """``4 of 104 tensors differ from F32 · 22.7 M params · 86.7 MiB · F64×4 I64×1``; a
+        quantized checkpoint adds ``· 7 quantized (compressed-tensors pack-quantized)``."""
+        parts = [f"{self.n_differ:,} of {self.n_tensors:,} tensors differ from {self.target}"]
+        if self.n_quantized:
+            parts.append(f"{self.n_quantized:,} quantized ({self.quant_scheme})")
+        parts += [f"{format_count(self.params)} params", format_bytes(self.nbytes)]
         kinds = {**self.differing_dtypes, **self.kept_dtypes}
         if kinds:
             parts.append(" ".join(f"{k}×{v}" for k, v in kinds.items()))
@@ -55,16 +58,19 @@ class DTypeGroups:
 
     The window rebuilds the summary line on every change of the target chooser; for a
     200k-tensor checkpoint a walk over all tensors each time would be a noticeable pause.
-    ``dtype_names[i]`` is tensor i's dtype name, so a table can derive per-row status from it.
+    ``dtype_names[i]`` is tensor i's group key (its dtype name, or :data:`QUANTIZED_GROUP` for
+    the codes and companions of a quantized weight), so a table derives per-row status from it.
     """
 
-    def __init__(self, tensors: Iterable[TensorInfo]) -> None:
+    def __init__(self, tensors: Iterable[TensorInfo], quant: QuantLayout | None = None) -> None:
         groups: dict[str, _Group] = {}  # in order of first appearance
         names: list[str] = []
         add = names.append
         prod = math.prod
+        part_of = quant.part_of if quant is not None else {}
+        self.quant = quant
         for t in tensors:  # fields, not properties: this loop runs on every open
-            name = t.dtype_name
+            name = QUANTIZED_GROUP if part_of and t.name in part_of else t.dtype_name
             add(name)
             g = groups.get(name)
             if g is None:
@@ -76,23 +82,38 @@ class DTypeGroups:
         self.groups = groups
         self.dtype_names = names
 
+    def group_status(self, key: str, target: DType) -> TensorStatus:
+        """The status of every tensor in group ``key`` against ``target``."""
+        if key == QUANTIZED_GROUP:
+            return TensorStatus.QUANTIZED
+        return tensor_status(self.groups[key].sample, target)
+
     def summary(self, target: DType) -> Summary:
         n = n_differ = params = nbytes = 0
         differing: dict[str, int] = {}
         kept: dict[str, int] = {}
+        quant = self.quant if self.quant is not None and self.quant.weights else None
         for name, g in self.groups.items():
+            nbytes += g.nbytes
+            if name == QUANTIZED_GROUP:
+                continue  # counted below, by logical weight
             n += g.count
             params += g.params
-            nbytes += g.nbytes
             status = tensor_status(g.sample, target)
             if status is TensorStatus.DIFFERS:
                 n_differ += g.count
                 differing[name] = g.count
             elif status is TensorStatus.KEPT:
                 kept[name] = g.count
+        n_quant = 0
+        if quant is not None:
+            n_quant = len(quant.weights)
+            n += n_quant
+            params += sum(w.params for w in quant.weights.values())
         return Summary(
-            target.name, n, n_differ, params, nbytes, _most_common(differing), _most_common(kept)
-        )
+            target.name, n, n_differ, params, nbytes, _most_common(differing),
+            _most_common(kept), n_quant, quant.scheme_text if quant is not None else None,
+        )  # fmt: skip
 
 
 @dataclass
@@ -108,8 +129,13 @@ def _most_common(counts: dict[str, int]) -> dict[str, int]:
     return dict(sorted(counts.items(), key=lambda kv: -kv[1]))
 
 
-def summarize(tensors: Iterable[TensorInfo], target: DType) -> Summary:
-    return DTypeGroups(tensors).summary(target)
+QUANTIZED_GROUP = "quantized"  # the group key of every stored tensor of a quantized weight
+
+
+def summarize(
+    tensors: Iterable[TensorInfo], target: DType, quant: QuantLayout | None = None
+) -> Summary:
+    return DTypeGroups(tensors, quant).summary(target)
 
 
 def format_count(n: int) -> str:

@@ -55,6 +55,20 @@ LINT_TEMPLATES = (
         "{config}, but {n} of {floats} float tensors are {kinds}: transformers' from_pretrained loads them as {dtype} (the config wins, a silent cast), while burn and safe_open keep {kinds} (the file is not what the model uses; burn's first {dtype} matmul panics on the mismatch)",
     ),
     QT_TRANSLATE_NOOP("LintFinding", "Tensors that hold NaN or ±inf values: {n}"),
+    QT_TRANSLATE_NOOP(
+        "LintFinding",
+        "Tensors look like {scheme} ({n} weights), but no config.json quantization_config confirms it: a loader reads their codes as values",
+    ),
+    QT_TRANSLATE_NOOP(
+        "LintFinding", "Quantized tensors that do not fit {scheme}: {n}; the first: {problem}"
+    ),
+    QT_TRANSLATE_NOOP(
+        "LintFinding", "quantization_config names modules the checkpoint does not have: {entries}"
+    ),
+    QT_TRANSLATE_NOOP(
+        "LintFinding", "Quantized weights with a scale that is 0, negative, inf or NaN: {n}"
+    ),
+    QT_TRANSLATE_NOOP("LintFinding", "FP8 weights that hold NaN codes: {n}"),
     QT_TRANSLATE_NOOP("LintFinding", "Shards far from the series' typical size of {size}: {n}"),
     QT_TRANSLATE_NOOP(
         "LintFinding",

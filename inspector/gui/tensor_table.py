@@ -24,7 +24,7 @@ from inspector.core.dtypes import DType
 from inspector.core.layout import TensorInfo
 from inspector.core.model_folder.intended import IntendedMatcher
 from inspector.core.status import TensorStatus
-from inspector.core.summary import DTypeGroups, tensor_status
+from inspector.core.summary import DTypeGroups
 
 from .i18n import translate
 from .row_order import RowOrder
@@ -182,7 +182,7 @@ class TensorTableModel(QAbstractTableModel):
             self._status = [TensorStatus.MATCH] * len(self._tensors)
             return
         # one core call per distinct dtype, not per tensor
-        by_dtype = {n: tensor_status(g.sample, tgt) for n, g in self._groups.groups.items()}
+        by_dtype = {n: self._groups.group_status(n, tgt) for n in self._groups.groups}
         self._status = list(map(by_dtype.__getitem__, self._groups.dtype_names))
 
     def _changed_column(self, col: int, resort: bool = True) -> None:

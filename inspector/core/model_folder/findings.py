@@ -73,6 +73,14 @@ TEMPLATES = {
         "the mismatch)"
     ),
     "nan_inf": "Tensors that hold NaN or ±inf values: {n}",
+    "quant_unconfirmed": (
+        "Tensors look like {scheme} ({n} weights), but no config.json quantization_config "
+        "confirms it: a loader reads their codes as values"
+    ),
+    "quant_mismatch": "Quantized tensors that do not fit {scheme}: {n}; the first: {problem}",
+    "quant_ignore_unused": "quantization_config names modules the checkpoint does not have: {entries}",
+    "quant_bad_scales": "Quantized weights with a scale that is 0, negative, inf or NaN: {n}",
+    "quant_nan_codes": "FP8 weights that hold NaN codes: {n}",
     "odd_shard_size": "Shards far from the series' typical size of {size}: {n}",
     "pickle_imports": (
         "{name} is not a weights file, and it imports {imports}: torch.load(weights_only=False) "

@@ -25,6 +25,7 @@ from .config import ModelConfig, model_folder, read_model_config
 from .findings import Finding, Severity, finding
 from .intended import is_intended, preset_globs
 from .lint_pickles import lint_other_pickles
+from .lint_quant import lint_quant, lint_quant_values, quant_layout_of
 
 # a prefix joined twice ends a name's component (``encoder_blocks_blocks.0``); a doubled word
 # inside one (ALBERT's real ``full_layer_layer_norm``) is a name a model may well have
@@ -63,12 +64,16 @@ def lint_path(path: str, stats: bool = False) -> list[Finding]:
             tensors = ckpt.tensors
             _lint_names(tensors, findings)
             _lint_duplicates(ckpt, findings)
+            quant = quant_layout_of(config, tensors)
+            findings.extend(lint_quant(quant, config, tensors))
             if (
                 config is not None and len(ckpts) == 1
             ):  # a variant differs from the config on purpose
-                _lint_config_dtype(config, tensors, findings)
+                stored = quant.part_of if quant is not None else {}  # quantized on purpose
+                _lint_config_dtype(config, [t for t in tensors if t.name not in stored], findings)
             if stats:
                 _lint_values(ckpt, findings)
+                findings.extend(lint_quant_values(ckpt, quant))
     _lint_shard_sizes(folder, sorted(used), findings)
     weights = {os.path.realpath(h.path) for ckpt in ckpts for h in ckpt.files}
     findings.extend(lint_other_pickles(folder, names, weights))

@@ -112,6 +112,17 @@ class QuantLayout:
         for t in w.stored:
             self.part_of[t.name] = w.name
 
+    def to_json(self) -> dict[str, object]:
+        """``list --json``'s ``quantization``: the scheme, whether config.json named it, and
+        what does not fit."""
+        return {
+            "scheme": self.scheme_text,
+            "confirmed": self.confirmed,
+            "weights": len(self.weights),
+            "problems": self.problems,
+            "dequantizable": self.cast_refusal() is None,
+        }
+
     def describe(self) -> str:
         """``compressed-tensors float-quantized: 7 weights`` (+ "looks like" when guessed)."""
         n = len(self.weights)

@@ -201,6 +201,8 @@ def _gpt_oss(by_name: dict[str, TensorInfo], confirmed: bool) -> QuantLayout:
         scales = by_name.get(f"{base}_scales") if base else None
         if base is None or scales is None or len(blocks.shape) < 2:
             continue
+        if blocks.dtype.name != "U8" or scales.dtype.name != "U8":
+            continue  # MXFP4 stores both as bytes: anything else is a plain tensor so named
         shape = (*blocks.shape[:-2], blocks.shape[-2] * blocks.shape[-1] * 2)
         layout.add(QuantizedWeight(base, QuantScheme.MXFP4, blocks, shape, {Part.SCALE: scales},
                                    WeightArgs(4, "float", "group", group_size=32)))  # fmt: skip
@@ -220,6 +222,8 @@ def _gptq_awq(
         scales = by_name.get(f"{m}.scales") if m else None
         if m is None or scales is None or len(qweight.shape) != 2 or len(scales.shape) != 2:
             continue
+        if qweight.dtype.name != "I32":
+            continue  # packed codes are int32 words
         if scheme is QuantScheme.GPTQ:
             shape = (scales.shape[1], qweight.shape[0] * 32 // bits)
         else:
@@ -237,14 +241,19 @@ def _gptq_awq(
 def _bitsandbytes(by_name: dict[str, TensorInfo], confirmed: bool) -> QuantLayout:
     layout = QuantLayout("bitsandbytes", confirmed)
     for name, t in by_name.items():
-        if (m := _module(name, ".weight.absmax")) is not None and m + ".weight" in by_name:
+        m = _module(name, ".weight.absmax")
+        if m is not None and m + ".weight" in by_name and by_name[m + ".weight"].dtype.name == "U8":
             codes = by_name[m + ".weight"]
             w = QuantizedWeight(m + ".weight", QuantScheme.BNB_4BIT, codes,
                                 (codes.numel * 2,), {Part.SCALE: t})  # fmt: skip
             prefix = m + ".weight."
             w.others = [u for n, u in by_name.items() if n.startswith(prefix) and u is not t]
             layout.add(w)
-        elif (m := _module(name, ".SCB")) is not None and m + ".weight" in by_name:
+        elif (
+            (m := _module(name, ".SCB")) is not None
+            and m + ".weight" in by_name
+            and by_name[m + ".weight"].dtype.name == "I8"
+        ):
             codes = by_name[m + ".weight"]
             w = QuantizedWeight(m + ".weight", QuantScheme.BNB_8BIT, codes, tuple(codes.shape),
                                 {Part.SCALE: t})  # fmt: skip
@@ -271,9 +280,13 @@ def _refuse(layout: QuantLayout, *schemes: QuantScheme) -> None:
 def _from_names(by_name: dict[str, TensorInfo]) -> QuantLayout | None:
     names = by_name.keys()
     has = lambda suffix: any(n.endswith(suffix) for n in names)  # noqa: E731
-    if has(".weight_scale_inv"):
+    if any(
+        n.endswith(".weight_scale_inv")
+        and getattr(by_name.get(n[: -len("_scale_inv")]), "dtype_name", "") in _FP8
+        for n in names
+    ):
         guess = _fp8_block(by_name, {"weight_block_size": _guess_block(by_name)}, False)
-    elif has(".weight_packed") or (has(".weight_scale") and _has_fp8_or_int8_weight(by_name)):
+    elif _has_packed(by_name) or (has(".weight_scale") and _has_fp8_or_int8_weight(by_name)):
         guess = _ct_guess(by_name)
     elif has(".qweight"):
         guess = _gptq_awq(by_name, {}, QuantScheme.GPTQ, False)
@@ -293,6 +306,12 @@ def _guess_block(by_name: dict[str, TensorInfo]) -> list[int] | None:
         if w is not None and len(w.shape) == 2 and len(s.shape) == 2 and all(s.shape):
             return [max(1, math.ceil(w.shape[0] / s.shape[0])), max(1, math.ceil(w.shape[1] / s.shape[1]))]  # fmt: skip
     return None
+
+
+def _has_packed(by_name: dict[str, TensorInfo]) -> bool:
+    return any(
+        n.endswith(".weight_packed") and t.dtype.name in ("I32", "U8") for n, t in by_name.items()
+    )
 
 
 def _has_fp8_or_int8_weight(by_name: dict[str, TensorInfo]) -> bool:

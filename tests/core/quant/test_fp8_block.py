@@ -9,55 +9,16 @@ import subprocess
 import sys
 from pathlib import Path
 
-import ml_dtypes
 import numpy as np
 import pytest
 
 from inspector.core.dtypes import DTYPES
 from inspector.core.opening import open_checkpoint
 from inspector.core.progress import run_job
-from inspector.core.save.writer import save_arrays
+from tests.quant_folders import deepseek_folder
 
 torch = pytest.importorskip("torch")
 F32, BF16, F8 = DTYPES["F32"], DTYPES["BF16"], DTYPES["F8_E4M3"]
-
-
-def deepseek_folder(folder: Path, rows: int = 256, cols: int = 256, seed: int = 0) -> dict:
-    """A DeepSeek-style folder: the true weights, their codes and scales as fp8 writes them."""
-    rng = np.random.default_rng(seed)
-    true = (rng.standard_normal((rows, cols)) * 0.02).astype(np.float32)
-    br, bc = -(-rows // 128), -(-cols // 128)
-    scale = np.empty((br, bc), np.float32)
-    codes = np.empty((rows, cols), ml_dtypes.float8_e4m3fn)
-    for i in range(br):
-        for j in range(bc):
-            block = true[i * 128 : (i + 1) * 128, j * 128 : (j + 1) * 128]
-            scale[i, j] = np.abs(block).max() / 448.0
-            codes[i * 128 : (i + 1) * 128, j * 128 : (j + 1) * 128] = (block / scale[i, j]).astype(
-                ml_dtypes.float8_e4m3fn
-            )
-    folder.mkdir(parents=True, exist_ok=True)
-    save_arrays(
-        folder / "model.safetensors",
-        [
-            ("model.layers.0.mlp.up_proj.weight", F8, codes),
-            ("model.layers.0.mlp.up_proj.weight_scale_inv", F32, scale),
-            ("model.norm.weight", BF16, np.ones(cols, ml_dtypes.bfloat16)),
-            ("lm_head.weight", BF16, true[:8].astype(ml_dtypes.bfloat16)),
-        ],
-    )
-    config = {
-        "architectures": ["DeepseekV3ForCausalLM"],
-        "torch_dtype": "bfloat16",
-        "quantization_config": {
-            "quant_method": "fp8",
-            "activation_scheme": "dynamic",
-            "fmt": "e4m3",
-            "weight_block_size": [128, 128],
-        },
-    }
-    (folder / "config.json").write_text(json.dumps(config))
-    return {"true": true, "codes": codes, "scale": scale}
 
 
 def _reference(codes: np.ndarray, scale: np.ndarray, dtype: torch.dtype) -> torch.Tensor:

@@ -1,0 +1,107 @@
+"""The command line on quantized checkpoints: list shows one logical row per quantized weight,
+check counts them as matching and never proposes a cast of codes, lint does not call FP8
+weights a config-dtype mismatch, and a refused cast exits 2 with one line."""
+
+from __future__ import annotations
+
+import json
+
+from inspector.cli import main
+from tests.quant_folders import deepseek_folder, folder, gptq_tensors
+
+W = "model.layers.0.mlp.up_proj.weight"
+
+
+def run(capsys, *argv):
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_list_shows_the_logical_weight_with_its_companions_under_it(tmp_path, capsys):
+    deepseek_folder(tmp_path / "q")
+    code, out, err = run(capsys, "list", tmp_path / "q")
+    assert code == 0 and err == ""
+    lines = out.splitlines()
+    row = next(line for line in lines if line.startswith(W + " "))
+    assert "[256, 256]" in row and "quantized: F8_E4M3, block 128×128, scales F32" in row
+    assert lines[lines.index(row) + 1].split()[:2] == ["└", W]
+    assert lines[lines.index(row) + 2].split()[:2] == ["└", W + "_scale_inv"]
+    assert lines[-1].startswith("0 of 3 tensors differ from BF16 · 1 quantized (FP8 block-scaled")
+
+
+def test_list_json_has_a_quant_object_and_logical_params(tmp_path, capsys):
+    deepseek_folder(tmp_path / "q")
+    code, out, _ = run(capsys, "list", tmp_path / "q", "--json")
+    doc = json.loads(out)
+    rows = {r["name"]: r for r in doc["tensors"]}
+    assert set(rows) == {W, "model.norm.weight", "lm_head.weight"}
+    assert rows[W]["shape"] == [256, 256] and rows[W]["status"] == "quantized"
+    assert rows[W]["quant"] == {
+        "scheme": "fp8",
+        "storage_dtype": "F8_E4M3",
+        "block": [128, 128],
+        "companions": [W + "_scale_inv"],
+    }
+    assert doc["quantization"]["confirmed"] and doc["quantization"]["dequantizable"]
+
+
+def test_check_counts_quantized_weights_as_matching(tmp_path, capsys):
+    deepseek_folder(tmp_path / "q")
+    code, out, _ = run(capsys, "check", tmp_path / "q")
+    assert code == 0, out
+    assert out.startswith("ok: all 2 float tensors are BF16")
+    assert "1 quantized weight; a cast dequantizes it" in out
+
+
+def test_check_never_proposes_a_cast_that_would_be_refused(tmp_path, capsys):
+    folder(tmp_path / "q", gptq_tensors(), {"quant_method": "gptq", "bits": 4, "group_size": 32})
+    code, out, _ = run(capsys, "check", tmp_path / "q", "--target", "F32")
+    assert code == 1
+    assert "fix:" not in out and "no fix by cast: GPTQ weights cannot be dequantized" in out
+
+
+def test_lint_does_not_call_fp8_weights_a_config_dtype_mismatch(tmp_path, capsys):
+    deepseek_folder(tmp_path / "q")
+    code, out, _ = run(capsys, "lint", tmp_path / "q", "--json")
+    assert code == 0 and json.loads(out)["findings"] == []
+
+
+def test_lint_reports_scales_that_do_not_fit_and_unused_ignores(tmp_path, capsys):
+    import numpy as np
+
+    from inspector.core.opening import open_checkpoint
+    from inspector.core.save.writer import save_arrays
+    from tests.quant_folders import F32
+
+    deepseek_folder(tmp_path / "q")
+    with open_checkpoint(str(tmp_path / "q")) as ckpt:
+        kept = [(t.name, t.dtype, np.array(ckpt.view(t))) for t in ckpt.tensors]
+    kept = [(n, d, np.full((2, 1), np.nan, np.float32) if n.endswith("_inv") else v)
+            for n, d, v in kept]  # fmt: skip
+    save_arrays(tmp_path / "q" / "model.safetensors", kept)
+    config = json.loads((tmp_path / "q" / "config.json").read_text())
+    config["quantization_config"]["modules_to_not_convert"] = ["lm_head", "vision_tower"]
+    (tmp_path / "q" / "config.json").write_text(json.dumps(config))
+    code, out, _ = run(capsys, "lint", tmp_path / "q", "--json", "--stats")
+    codes = {f["code"]: f for f in json.loads(out)["findings"]}
+    assert code == 1
+    assert "needs F32 [2, 2]" in codes["quant_mismatch"]["message"]
+    assert codes["quant_ignore_unused"]["message"].endswith(": vision_tower")
+    assert codes["quant_bad_scales"]["tensors"] == [W]
+    assert F32.name == "F32"
+
+
+def test_a_refused_cast_exits_2_with_one_line_and_writes_nothing(tmp_path, capsys):
+    folder(tmp_path / "q", gptq_tensors(), {"quant_method": "gptq", "bits": 4})
+    code, out, err = run(capsys, "cast", tmp_path / "q", "--target", "BF16", "-o", tmp_path / "o")
+    assert code == 2 and out == ""
+    assert len(err.strip().splitlines()) == 1 and "GPTQ" in err
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_dequantizing_cast_says_so(tmp_path, capsys):
+    deepseek_folder(tmp_path / "q")
+    code, out, _ = run(capsys, "cast", tmp_path / "q", "-o", tmp_path / "o")
+    assert code == 0
+    assert "1 quantized weight dequantized to BF16 (fp8), 0 other tensors cast" in out

@@ -1,0 +1,144 @@
+"""A quantized checkpoint a cast cannot dequantize exactly is refused with one line naming the
+scheme, before anything is written: never a raw cast of codes or scales."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from inspector.core.cast.job import cast_checkpoint
+from inspector.core.dtypes import DTYPES
+from inspector.core.errors import CheckpointError
+from inspector.core.opening import open_checkpoint
+from inspector.core.progress import run_job
+from inspector.core.quant.recognise import recognise
+from inspector.core.save.writer import save_arrays
+from tests.quant_folders import (
+    BF16,
+    F8,
+    F32,
+    deepseek_folder,
+    folder,
+    gpt_oss_tensors,
+    gptq_tensors,
+)
+
+BNB = "model.layers.0.mlp.up_proj"
+
+
+def _refused(path: Path, out: Path) -> str:
+    with open_checkpoint(str(path)) as ckpt, pytest.raises(CheckpointError) as e:
+        run_job(cast_checkpoint(ckpt, DTYPES["BF16"], str(out)))
+    assert not out.exists()
+    assert not [n for n in os.listdir(out.parent) if n.endswith(".partial")]
+    line = str(e.value)
+    assert "\n" not in line
+    return line
+
+
+@pytest.mark.parametrize(
+    ("method", "tensors", "named"),
+    [
+        ({"quant_method": "gptq", "bits": 4, "group_size": 32}, gptq_tensors(), "GPTQ"),
+        ({"quant_method": "awq", "bits": 4, "group_size": 32}, gptq_tensors(), "AWQ"),
+        ({"quant_method": "mxfp4"}, gpt_oss_tensors(), "gpt-oss MXFP4"),
+        ({"quant_method": "hqq"}, gptq_tensors(), "'hqq'"),
+    ],
+)
+def test_schemes_we_cannot_dequantize_are_refused_by_name(tmp_path, method, tensors, named):
+    line = _refused(folder(tmp_path / "q", tensors, method), tmp_path / "out")
+    assert named in line and "refused" in line
+
+
+def test_bitsandbytes_is_refused_by_name(tmp_path):
+    from tests.quant_folders import bnb4_tensors
+
+    qc = {"quant_method": "bitsandbytes", "load_in_4bit": True, "bnb_4bit_quant_type": "nf4"}
+    line = _refused(folder(tmp_path / "q", bnb4_tensors(), qc), tmp_path / "out")
+    assert "bitsandbytes 4-bit" in line
+
+
+def test_quantized_names_without_a_config_are_refused_as_a_guess(tmp_path):
+    deepseek_folder(tmp_path / "q")
+    (tmp_path / "q" / "config.json").unlink()
+    line = _refused(tmp_path / "q", tmp_path / "out")
+    assert "looks like FP8 block-scaled" in line and "no config.json" in line
+
+
+@pytest.mark.parametrize(
+    ("scale_shape", "why"),
+    [((2, 1), "needs F32 [2, 2]"), ((4, 4), "needs F32 [2, 2]")],
+)
+def test_scales_that_do_not_fit_the_blocks_are_refused(tmp_path, scale_shape, why):
+    codes = np.zeros((256, 256), ml_dtypes.float8_e4m3fn)
+    tensors = [
+        ("m.weight", F8, codes),
+        ("m.weight_scale_inv", F32, np.ones(scale_shape, np.float32)),
+    ]
+    qc = {"quant_method": "fp8", "weight_block_size": [128, 128]}
+    assert why in _refused(folder(tmp_path / "q", tensors, qc), tmp_path / "out")
+
+
+def test_an_fp8_weight_without_its_scale_is_refused(tmp_path):
+    deepseek_folder(tmp_path / "q")
+    with open_checkpoint(str(tmp_path / "q")) as ckpt:
+        kept = [(t.name, t.dtype, np.array(ckpt.view(t))) for t in ckpt.tensors]
+    kept.append(
+        ("model.layers.1.mlp.up_proj.weight", F8, np.zeros((4, 4), ml_dtypes.float8_e4m3fn))
+    )
+    save_arrays(tmp_path / "q" / "model.safetensors", kept)
+    assert "has no weight_scale_inv" in _refused(tmp_path / "q", tmp_path / "out")
+
+
+@pytest.mark.parametrize(
+    "qc",
+    [
+        {
+            "quant_method": "compressed-tensors",
+            "format": "marlin-24",
+            "config_groups": {
+                "g": {"targets": ["Linear"], "weights": {"num_bits": 4, "type": "int"}}
+            },
+        },
+        {"quant_method": "compressed-tensors", "format": "float-quantized"},
+        {"quant_method": "fp8", "weight_block_size": [128, 0]},
+        {"quant_method": "fp8", "weight_block_size": "128"},
+    ],
+    ids=["unknown-format", "no-groups", "zero-block", "text-block"],
+)
+def test_a_config_we_cannot_follow_is_one_line_and_nothing_written(tmp_path, qc):
+    tensors = [
+        ("m.weight", F8, np.zeros((4, 4), ml_dtypes.float8_e4m3fn)),
+        ("m.weight_scale", BF16, np.ones((4, 1), ml_dtypes.bfloat16)),
+        ("m.weight_scale_inv", F32, np.ones((1, 1), np.float32)),
+    ]
+    line = _refused(folder(tmp_path / "q", tensors, qc), tmp_path / "out")
+    assert "quantization_config" in line or "format" in line
+
+
+def test_a_weight_shape_that_disagrees_with_the_packed_codes_is_refused(tmp_path):
+    qc = {"quant_method": "compressed-tensors", "format": "pack-quantized", "config_groups": {
+        "g": {"targets": ["Linear"], "weights": {"num_bits": 4, "type": "int",
+                                                 "strategy": "channel"}}}}  # fmt: skip
+    tensors = [
+        ("m.weight_packed", DTYPES["I32"], np.zeros((8, 2), np.int32)),
+        ("m.weight_scale", BF16, np.ones((8, 1), ml_dtypes.bfloat16)),
+        ("m.weight_shape", DTYPES["I64"], np.array([8, 40], np.int64)),  # 2 words hold 16
+    ]
+    line = _refused(folder(tmp_path / "q", tensors, qc), tmp_path / "out")
+    assert "weight_shape [8, 40]" in line
+
+
+def test_plain_checkpoints_are_not_taken_for_quantized_ones(tmp_path):
+    from inspector.core.layout import TensorInfo
+
+    names = ["encoder.blocks.0.weight", "decoder_blocks", "decoder_scales", "attn.qkv.weight",
+             "head.weight_scale", "conv.qweight_norm", "x.SCB_y", "p.qweight", "p.scales",
+             "b.weight", "b.weight.absmax", "c.weight", "c.SCB", "d.weight_packed",
+             "e.weight", "e.weight_scale_inv"]  # fmt: skip
+    tensors = [TensorInfo("F32", (4, 4), (0, 64), n, "f") for n in names]
+    assert recognise(tensors, None) is None

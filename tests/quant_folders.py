@@ -1,0 +1,98 @@
+"""Quantized model folders built by hand with our safetensors writer, in the layouts and names
+the real tools write (DeepSeek/transformers fp8, GPTQ, AWQ, bitsandbytes, gpt-oss): for the
+schemes llm-compressor cannot make on CPU, and for hostile variants of them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import ml_dtypes
+import numpy as np
+
+from inspector.core.dtypes import DTYPES
+from inspector.core.save.writer import save_arrays
+
+F32, BF16, F16, F8 = DTYPES["F32"], DTYPES["BF16"], DTYPES["F16"], DTYPES["F8_E4M3"]
+I32, U8, I8 = DTYPES["I32"], DTYPES["U8"], DTYPES["I8"]
+
+
+def deepseek_folder(folder: Path, rows: int = 256, cols: int = 256, seed: int = 0) -> dict:
+    """A DeepSeek-style folder: the true weights, their codes and scales as fp8 writes them."""
+    rng = np.random.default_rng(seed)
+    true = (rng.standard_normal((rows, cols)) * 0.02).astype(np.float32)
+    br, bc = -(-rows // 128), -(-cols // 128)
+    scale = np.empty((br, bc), np.float32)
+    codes = np.empty((rows, cols), ml_dtypes.float8_e4m3fn)
+    for i in range(br):
+        for j in range(bc):
+            block = true[i * 128 : (i + 1) * 128, j * 128 : (j + 1) * 128]
+            scale[i, j] = np.abs(block).max() / 448.0
+            codes[i * 128 : (i + 1) * 128, j * 128 : (j + 1) * 128] = (block / scale[i, j]).astype(
+                ml_dtypes.float8_e4m3fn
+            )
+    folder.mkdir(parents=True, exist_ok=True)
+    save_arrays(
+        folder / "model.safetensors",
+        [
+            ("model.layers.0.mlp.up_proj.weight", F8, codes),
+            ("model.layers.0.mlp.up_proj.weight_scale_inv", F32, scale),
+            ("model.norm.weight", BF16, np.ones(cols, ml_dtypes.bfloat16)),
+            ("lm_head.weight", BF16, true[:8].astype(ml_dtypes.bfloat16)),
+        ],
+    )
+    config = {
+        "architectures": ["DeepseekV3ForCausalLM"],
+        "torch_dtype": "bfloat16",
+        "quantization_config": {
+            "quant_method": "fp8",
+            "activation_scheme": "dynamic",
+            "fmt": "e4m3",
+            "weight_block_size": [128, 128],
+        },
+    }
+    (folder / "config.json").write_text(json.dumps(config))
+    return {"true": true, "codes": codes, "scale": scale}
+
+
+def folder(path: Path, tensors: list, quantization_config: object | None) -> Path:
+    """A model folder: ``tensors`` in model.safetensors, a config.json naming bfloat16 and
+    ``quantization_config`` (left out when None)."""
+    path.mkdir(parents=True, exist_ok=True)
+    save_arrays(path / "model.safetensors", tensors)
+    config: dict = {"architectures": ["LlamaForCausalLM"], "torch_dtype": "bfloat16"}
+    if quantization_config is not None:
+        config["quantization_config"] = quantization_config
+    (path / "config.json").write_text(json.dumps(config))
+    return path
+
+
+def gptq_tensors(m: str = "model.layers.0.mlp.up_proj", rows: int = 64, cols: int = 128) -> list:
+    """AutoGPTQ's 4-bit layout: qweight [in/8, out], qzeros [groups, out/8], scales, g_idx."""
+    rng = np.random.default_rng(0)
+    groups = cols // 32
+    return [
+        (f"{m}.qweight", I32, rng.integers(-(2**31), 2**31, (cols // 8, rows), dtype=np.int32)),
+        (f"{m}.qzeros", I32, rng.integers(-(2**31), 2**31, (groups, rows // 8), dtype=np.int32)),
+        (f"{m}.scales", F16, rng.random((groups, rows)).astype(np.float16)),
+        (f"{m}.g_idx", I32, (np.arange(cols) // 32).astype(np.int32)),
+        ("model.norm.weight", BF16, np.ones(rows, ml_dtypes.bfloat16)),
+    ]
+
+
+def bnb4_tensors(m: str = "model.layers.0.mlp.up_proj") -> list:
+    rng = np.random.default_rng(1)
+    return [
+        (f"{m}.weight", U8, rng.integers(0, 256, (4096, 1), dtype=np.uint8)),
+        (f"{m}.weight.absmax", F32, rng.random(128).astype(np.float32)),
+        (f"{m}.weight.quant_map", F32, np.linspace(-1, 1, 16, dtype=np.float32)),
+        (f"{m}.weight.quant_state.bitsandbytes__nf4", U8, np.zeros(64, np.uint8)),
+    ]
+
+
+def gpt_oss_tensors(m: str = "model.layers.0.mlp.experts.gate_up_proj") -> list:
+    rng = np.random.default_rng(2)
+    return [
+        (f"{m}_blocks", U8, rng.integers(0, 256, (2, 64, 4, 16), dtype=np.uint8)),
+        (f"{m}_scales", U8, np.full((2, 64, 4), 127, np.uint8)),
+    ]
