@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from .exit_codes import EXIT_DIFFERENT, EXIT_OK
+from .model import FolderConfig
 from .output import notices, out, printable, progress_printer, write_json_rows
 
 
@@ -18,7 +19,17 @@ def cmd_diff(args: argparse.Namespace) -> int:
     b = open_checkpoint(args.b)
     notices(a)
     notices(b)
-    diffs = run_job(diff_checkpoints(a, b, atol=args.atol), progress_printer("diff"))
+    # a quantized side is compared by its dequantized values (one we cannot dequantize
+    # exactly is compared as stored, tensor by tensor)
+    quant_a, quant_b = (
+        q if q is not None and q.cast_refusal() is None else None
+        for q in (
+            FolderConfig.of(args.a).quant(a.tensors),
+            FolderConfig.of(args.b).quant(b.tensors),
+        )
+    )
+    job = diff_checkpoints(a, b, atol=args.atol, quant_a=quant_a, quant_b=quant_b)
+    diffs = run_job(job, progress_printer("diff"))
     equal = all(d.is_equal for d in diffs)
     if args.json:
         write_json_rows([d.to_json() for d in diffs], {"equal": equal})
@@ -30,7 +41,10 @@ def cmd_diff(args: argparse.Namespace) -> int:
             detail = ""
             if d.max_abs_diff is not None:
                 detail = f"max abs {d.max_abs_diff:.3g}, max rel {d.max_rel_diff:.3g}"
-            if d.dtype_a and d.dtype_b and d.dtype_a != d.dtype_b:
+            if d.quant is not None and d.rel_fro_err is not None:
+                sqnr = f"{d.sqnr_db:.1f} dB" if d.sqnr_db is not None else "inf dB"
+                detail += f", rel Frobenius {d.rel_fro_err:.3g}, SQNR {sqnr} ({d.quant})"
+            elif d.dtype_a and d.dtype_b and d.dtype_a != d.dtype_b:
                 detail += f" ({d.dtype_a} vs {d.dtype_b})"
             if d.status is DiffStatus.SHAPE_MISMATCH:
                 detail += f" {list(d.shape_a or ())} vs {list(d.shape_b or ())}"

@@ -20,6 +20,10 @@ import numpy as np
 from .checkpoint import Checkpoint
 from .layout import TensorInfo
 from .progress import Job, Progress
+from .quant.compare import ErrorFigures, aligned
+from .quant.layout import QuantizedWeight, QuantLayout
+from .quant.listing import logical_items
+from .quant.values import dequantized_f32
 from .status import DiffStatus
 
 STATUSES = tuple(s.value for s in DiffStatus)
@@ -37,6 +41,10 @@ class TensorDiff:
     dtype_b: str | None
     shape_a: tuple[int, ...] | None = None
     shape_b: tuple[int, ...] | None = None
+    # a quantized side (dequantized for the comparison): the scheme and the precision it lost
+    quant: str | None = None
+    rel_fro_err: float | None = None
+    sqnr_db: float | None = None
 
     @property
     def is_equal(self) -> bool:
@@ -53,6 +61,11 @@ class TensorDiff:
             "dtype_b": self.dtype_b,
             "shape_a": list(self.shape_a) if self.shape_a is not None else None,
             "shape_b": list(self.shape_b) if self.shape_b is not None else None,
+            **(
+                {"quant": self.quant, "rel_fro_err": self.rel_fro_err, "sqnr_db": self.sqnr_db}
+                if self.quant is not None
+                else {}
+            ),
         }
 
 
@@ -138,12 +151,87 @@ def diff_tensors(
         yield done, max_abs, max_rel
 
 
+def diff_quantized(
+    a: Checkpoint,
+    b: Checkpoint,
+    atol: float,
+    quant_a: QuantLayout | None,
+    quant_b: QuantLayout | None,
+) -> Job[list[TensorDiff]]:
+    """:func:`diff_checkpoints` by logical weight: a quantized weight's dequantized values
+    against the other side's (the precision the quantization lost, with Frobenius and SQNR)."""
+    items_a = logical_items(a.tensors, quant_a)
+    items_b = {i.name: i for i in logical_items(b.tensors, quant_b)}
+    total = sum(i.nbytes for i in items_a if i.name in items_b)
+    done = 0
+    out: list[TensorDiff] = []
+    yield Progress(0, total)
+    for ia in items_a:
+        ib = items_b.get(ia.name)
+        da, sa = _dtype_and_shape(ia)
+        if ib is None:
+            out.append(TensorDiff(ia.name, DiffStatus.ONLY_A, None, None, da, None, sa))
+            continue
+        db, sb = _dtype_and_shape(ib)
+        if sa != sb:
+            out.append(TensorDiff(ia.name, DiffStatus.SHAPE_MISMATCH, None, None, da, db, sa, sb))
+            done += ia.nbytes
+            continue
+        figures = ErrorFigures()
+        for xa, xb in aligned(_values(a, ia), _values(b, ib)):
+            figures.add(xa, xb)
+            done += ia.nbytes * xa.size // max(1, ia.numel)
+            yield Progress(min(done, total), total, ia.name)
+        status = (
+            (DiffStatus.EQUAL if da == db else DiffStatus.DTYPE_ONLY)
+            if figures.max_abs == 0.0
+            else DiffStatus.WITHIN_ATOL
+            if figures.max_abs <= atol
+            else DiffStatus.DIFFER
+        )
+        schemes = [i.scheme.value for i in (ia, ib) if isinstance(i, QuantizedWeight)]
+        out.append(
+            TensorDiff(ia.name, status, figures.max_abs, figures.max_rel, da, db, sa, sb,
+                       "/".join(schemes) or None,
+                       figures.rel_fro_err if schemes else None,
+                       figures.sqnr_db if schemes else None)
+        )  # fmt: skip
+    names_a = {i.name for i in items_a}
+    for ib in items_b.values():
+        if ib.name not in names_a:
+            db, sb = _dtype_and_shape(ib)
+            out.append(TensorDiff(ib.name, DiffStatus.ONLY_B, None, None, None, db, None, sb))
+    yield Progress(total, total)
+    return out
+
+
+def _dtype_and_shape(item: TensorInfo | QuantizedWeight) -> tuple[str, tuple[int, ...]]:
+    if isinstance(item, QuantizedWeight):
+        return item.codes.dtype.name, tuple(item.shape)
+    return item.dtype.name, tuple(item.shape)
+
+
+def _values(ckpt: Checkpoint, item: TensorInfo | QuantizedWeight) -> Iterator[np.ndarray]:
+    if isinstance(item, QuantizedWeight):
+        return dequantized_f32(ckpt, item)
+    return _elements(ckpt, item)
+
+
 def _same_bytes(a: np.ndarray, b: np.ndarray) -> bool:
     return a.nbytes == b.nbytes and bool(np.array_equal(a.view(np.uint8), b.view(np.uint8)))
 
 
-def diff_checkpoints(a: Checkpoint, b: Checkpoint, atol: float = 0.0) -> Job[list[TensorDiff]]:
-    """Tensors of A in A's order, then those only in B; values compared in float64."""
+def diff_checkpoints(
+    a: Checkpoint,
+    b: Checkpoint,
+    atol: float = 0.0,
+    quant_a: QuantLayout | None = None,
+    quant_b: QuantLayout | None = None,
+) -> Job[list[TensorDiff]]:
+    """Tensors of A in A's order, then those only in B; values compared in float64. A
+    quantized side (``quant_a``/``quant_b``) is compared by logical weight, dequantized."""
+    if (quant_a is not None and quant_a.weights) or (quant_b is not None and quant_b.weights):
+        return (yield from diff_quantized(a, b, atol, quant_a, quant_b))
     total = sum(t.nbytes for t in a.tensors if t.name in b)
     done = 0
     out: list[TensorDiff] = []

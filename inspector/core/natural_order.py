@@ -73,7 +73,12 @@ def _ascii_keys(names: list[str]) -> list[str] | None:
     return keyed.tobytes().decode("ascii").split("\n")
 
 
-_RANK = {TensorStatus.DIFFERS: 0, TensorStatus.KEPT: 1, TensorStatus.MATCH: 2}
+_RANK = {
+    TensorStatus.DIFFERS: 0,
+    TensorStatus.KEPT: 1,
+    TensorStatus.QUANTIZED: 1,
+    TensorStatus.MATCH: 2,
+}
 
 
 def status_rank(status: TensorStatus) -> int:

@@ -7,8 +7,9 @@ inf would otherwise make every other number meaningless.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
+from typing import Protocol
 
 import numpy as np
 
@@ -105,7 +106,7 @@ class _Moments:
         self.exp = e
         self.count = total
 
-    def result(self, t: TensorInfo) -> TensorStats:
+    def result(self, t: TensorInfo | _Named) -> TensorStats:
         if self.count == 0:
             return TensorStats(t.name, t.numel, None, None, None, None, self.nan, self.inf)
         std = math.ldexp(math.sqrt(max(self.m2, 0.0) / self.count), self.exp)
@@ -131,6 +132,14 @@ def tensor_stats(ckpt: Checkpoint, tensor: TensorInfo) -> TensorStats:
     for chunk in ckpt.iter_chunks(tensor, STATS_CHUNK_BYTES):
         acc.add(chunk)
     return acc.result(tensor)
+
+
+def values_stats(t: TensorInfo | _Named, chunks: Iterator[np.ndarray]) -> TensorStats:
+    """Statistics of any stream of values standing for ``t`` (a quantized weight's rows)."""
+    acc = _Moments()
+    for chunk in chunks:
+        acc.add(chunk)
+    return acc.result(t)
 
 
 def compute_stats(
@@ -205,23 +214,49 @@ def stats_and_histogram(
     Two streamed passes; Progress per chunk (over both), so a caller that moves on to another
     tensor stops a big one within a chunk. Returns ``(stats, edges, counts)``.
     """
+    return values_stats_and_histogram(
+        t, lambda: ckpt.iter_chunks(t, STATS_CHUNK_BYTES), lambda c: _chunk_bytes(c, t), bins
+    )
+
+
+def values_stats_and_histogram(
+    t: TensorInfo | _Named,
+    chunks: Callable[[], Iterator[np.ndarray]],
+    chunk_cost: Callable[[np.ndarray], int],
+    bins: int = 64,
+) -> Job[tuple[TensorStats, np.ndarray, np.ndarray]]:
+    """:func:`stats_and_histogram` of any stream of values: ``chunks()`` starts one pass (it
+    is called twice), ``chunk_cost`` says how much of ``t.nbytes`` a chunk stands for. A
+    quantized weight's dequantized rows come this way."""
     total = 2 * t.nbytes
     acc = _Moments()
     done = 0
     yield Progress(0, total, t.name)
-    for chunk in ckpt.iter_chunks(t, STATS_CHUNK_BYTES):
+    for chunk in chunks():
         acc.add(chunk)
-        done += _chunk_bytes(chunk, t)
-        yield Progress(done, total, t.name)
+        done += chunk_cost(chunk)
+        yield Progress(min(done, total), total, t.name)
     s = acc.result(t)
     edges = bin_edges(*((s.min, s.max) if s.min is not None else (0.0, 1.0)), bins)
     counts = np.zeros(bins, dtype=np.int64)
-    for chunk in ckpt.iter_chunks(t, STATS_CHUNK_BYTES):
+    for chunk in chunks():
         x = np.abs(chunk) if chunk.dtype.kind == "c" else as_float64(chunk)
         counts += np.histogram(x[np.isfinite(x)], bins=edges)[0]
-        done += _chunk_bytes(chunk, t)
+        done += chunk_cost(chunk)
         yield Progress(min(done, total), total, t.name)
     return s, edges, counts
+
+
+class _Named(Protocol):
+    """What a statistics result needs of the thing measured."""
+
+    name: str
+
+    @property
+    def numel(self) -> int: ...
+
+    @property
+    def nbytes(self) -> int: ...
 
 
 def _chunk_bytes(chunk: np.ndarray, t: TensorInfo) -> int:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Container
+from typing import TYPE_CHECKING
 
 from PySide6.QtWidgets import (
     QComboBox,
@@ -24,6 +26,9 @@ from inspector.core.model_folder.intended import FP32_NORMS
 from inspector.core.save.output_names import PICKLE_SUFFIXES
 from inspector.gui.i18n import translate
 
+if TYPE_CHECKING:
+    from inspector.core.quant.layout import QuantLayout
+
 
 def proposed_output(ckpt: Checkpoint, target: DType) -> str:
     """``<stem>.<target>.safetensors`` next to a file; ``<folder>.<target>`` for a sharded one."""
@@ -44,12 +49,16 @@ def parse_keep(text: str) -> tuple[str, ...]:
     return tuple(p for p in text.replace(",", " ").split() if p)
 
 
-def count_plan(ckpt: Checkpoint, target: DType, keep: tuple[str, ...]) -> tuple[int, int, int]:
+def count_plan(
+    ckpt: Checkpoint, target: DType, keep: tuple[str, ...], skip: Container[str] = ()
+) -> tuple[int, int, int]:
     """(tensors that will change dtype, kept by --keep, not floats) — as the cast engine plans."""
     from inspector.core.cast.job import plan_cast
 
     change = kept = nonfloat = 0
     for t, dt in plan_cast(ckpt, target, keep=keep):
+        if t.name in skip:  # codes and scales of a quantized weight: dequantized, not cast
+            continue
         if not t.dtype.is_float:
             nonfloat += 1
         elif dt.name != t.dtype.name:
@@ -61,10 +70,22 @@ def count_plan(ckpt: Checkpoint, target: DType, keep: tuple[str, ...]) -> tuple[
 
 class CastDialog(QDialog):
     def __init__(
-        self, ckpt: Checkpoint, target: DType, parent: QWidget | None = None, keep: str = ""
+        self,
+        ckpt: Checkpoint,
+        target: DType,
+        parent: QWidget | None = None,
+        keep: str = "",
+        quant: QuantLayout | None = None,
     ) -> None:
+        """``quant``: the checkpoint's quantized weights; the dialog then dequantizes (or says
+        why a cast is refused, before anything runs)."""
         super().__init__(parent)
-        self.setWindowTitle(translate("CastDialog", "Cast & save"))
+        self.quant = quant if quant is not None and quant.weights else None
+        self.setWindowTitle(
+            translate("CastDialog", "Dequantize & save")
+            if self.quant is not None
+            else translate("CastDialog", "Cast & save")
+        )
         self.ckpt = ckpt
         self.setMinimumWidth(560)
         lay = QVBoxLayout(self)
@@ -111,7 +132,9 @@ class CastDialog(QDialog):
             QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
         )
         self.buttons.button(QDialogButtonBox.StandardButton.Ok).setText(
-            translate("CastDialog", "Cast && Save")
+            translate("CastDialog", "Dequantize && Save")
+            if self.quant is not None
+            else translate("CastDialog", "Cast && Save")
         )
         self.buttons.accepted.connect(self.accept)
         self.buttons.rejected.connect(self.reject)
@@ -135,6 +158,8 @@ class CastDialog(QDialog):
         return parse_keep(self.keep_edit.text())
 
     def problem(self) -> str | None:
+        if self.quant is not None and (refusal := self.quant.cast_refusal()) is not None:
+            return translate("CastDialog", "Cannot dequantize: {why}.").format(why=refusal)
         out = self.out_edit.text().strip()
         if not out:
             return translate("CastDialog", "Choose where to save.")
@@ -160,7 +185,8 @@ class CastDialog(QDialog):
         self._update_plan()
 
     def _update_plan(self) -> None:
-        change, kept, nonfloat = count_plan(self.ckpt, self.target, self.keep)
+        skip = self.quant.part_of if self.quant is not None else ()
+        change, kept, nonfloat = count_plan(self.ckpt, self.target, self.keep, skip)
         parts = [
             translate("CastDialog", "{n} of {total} tensors will be cast to {target}").format(
                 n=change, total=len(self.ckpt.tensors), target=self.target.name
@@ -171,6 +197,20 @@ class CastDialog(QDialog):
         if nonfloat:
             parts.append(translate("CastDialog", "{n} kept (not a float)").format(n=nonfloat))
         text = "; ".join(parts) + "."
+        if self.quant is not None:
+            text = (
+                translate(
+                    "CastDialog",
+                    "{n} quantized weights ({scheme}) are dequantized to {target}: their scales "
+                    "are left out and config.json loses its quantization_config.",
+                ).format(
+                    n=len(self.quant.weights),
+                    scheme=self.quant.scheme_text,
+                    target=self.target.name,
+                )
+                + "<br>"
+                + text
+            )
         problem = self.problem()
         if problem:
             text += f"<br><b>{problem}</b>"

@@ -4,6 +4,7 @@ here; the details pane has its own controller (:mod:`.details_controller`)."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from typing import TYPE_CHECKING
 
@@ -18,6 +19,7 @@ from inspector.core.model_folder.config import ModelConfig, read_model_config, w
 from inspector.core.model_folder.intended import IntendedMatcher, preset_globs
 from inspector.core.model_folder.lint import lint_path
 from inspector.core.opening import open_checkpoint
+from inspector.core.quant.recognise import recognise
 from inspector.core.summary import DTypeGroups
 from inspector.session import identities_of
 
@@ -28,6 +30,8 @@ from .tensor_columns import Col
 
 if TYPE_CHECKING:
     from inspector.core.diff import TensorDiff
+    from inspector.core.progress import Job
+    from inspector.core.quant.layout import QuantLayout
     from inspector.session import FileIdentity, Session
 
     from .job_runner import JobRunner
@@ -43,7 +47,36 @@ def open_and_index(
         config = read_model_config(path)
     except CheckpointError:
         config = None  # a broken config.json does not stop the weights from showing (lint says)
-    return ckpt, DTypeGroups(ckpt.tensors), identities_of(ckpt), config
+    quant = recognise(ckpt.tensors, config.quant_config if config is not None else None)
+    return ckpt, DTypeGroups(ckpt.tensors, quant), identities_of(ckpt), config
+
+
+def _by_stored_name(
+    diffs: list[TensorDiff] | None, quant: QuantLayout | None
+) -> list[TensorDiff] | None:
+    """The table lists stored tensors: a quantized weight's comparison goes on its codes row."""
+    if diffs is None or quant is None or not quant.weights:
+        return diffs
+    out = []
+    for d in diffs:
+        w = quant.weights.get(d.name)
+        out.append(dataclasses.replace(d, name=w.codes.name) if w is not None else d)
+    return out
+
+
+def compare_by_value(a: Checkpoint, b: Checkpoint, quant_a: QuantLayout | None) -> Job:
+    """The window's Compare: a quantized side is compared by its dequantized values (one that
+    cannot be dequantized exactly, tensor by tensor as stored)."""
+    from inspector.core.diff import diff_checkpoints
+
+    try:
+        config_b = read_model_config(b.path)
+    except CheckpointError:
+        config_b = None
+    quant_b = recognise(b.tensors, config_b.quant_config if config_b is not None else None)
+    quant_a, quant_b = (q if q is not None and q.cast_refusal() is None else None
+                        for q in (quant_a, quant_b))  # fmt: skip
+    return diff_checkpoints(a, b, quant_a=quant_a, quant_b=quant_b)
 
 
 class WindowController(QObject):
@@ -235,12 +268,12 @@ class WindowController(QObject):
         self.runner.drop("diff")
         self.session.set_reference(ref)
         a, b = self.session.checkpoint, ref
-        from inspector.core.diff import diff_checkpoints
+        quant_a = self.session.groups.quant
 
         self.runner.run_exclusive(
             "diff",
             translate("Controller", "Comparing with {name}").format(name=os.path.basename(b.path)),
-            lambda: diff_checkpoints(a, b),
+            lambda: compare_by_value(a, b, quant_a),
             on_finished=lambda diffs, a=a, b=b: self._on_diff_finished(diffs, a, b),
             on_errored=self._on_diff_errored,
             on_aborted=lambda: self.views.flash(translate("Controller", "Comparison cancelled.")),
@@ -269,7 +302,7 @@ class WindowController(QObject):
 
     def _on_session_diffs(self, diffs: list[TensorDiff] | None) -> None:
         page, s = self.page, self.session
-        page.model.set_diff(diffs)
+        page.model.set_diff(_by_stored_name(diffs, s.groups.quant))
         page.set_column_visible(Col.REF_DIFF, diffs is not None)
         ref = os.path.basename(s.reference.path) if s.reference else "reference"
         page.plots_tabs.set_diffs(diffs, s.diff_summary, ref)

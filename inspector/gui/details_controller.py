@@ -9,12 +9,13 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QApplication
 
+from inspector.core.quant.values import weight_stats_and_histogram
 from inspector.core.stats import stats_and_histogram
 
 from .errors import error_text
 from .i18n import translate
 from .precision import BeforeAfter, before_after
-from .table_text import status_text
+from .table_text import format_shape, status_text
 
 if TYPE_CHECKING:
     from inspector.core.checkpoint import Checkpoint
@@ -92,7 +93,13 @@ class DetailsController(QObject):
         s = self.session
         ckpt = s.checkpoint
         assert ckpt is not None
-        self.details.show_tensor(ckpt, t, status_text(s.status_of(t), t, s.target))
+        w = s.quantized_weight(t)
+        status = status_text(s.status_of(t), t, s.target)
+        if w is not None:  # the numbers and the histogram are of the dequantized values
+            status = f"{status} ({w.storage()}; {format_shape(w.shape)})"
+        self.details.show_tensor(ckpt, t, status)
+        if w is not None:
+            self.details.set_values_kind(translate("DetailsPane", "dequantized"))
         self.plots.mark(t.name)
         # "drawing" until both requests below exist: a cached result answers at once, and
         # details_ready must not fire before the before/after plots are even asked for
@@ -104,7 +111,9 @@ class DetailsController(QObject):
         else:
             self.runner.request(
                 "stats",
-                lambda c=ckpt, t=t: stats_and_histogram(c, t),
+                lambda c=ckpt, t=t, w=w: (
+                    weight_stats_and_histogram(c, w) if w is not None else stats_and_histogram(c, t)
+                ),
                 on_result=lambda res, t=t, k=key: self._on_stats(t, k, res),
                 on_error=lambda e, t=t: self._on_stats_failed(t, e),
                 job=True,

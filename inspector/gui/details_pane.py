@@ -78,6 +78,7 @@ class DetailsPane(QWidget):
         lay.addWidget(self.splitter, 1)
         self.error_plot.hide()
         self.tensor: TensorInfo | None = None
+        self.values_kind: str | None = None
         self.stats: Any = None
 
     def field(self, name: str) -> str:
@@ -95,6 +96,7 @@ class DetailsPane(QWidget):
 
     def show_tensor(self, ckpt: Checkpoint, t: TensorInfo, status: str) -> None:
         self.tensor = t
+        self.values_kind = None
         self.stats = None
         self.heading.setText(wrappable(t.name))
         self.heading.setToolTip(clip_middle(t.name, 2000))
@@ -154,7 +156,13 @@ class DetailsPane(QWidget):
         self.histogram.clear_data(translate("DetailsPane", "Values: unavailable"))
 
     def _dtype(self) -> str:
+        if self.values_kind:
+            return self.values_kind
         return self.tensor.dtype.name if self.tensor else ""
+
+    def set_values_kind(self, text: str | None) -> None:
+        """What the numbers are of, when not the stored dtype (``dequantized``)."""
+        self.values_kind = text
 
     def set_cast(self, rep: Any) -> None:
         """The cast report line of this tensor (TensorCastReport) or None."""

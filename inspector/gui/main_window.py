@@ -330,7 +330,7 @@ class MainWindow(QMainWindow):
             globs = preset_globs("fp32-norms", config.modules_to_not_convert if config else ())
             if suggests_fp32_norms(self.ckpt.tensors, self.target.name, globs):
                 keep = " ".join(globs)
-        dlg = CastDialog(self.ckpt, self.target, self, keep=keep)
+        dlg = CastDialog(self.ckpt, self.target, self, keep=keep, quant=self.session.groups.quant)
         dlg.accepted.connect(lambda d=dlg: self._cast_dialog_accepted(d))
         dlg.finished.connect(dlg.deleteLater)
         self._cast_dialog = dlg

@@ -117,11 +117,20 @@ class PlotTabs(QTabWidget):
             self.diff_plot.clear_data()
             return
         in_a = [d for d in diffs if d.status != "only_b"]
-        self.diff_plot.set_values(
-            [d.name for d in in_a],
-            [d.max_abs_diff for d in in_a],
-            translate("PlotTabs", "Max |Δ| per tensor vs {ref}").format(ref=ref_name),
-        )
+        if any(d.quant is not None for d in in_a):  # the precision each quantized weight lost
+            self.diff_plot.set_values(
+                [d.name for d in in_a],
+                [d.rel_fro_err for d in in_a],
+                translate(
+                    "PlotTabs", "Relative Frobenius error of the dequantized weights vs {ref}"
+                ).format(ref=ref_name),
+            )
+        else:
+            self.diff_plot.set_values(
+                [d.name for d in in_a],
+                [d.max_abs_diff for d in in_a],
+                translate("PlotTabs", "Max |Δ| per tensor vs {ref}").format(ref=ref_name),
+            )
         caption = translate(
             "PlotTabs",
             "<b>{n} differing from {ref}</b> (worst max |Δ| {worst}), {equal} equal",

@@ -57,6 +57,8 @@ def status_cell(status: TensorStatus, t: TensorInfo, target: DType) -> str:
         return f"{t.dtype.name} → {target.name}"
     if status is TensorStatus.KEPT:
         return translate("TableText", "not a float")
+    if status is TensorStatus.QUANTIZED:
+        return translate("TableText", "quantized")
     return ""
 
 
@@ -67,6 +69,8 @@ def status_text(status: str, t: TensorInfo, target: DType) -> str:
         )
     if status is TensorStatus.KEPT:
         return translate("TableText", "kept (not a float)")
+    if status is TensorStatus.QUANTIZED:
+        return translate("TableText", "quantized: a cast dequantizes it")
     return translate("TableText", "matches {target}").format(target=target.name)
 
 
@@ -81,6 +85,13 @@ def status_tooltip(t: TensorInfo, status: str, target: str) -> str:
         return translate(
             "TensorTable", "{dtype} is not a float type: casting leaves it unchanged."
         ).format(dtype=t.dtype.name)
+    if status is TensorStatus.QUANTIZED:
+        return translate(
+            "TensorTable",
+            "Codes or scales of a quantized weight, stored so on purpose. A cast dequantizes the "
+            "weight to {target} and leaves its scales out; casting the codes as values would "
+            "corrupt it.",
+        ).format(target=target)
     return translate("TensorTable", "Already {target}.").format(target=target)
 
 
@@ -99,6 +110,14 @@ def summary_text(s: Summary) -> str:
         translate("TableText", "{n} of {total} tensors differ from {target}").format(
             n=f"{s.n_differ:,}", total=f"{s.n_tensors:,}", target=s.target
         ),
+    ]
+    if s.n_quantized:
+        parts.append(
+            translate("TableText", "{n} quantized ({scheme})").format(
+                n=f"{s.n_quantized:,}", scheme=s.quant_scheme
+            )
+        )
+    parts += [
         translate("TableText", "{n} params").format(n=format_count(s.params)),
         format_bytes(s.nbytes),
     ]

@@ -76,6 +76,7 @@ def status_icon(status: str) -> QIcon:
             TensorStatus.DIFFERS: QStyle.StandardPixmap.SP_MessageBoxWarning,
             TensorStatus.MATCH: QStyle.StandardPixmap.SP_DialogApplyButton,
             TensorStatus.KEPT: QStyle.StandardPixmap.SP_MessageBoxInformation,
+            TensorStatus.QUANTIZED: QStyle.StandardPixmap.SP_FileDialogDetailedView,
             "intended": QStyle.StandardPixmap.SP_MessageBoxQuestion,
         }[status]
         if style is None:  # no QApplication yet

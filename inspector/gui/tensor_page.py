@@ -254,8 +254,18 @@ class TensorPage(QWidget):
             if len(self.model.tensor_at(r).shape) >= 2:
                 row = r
                 break
+        if first is None:  # a quantized model: its codes matrices (values shown dequantized)
+            first = self._first_quantized_matrix(n, statuses)
         self._select_row(row if row is not None else first if first is not None else 0)
         return True
+
+    def _first_quantized_matrix(self, n: int, statuses: list) -> int | None:
+        for r in range(min(n, 5000)):
+            if statuses[self.model.tensor_index(r)] is not TensorStatus.QUANTIZED:
+                continue
+            if len(self.model.tensor_at(r).shape) >= 2:
+                return r
+        return None
 
     def set_config_note(self, mismatch: ConfigMismatch | None) -> None:
         """config.json's dtype against the weights (None: no config, or they agree)."""

@@ -23,6 +23,7 @@ from inspector.core.layout import TensorInfo
 from inspector.core.model_folder.config import ModelConfig
 from inspector.core.model_folder.findings import Finding
 from inspector.core.opening import open_checkpoint
+from inspector.core.quant.layout import QuantizedWeight
 from inspector.core.status import TensorStatus
 from inspector.core.summary import DTypeGroups, Summary, tensor_status
 from inspector.core.target_rule import TargetSource, pick_target
@@ -137,7 +138,16 @@ class Session:
         return self.groups.summary(self.target) if self.checkpoint is not None else None
 
     def status_of(self, t: TensorInfo) -> TensorStatus:
+        quant = self.groups.quant
+        if quant is not None and t.name in quant.part_of:
+            return TensorStatus.QUANTIZED
         return tensor_status(t, self.target)
+
+    def quantized_weight(self, t: TensorInfo) -> QuantizedWeight | None:
+        """The quantized weight whose codes ``t`` holds: its values are the dequantized ones."""
+        quant = self.groups.quant
+        w = quant.weights.get(quant.part_of.get(t.name, "")) if quant is not None else None
+        return w if w is not None and w.codes.name == t.name else None
 
     def choose_target(self, target: DType | None) -> bool:
         """The person picked ``target`` (None: "the config's dtype"): it wins from now on, for

@@ -56,6 +56,15 @@ class QuantizedWeight:
         return math.prod(self.shape)
 
     @property
+    def numel(self) -> int:  # as TensorInfo says it, for the statistics
+        return self.params
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes on disk: codes and companions."""
+        return sum(t.nbytes for t in self.stored)
+
+    @property
     def companions(self) -> list[str]:
         return [t.name for t in self.parts.values()] + [t.name for t in self.others]
 

@@ -152,97 +152,117 @@
 <context>
     <name>CastDialog</name>
     <message>
-        <location filename="../cast_dialog.py" line="67"/>
+        <location filename="../cast_dialog.py" line="85"/>
+        <source>Dequantize &amp; save</source>
+        <translation>反量化并保存</translation>
+    </message>
+    <message>
+        <location filename="../cast_dialog.py" line="87"/>
         <source>Cast &amp; save</source>
         <translation>转换并保存</translation>
     </message>
     <message>
-        <location filename="../cast_dialog.py" line="77"/>
+        <location filename="../cast_dialog.py" line="98"/>
         <source>Browse…</source>
         <translation>浏览…</translation>
     </message>
     <message>
-        <location filename="../cast_dialog.py" line="84"/>
+        <location filename="../cast_dialog.py" line="105"/>
         <source>e.g. *.LayerNorm.* *inv_freq  (glob patterns, kept as is)</source>
         <translation>例如 *.LayerNorm.* *inv_freq（glob 通配符，匹配的张量保持原 dtype）</translation>
     </message>
     <message>
-        <location filename="../cast_dialog.py" line="86"/>
+        <location filename="../cast_dialog.py" line="107"/>
         <source>Target dtype:</source>
         <translation>目标 dtype：</translation>
     </message>
     <message>
-        <location filename="../cast_dialog.py" line="88"/>
+        <location filename="../cast_dialog.py" line="109"/>
         <source>Save as:</source>
         <translation>另存为：</translation>
     </message>
     <message>
-        <location filename="../cast_dialog.py" line="90"/>
+        <location filename="../cast_dialog.py" line="111"/>
         <source>Save into folder:</source>
         <translation>保存到文件夹：</translation>
     </message>
     <message>
-        <location filename="../cast_dialog.py" line="95"/>
+        <location filename="../cast_dialog.py" line="116"/>
         <source>+ F32 norms</source>
         <translation>+ F32 归一化层</translation>
     </message>
     <message>
-        <location filename="../cast_dialog.py" line="97"/>
+        <location filename="../cast_dialog.py" line="118"/>
         <source>Add the fp32-norms globs: norms, rotary inv_freq and MoE routers, which models keep in F32 on purpose</source>
         <translation>加入 fp32-norms 模式：归一化层、旋转位置编码 inv_freq 和 MoE 路由，模型有意将它们保持为 F32</translation>
     </message>
     <message>
-        <location filename="../cast_dialog.py" line="105"/>
+        <location filename="../cast_dialog.py" line="126"/>
         <source>Keep dtype of:</source>
         <translation>保持原 dtype：</translation>
     </message>
     <message>
-        <location filename="../cast_dialog.py" line="114"/>
+        <location filename="../cast_dialog.py" line="135"/>
+        <source>Dequantize &amp;&amp; Save</source>
+        <translation>反量化并保存</translation>
+    </message>
+    <message>
+        <location filename="../cast_dialog.py" line="137"/>
         <source>Cast &amp;&amp; Save</source>
         <translation>转换并保存</translation>
     </message>
     <message>
-        <location filename="../cast_dialog.py" line="140"/>
+        <location filename="../cast_dialog.py" line="162"/>
+        <source>Cannot dequantize: {why}.</source>
+        <translation>无法反量化：{why}。</translation>
+    </message>
+    <message>
+        <location filename="../cast_dialog.py" line="165"/>
         <source>Choose where to save.</source>
         <translation>请选择保存位置。</translation>
     </message>
     <message>
-        <location filename="../cast_dialog.py" line="146"/>
+        <location filename="../cast_dialog.py" line="171"/>
         <source>The output would overwrite the checkpoint being read; choose another name.</source>
         <translation>输出会覆盖正在读取的 checkpoint，请换一个文件名。</translation>
     </message>
     <message>
-        <location filename="../cast_dialog.py" line="152"/>
+        <location filename="../cast_dialog.py" line="177"/>
         <source>Folder {folder} does not exist.</source>
         <translation>文件夹 {folder} 不存在。</translation>
     </message>
     <message>
-        <location filename="../cast_dialog.py" line="165"/>
+        <location filename="../cast_dialog.py" line="191"/>
         <source>{n} of {total} tensors will be cast to {target}</source>
         <translation>{total} 个张量中有 {n} 个将转换为 {target}</translation>
     </message>
     <message>
-        <location filename="../cast_dialog.py" line="170"/>
+        <location filename="../cast_dialog.py" line="196"/>
         <source>{n} kept by pattern</source>
         <translation>{n} 个按规则保持原 dtype</translation>
     </message>
     <message>
-        <location filename="../cast_dialog.py" line="172"/>
+        <location filename="../cast_dialog.py" line="198"/>
         <source>{n} kept (not a float)</source>
         <translation>{n} 个保持不变（非浮点）</translation>
     </message>
     <message>
-        <location filename="../cast_dialog.py" line="178"/>
+        <location filename="../cast_dialog.py" line="202"/>
+        <source>{n} quantized weights ({scheme}) are dequantized to {target}: their scales are left out and config.json loses its quantization_config.</source>
+        <translation>{n} 个量化权重（{scheme}）将反量化为 {target}：不写出其缩放因子，config.json 中的 quantization_config 被移除。</translation>
+    </message>
+    <message>
+        <location filename="../cast_dialog.py" line="218"/>
         <source>The existing output will be replaced.</source>
         <translation>已有的输出文件将被替换。</translation>
     </message>
     <message>
-        <location filename="../cast_dialog.py" line="190"/>
+        <location filename="../cast_dialog.py" line="230"/>
         <source>Save shards into folder</source>
         <translation>把分片保存到文件夹</translation>
     </message>
     <message>
-        <location filename="../cast_dialog.py" line="195"/>
+        <location filename="../cast_dialog.py" line="235"/>
         <source>Save cast checkpoint</source>
         <translation>保存转换后的 checkpoint</translation>
     </message>
@@ -250,87 +270,87 @@
 <context>
     <name>Controller</name>
     <message>
-        <location filename="../controller.py" line="85"/>
+        <location filename="../controller.py" line="118"/>
         <source>Opening {name}…</source>
         <translation>正在打开 {name}…</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="114"/>
+        <location filename="../controller.py" line="147"/>
         <source>The reference {name} was cleared: it was chosen for the previous checkpoint.</source>
         <translation>参考文件 {name} 已清除：它是为上一个 checkpoint 选择的。</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="119"/>
+        <location filename="../controller.py" line="152"/>
         <source>Compare with {name} again</source>
         <translation>再次与 {name} 对比</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="125"/>
+        <location filename="../controller.py" line="158"/>
         <source>{kind} checkpoint: showing the model&apos;s {n} tensors (prefix {prefix} taken off); {left} optimizer and other tensors are left out, and a cast leaves them out too.</source>
         <translation>{kind} 检查点：显示模型的 {n} 个张量（已去掉前缀 {prefix}）；{left} 个优化器及其他张量未显示，转换时也不会写入。</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="137"/>
+        <location filename="../controller.py" line="170"/>
         <source>Show everything</source>
         <translation>显示全部</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="142"/>
+        <location filename="../controller.py" line="175"/>
         <source>Note: {text}.</source>
         <translation>注意：{text}。</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="150"/>
+        <location filename="../controller.py" line="183"/>
         <source>Could not open {what}</source>
         <translation>无法打开 {what}</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="152"/>
+        <location filename="../controller.py" line="185"/>
         <source> — still showing the previous checkpoint.</source>
         <translation> — 仍显示之前的 checkpoint。</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="161"/>
+        <location filename="../controller.py" line="194"/>
         <source>Open which checkpoint?</source>
         <translation>打开哪个 checkpoint？</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="162"/>
+        <location filename="../controller.py" line="195"/>
         <source>This folder holds several checkpoints. Open:</source>
         <translation>此文件夹包含多个 checkpoint。打开：</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="220"/>
+        <location filename="../controller.py" line="253"/>
         <source>Opening reference {name}…</source>
         <translation>正在打开参考文件 {name}…</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="242"/>
+        <location filename="../controller.py" line="275"/>
         <source>Comparing with {name}</source>
         <translation>正在与 {name} 对比</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="246"/>
+        <location filename="../controller.py" line="279"/>
         <source>Comparison cancelled.</source>
         <translation>对比已取消。</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="253"/>
+        <location filename="../controller.py" line="286"/>
         <source>Could not open the reference {what}</source>
         <translation>无法打开参考文件 {what}</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="263"/>
+        <location filename="../controller.py" line="296"/>
         <source>Comparison failed: {why}</source>
         <translation>对比失败：{why}</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="282"/>
+        <location filename="../controller.py" line="315"/>
         <source>Compared with {ref}: {n} differing (worst max |Δ| {worst}), {equal} equal</source>
         <translation>已与 {ref} 对比：{n} 个张量有差异（最大 |Δ| 为 {worst}），{equal} 个完全相同</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="287"/>
+        <location filename="../controller.py" line="320"/>
         <source>; {n} only in one file or shaped differently</source>
         <translation>；{n} 个只存在于其中一个文件或形状不同</translation>
     </message>
@@ -379,27 +399,27 @@
 <context>
     <name>DetailsController</name>
     <message>
-        <location filename="../details_controller.py" line="135"/>
+        <location filename="../details_controller.py" line="144"/>
         <source>not a float</source>
         <translation>非浮点</translation>
     </message>
     <message>
-        <location filename="../details_controller.py" line="137"/>
+        <location filename="../details_controller.py" line="146"/>
         <source>already {dtype}</source>
         <translation>已是 {dtype}</translation>
     </message>
     <message>
-        <location filename="../details_controller.py" line="139"/>
+        <location filename="../details_controller.py" line="148"/>
         <source>kept by a pattern, or a format torch cannot cast exactly</source>
         <translation>被规则保留，或是 torch 无法精确转换的格式</translation>
     </message>
     <message>
-        <location filename="../details_controller.py" line="143"/>
+        <location filename="../details_controller.py" line="152"/>
         <source>written unchanged as {dtype} ({why})</source>
         <translation>按原样写为 {dtype}（{why}）</translation>
     </message>
     <message>
-        <location filename="../details_controller.py" line="177"/>
+        <location filename="../details_controller.py" line="186"/>
         <source>Could not read the saved file: {why}</source>
         <translation>无法读取保存的文件：{why}</translation>
     </message>
@@ -458,159 +478,164 @@
     </message>
     <message>
         <location filename="../details_pane.py" line="50"/>
-        <location filename="../details_pane.py" line="89"/>
+        <location filename="../details_pane.py" line="90"/>
         <source>No tensor selected</source>
         <translation>未选择张量</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="103"/>
+        <location filename="../details_pane.py" line="105"/>
         <source>{shape} · {n} values</source>
         <translation>{shape} · {n} 个值</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="114"/>
+        <location filename="../details_pane.py" line="116"/>
         <source>from {start:,}, a strided view (strides {s}), {size}</source>
         <translation>自 {start:,} 起，跨步视图（strides {s}），{size}</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="119"/>
+        <location filename="../details_pane.py" line="121"/>
         <source>computing…</source>
         <translation>计算中…</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="120"/>
+        <location filename="../details_pane.py" line="122"/>
         <source>not cast yet (Ctrl+S)</source>
         <translation>尚未转换 (Ctrl+S)</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="122"/>
+        <location filename="../details_pane.py" line="124"/>
         <source>Values (computing…)</source>
         <translation>数值（计算中…）</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="146"/>
+        <location filename="../details_pane.py" line="148"/>
         <source>Values ({dtype})</source>
         <translation>数值（{dtype}）</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="152"/>
+        <location filename="../details_pane.py" line="154"/>
         <source>unavailable: {reason}</source>
         <translation>不可用：{reason}</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="154"/>
+        <location filename="../details_pane.py" line="156"/>
         <source>Values: unavailable</source>
         <translation>数值：不可用</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="167"/>
+        <location filename="../details_pane.py" line="175"/>
         <source>written unchanged as {dtype} ({why})</source>
         <translation>按原样写为 {dtype}（{why}）</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="173"/>
+        <location filename="../details_pane.py" line="181"/>
         <source>lossless (every value exact)</source>
         <translation>无损（所有值完全一致）</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="175"/>
+        <location filename="../details_pane.py" line="183"/>
         <source>every value overflowed ({n})</source>
         <translation>所有值均溢出（{n} 个）</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="179"/>
+        <location filename="../details_pane.py" line="187"/>
         <source>max rel. err {rel} · max abs. err {abs}</source>
         <translation>最大相对误差 {rel} · 最大绝对误差 {abs}</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="182"/>
+        <location filename="../details_pane.py" line="190"/>
         <source>overflow {o} · underflow {u} · NaN {n}</source>
         <translation>上溢 {o} · 下溢 {u} · NaN {n}</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="194"/>
+        <location filename="../details_pane.py" line="202"/>
         <source>(reference stores {dtype})</source>
         <translation>（参考文件存为 {dtype}）</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="196"/>
+        <location filename="../details_pane.py" line="204"/>
         <source>not in the reference</source>
         <translation>参考文件中没有</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="198"/>
+        <location filename="../details_pane.py" line="206"/>
         <source>only in the reference</source>
         <translation>只在参考文件中</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="200"/>
+        <location filename="../details_pane.py" line="208"/>
         <source>shape differs: {a} here, {b} in reference</source>
         <translation>形状不同：此处为 {a}，参考文件为 {b}</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="204"/>
+        <location filename="../details_pane.py" line="212"/>
         <source>equal values</source>
         <translation>数值相同</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="206"/>
+        <location filename="../details_pane.py" line="214"/>
         <source>within tolerance: max |Δ| {d}</source>
         <translation>在容差内：最大 |Δ| {d}</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="211"/>
+        <location filename="../details_pane.py" line="219"/>
         <source>max |Δ| {abs} · max rel. {rel}</source>
         <translation>最大 |Δ| {abs} · 最大相对差 {rel}</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="218"/>
+        <location filename="../details_pane.py" line="226"/>
         <source>original</source>
         <translation>原始</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="219"/>
+        <location filename="../details_pane.py" line="227"/>
         <source>saved</source>
         <translation>保存后</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="221"/>
+        <location filename="../details_pane.py" line="229"/>
         <source>Values before / after the cast</source>
         <translation>转换前 / 后的数值</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="223"/>
+        <location filename="../details_pane.py" line="231"/>
         <source>, every {n}th value</source>
         <translation>，每 {n} 个取一个</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="230"/>
+        <location filename="../details_pane.py" line="238"/>
         <source>No finite values to draw</source>
         <translation>没有可绘制的有限值</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="236"/>
+        <location filename="../details_pane.py" line="244"/>
         <source> · not drawn: {what}</source>
         <translation> · 未绘制：{what}</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="243"/>
+        <location filename="../details_pane.py" line="251"/>
         <source>Relative error of saved values — {pct}% exact</source>
         <translation>保存值的相对误差 — {pct}% 完全一致</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="248"/>
+        <location filename="../details_pane.py" line="256"/>
         <source>Every changed value overflowed ({n}): no finite error</source>
         <translation>所有改变的值都溢出了（{n} 个）：没有有限误差</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="252"/>
+        <location filename="../details_pane.py" line="260"/>
         <source>{n} values overflowed; the others are exact</source>
         <translation>{n} 个值溢出；其余完全一致</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="256"/>
+        <location filename="../details_pane.py" line="264"/>
         <source>100% exact: every saved value equals the original</source>
         <translation>100% 一致：所有保存值都等于原始值</translation>
+    </message>
+    <message>
+        <location filename="../details_controller.py" line="102"/>
+        <source>dequantized</source>
+        <translation>反量化后</translation>
     </message>
 </context>
 <context>
@@ -835,26 +860,51 @@ Shift+drop a second checkpoint to compare against it.</source>
     </message>
     <message>
         <location filename="../lint_texts.py" line="58"/>
+        <source>Tensors look like {scheme} ({n} weights), but no config.json quantization_config confirms it: a loader reads their codes as values</source>
+        <translation>张量看起来是 {scheme}（{n} 个权重），但没有 config.json 的 quantization_config 可以确认：加载器会把其编码当作数值读取</translation>
+    </message>
+    <message>
+        <location filename="../lint_texts.py" line="62"/>
+        <source>Quantized tensors that do not fit {scheme}: {n}; the first: {problem}</source>
+        <translation>与 {scheme} 不符的量化张量：{n}；第一个：{problem}</translation>
+    </message>
+    <message>
+        <location filename="../lint_texts.py" line="65"/>
+        <source>quantization_config names modules the checkpoint does not have: {entries}</source>
+        <translation>quantization_config 列出了检查点中不存在的模块：{entries}</translation>
+    </message>
+    <message>
+        <location filename="../lint_texts.py" line="68"/>
+        <source>Quantized weights with a scale that is 0, negative, inf or NaN: {n}</source>
+        <translation>缩放因子为 0、负数、inf 或 NaN 的量化权重：{n}</translation>
+    </message>
+    <message>
+        <location filename="../lint_texts.py" line="71"/>
+        <source>FP8 weights that hold NaN codes: {n}</source>
+        <translation>含有 NaN 编码的 FP8 权重：{n}</translation>
+    </message>
+    <message>
+        <location filename="../lint_texts.py" line="72"/>
         <source>Shards far from the series&apos; typical size of {size}: {n}</source>
         <translation>大小远离该系列典型大小 {size} 的分片：{n}</translation>
     </message>
     <message>
-        <location filename="../lint_texts.py" line="59"/>
+        <location filename="../lint_texts.py" line="73"/>
         <source>{name} is not a weights file, and it imports {imports}: torch.load(weights_only=False) of it would run them (nothing was run here)</source>
         <translation>{name} 不是权重文件，它导入了 {imports}：torch.load(weights_only=False) 会执行它们（此处未执行任何内容）</translation>
     </message>
     <message>
-        <location filename="../lint_texts.py" line="78"/>
+        <location filename="../lint_texts.py" line="92"/>
         <source>error</source>
         <translation>错误</translation>
     </message>
     <message>
-        <location filename="../lint_texts.py" line="79"/>
+        <location filename="../lint_texts.py" line="93"/>
         <source>warning</source>
         <translation>警告</translation>
     </message>
     <message>
-        <location filename="../lint_texts.py" line="80"/>
+        <location filename="../lint_texts.py" line="94"/>
         <source>info</source>
         <translation>提示</translation>
     </message>
@@ -1106,7 +1156,7 @@ Shift+drop a second checkpoint to compare against it.</source>
     </message>
     <message>
         <location filename="../plot_tabs.py" line="68"/>
-        <location filename="../plot_tabs.py" line="157"/>
+        <location filename="../plot_tabs.py" line="166"/>
         <source>Lint</source>
         <translation>检查</translation>
     </message>
@@ -1126,22 +1176,27 @@ Shift+drop a second checkpoint to compare against it.</source>
         <translation>&lt;b&gt;{n} 个张量转换为 {target}&lt;/b&gt;（{out}）：{lossless} 个无损 · 上溢 {o} · 下溢 {u} · NaN {nan}</translation>
     </message>
     <message>
-        <location filename="../plot_tabs.py" line="123"/>
+        <location filename="../plot_tabs.py" line="124"/>
+        <source>Relative Frobenius error of the dequantized weights vs {ref}</source>
+        <translation>反量化权重相对 {ref} 的 Frobenius 相对误差</translation>
+    </message>
+    <message>
+        <location filename="../plot_tabs.py" line="132"/>
         <source>Max |Δ| per tensor vs {ref}</source>
         <translation>每个张量与 {ref} 的最大 |Δ|</translation>
     </message>
     <message>
-        <location filename="../plot_tabs.py" line="125"/>
+        <location filename="../plot_tabs.py" line="134"/>
         <source>&lt;b&gt;{n} differing from {ref}&lt;/b&gt; (worst max |Δ| {worst}), {equal} equal</source>
         <translation>&lt;b&gt;{n} 个张量与 {ref} 有差异&lt;/b&gt;（最大 |Δ| 为 {worst}），{equal} 个相同</translation>
     </message>
     <message>
-        <location filename="../plot_tabs.py" line="135"/>
+        <location filename="../plot_tabs.py" line="144"/>
         <source>, {n} within tolerance</source>
         <translation>，{n} 个在容差内</translation>
     </message>
     <message>
-        <location filename="../plot_tabs.py" line="155"/>
+        <location filename="../plot_tabs.py" line="164"/>
         <source>Lint ({n})</source>
         <translation>检查（{n}）</translation>
     </message>
@@ -1213,27 +1268,42 @@ Shift+drop a second checkpoint to compare against it.</source>
         <translation>非浮点</translation>
     </message>
     <message>
-        <location filename="../table_text.py" line="65"/>
+        <location filename="../table_text.py" line="61"/>
+        <source>quantized</source>
+        <translation>已量化</translation>
+    </message>
+    <message>
+        <location filename="../table_text.py" line="67"/>
         <source>differs: {dtype} → {target}</source>
         <translation>不一致：{dtype} → {target}</translation>
     </message>
     <message>
-        <location filename="../table_text.py" line="69"/>
+        <location filename="../table_text.py" line="71"/>
         <source>kept (not a float)</source>
         <translation>保持不变（非浮点）</translation>
     </message>
     <message>
-        <location filename="../table_text.py" line="70"/>
+        <location filename="../table_text.py" line="73"/>
+        <source>quantized: a cast dequantizes it</source>
+        <translation>已量化：转换时会反量化</translation>
+    </message>
+    <message>
+        <location filename="../table_text.py" line="74"/>
         <source>matches {target}</source>
         <translation>与 {target} 一致</translation>
     </message>
     <message>
-        <location filename="../table_text.py" line="99"/>
+        <location filename="../table_text.py" line="110"/>
         <source>{n} of {total} tensors differ from {target}</source>
         <translation>{total} 个张量中有 {n} 个与 {target} 不一致</translation>
     </message>
     <message>
-        <location filename="../table_text.py" line="102"/>
+        <location filename="../table_text.py" line="116"/>
+        <source>{n} quantized ({scheme})</source>
+        <translation>{n} 个已量化（{scheme}）</translation>
+    </message>
+    <message>
+        <location filename="../table_text.py" line="121"/>
         <source>{n} params</source>
         <translation>{n} 参数</translation>
     </message>
@@ -1384,22 +1454,27 @@ Shift+drop a second checkpoint to compare against it.</source>
         <translation>0（相同）</translation>
     </message>
     <message>
-        <location filename="../table_text.py" line="75"/>
+        <location filename="../table_text.py" line="79"/>
         <source>Stored as {dtype}, the model uses {target}. PyTorch&apos;s load_state_dict casts it silently; burn-store keeps {dtype} and fails with a dtype mismatch.</source>
         <translation>文件中存为 {dtype}，模型使用 {target}。PyTorch 的 load_state_dict 会静默转换；burn-store 会保留 {dtype}，并因 dtype 不匹配而报错。</translation>
     </message>
     <message>
-        <location filename="../table_text.py" line="81"/>
+        <location filename="../table_text.py" line="85"/>
         <source>{dtype} is not a float type: casting leaves it unchanged.</source>
         <translation>{dtype} 不是浮点类型：转换时保持不变。</translation>
     </message>
     <message>
-        <location filename="../table_text.py" line="84"/>
+        <location filename="../table_text.py" line="89"/>
+        <source>Codes or scales of a quantized weight, stored so on purpose. A cast dequantizes the weight to {target} and leaves its scales out; casting the codes as values would corrupt it.</source>
+        <translation>量化权重的编码或缩放因子，有意如此存储。转换会把该权重反量化为 {target} 并丢弃缩放因子；把编码当作数值转换会损坏模型。</translation>
+    </message>
+    <message>
+        <location filename="../table_text.py" line="95"/>
         <source>Already {target}.</source>
         <translation>已经是 {target}。</translation>
     </message>
     <message>
-        <location filename="../table_text.py" line="88"/>
+        <location filename="../table_text.py" line="99"/>
         <source>F32 in a {target} model: norms, rotary inv_freq and MoE routers are often kept in F32 on purpose. Casting them loses precision the model wants; keep them with the fp32-norms globs (cast dialog, or --keep-preset).</source>
         <translation>{target} 模型中的 F32：归一化层、旋转位置编码 inv_freq 和 MoE 路由常被有意保持为 F32。转换它们会损失模型所需的精度；可用 fp32-norms 模式保留（转换对话框，或 --keep-preset）。</translation>
     </message>

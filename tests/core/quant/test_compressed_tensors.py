@@ -139,3 +139,31 @@ def test_other_targets_are_the_reference_values_cast_as_torch_casts_them(
         assert torch.equal(got[name + ".weight"], _reference(folder, name).to(want))
         assert name + ".weight_scale" not in got
     assert got["model.norm.weight"].dtype == want  # plain floats are cast as always
+
+
+@pytest.mark.parametrize("scheme", ["W4A16", "NVFP4A16"])
+def test_diff_against_the_original_gives_the_precision_the_quantization_lost(llmc_models, scheme):
+    """Frobenius error and SQNR of the dequantized weights against the BF16 model they came
+    from, as torch computes them in float64 from compressed-tensors' decompression."""
+    from safetensors.torch import load_file
+
+    from inspector.core.diff import diff_checkpoints
+
+    folder, base = llmc_models[scheme], llmc_models["base"]
+    original = load_file(base / "model.safetensors")
+    with open_checkpoint(str(folder)) as a, open_checkpoint(str(base)) as b:
+        diffs = run_job(diff_checkpoints(a, b, quant_a=quant_layout(a)))
+    by_name = {d.name: d for d in diffs}
+    assert set(by_name) == set(original)  # logical names on both sides, no companions
+    for name, d in by_name.items():
+        if d.quant is None:
+            assert d.status.value == "equal", name  # norms, embeddings, lm_head: untouched
+            continue
+        ours = _reference(folder, name.removesuffix(".weight")).double()
+        ref = original[name].double()
+        err = torch.linalg.norm(ours - ref) / torch.linalg.norm(ref)
+        sqnr = 10 * torch.log10((ref**2).sum() / ((ours - ref) ** 2).sum())
+        assert d.rel_fro_err == pytest.approx(float(err), rel=1e-12)
+        assert d.sqnr_db == pytest.approx(float(sqnr), rel=1e-12)
+        assert d.max_abs_diff == float((ours - ref).abs().max())
+        assert d.to_json()["quant"] == EXPECTED[scheme][0].value

@@ -1,0 +1,86 @@
+"""The window on a quantized model folder: codes and scales are "quantized", not "≠ BF16"; the
+summary counts quantized weights; the cast dialog dequantizes (or says why it cannot); the
+details pane shows the dequantized values; Compare gives the precision the quantization lost."""
+
+from __future__ import annotations
+
+import numpy as np
+from safetensors.numpy import load_file
+
+from inspector.core.status import TensorStatus
+from tests.quant_folders import deepseek_folder, folder, gptq_tensors
+
+W = "model.layers.0.mlp.up_proj.weight"
+
+
+def _open(qtbot, window, path) -> None:
+    with qtbot.waitSignals([window.loaded, window.details_ready], timeout=20_000):
+        window.open_path(str(path))
+
+
+def test_codes_and_scales_are_quantized_and_the_summary_counts_weights(qtbot, window, tmp_path):
+    deepseek_folder(tmp_path / "q")
+    _open(qtbot, window, tmp_path / "q")
+    model = window.model
+    statuses = dict(zip([t.name for t in model.tensors], model.statuses(), strict=True))
+    assert statuses[W] is TensorStatus.QUANTIZED
+    assert statuses[W + "_scale_inv"] is TensorStatus.QUANTIZED
+    assert statuses["model.norm.weight"] is TensorStatus.MATCH
+    text = window.summary_label.text()
+    assert text.startswith("✓ 0 of 3 tensors differ from BF16 · 1 quantized (FP8 block-scaled")
+
+
+def test_the_details_pane_shows_the_dequantized_values(qtbot, window, tmp_path):
+    made = deepseek_folder(tmp_path / "q")
+    _open(qtbot, window, tmp_path / "q")
+    if window.current_tensor().name != W:  # the first selection may be it already
+        with qtbot.waitSignal(window.details_ready, timeout=20_000):
+            window.select_tensor(W)
+    stats = window.details.stats
+    dequantized = made["codes"].astype(np.float32) * np.repeat(
+        np.repeat(made["scale"], 128, 0), 128, 1
+    )
+    assert stats.max == float(dequantized.max()) and stats.max < 0.2  # the codes reach 448
+    assert "block 128×128" in window.details.fields["DType"].text()
+
+
+def test_the_cast_dialog_dequantizes_and_the_output_is_plain(qtbot, window, tmp_path):
+    made = deepseek_folder(tmp_path / "q")
+    _open(qtbot, window, tmp_path / "q")
+    dlg = window.open_cast_dialog()
+    assert dlg.windowTitle() == "Dequantize & save"
+    assert "1 quantized weights (FP8 block-scaled" in dlg.plan_label.text()
+    dlg.out_edit.setText(str(tmp_path / "plain"))
+    with qtbot.waitSignal(window.cast_done, timeout=30_000):
+        dlg.accept()
+    got = load_file(tmp_path / "plain" / "model.safetensors")
+    assert W + "_scale_inv" not in got and np.abs(got[W].astype(np.float32)).max() < 0.2
+    assert made["codes"].shape == got[W].shape
+
+
+def test_a_scheme_we_cannot_dequantize_disables_the_dialog_with_the_reason(qtbot, window, tmp_path):
+    folder(tmp_path / "g", gptq_tensors(), {"quant_method": "gptq", "bits": 4, "group_size": 32})
+    _open(qtbot, window, tmp_path / "g")
+    dlg = window.open_cast_dialog()
+    ok = dlg.buttons.buttons()[0]
+    assert not ok.isEnabled()
+    assert "Cannot dequantize: GPTQ weights cannot be dequantized" in dlg.plan_label.text()
+    dlg.reject()
+
+
+def test_compare_with_the_original_plots_the_precision_lost(qtbot, window, tmp_path):
+    import ml_dtypes
+
+    from inspector.core.save.writer import save_arrays
+    from tests.quant_folders import BF16, F32
+
+    made = deepseek_folder(tmp_path / "q")
+    save_arrays(
+        tmp_path / "orig.safetensors",
+        [(W, F32, made["true"]), ("model.norm.weight", BF16, np.ones(256, ml_dtypes.bfloat16))],
+    )
+    _open(qtbot, window, tmp_path / "q")
+    with qtbot.waitSignal(window.diff_done, timeout=30_000) as got:
+        window.open_reference(str(tmp_path / "orig.safetensors"))
+    d = {x.name: x for x in got.args[0]}[W]
+    assert d.quant == "fp8" and 0 < d.rel_fro_err < 0.05 and d.sqnr_db > 25
