@@ -125,12 +125,14 @@ class PlotTabs(QTabWidget):
                     "PlotTabs", "Relative Frobenius error of the dequantized weights vs {ref}"
                 ).format(ref=ref_name),
             )
+            self.diff_plot.set_ylabel("‖Δ‖ / ‖ref‖")
         else:
             self.diff_plot.set_values(
                 [d.name for d in in_a],
                 [d.max_abs_diff for d in in_a],
                 translate("PlotTabs", "Max |Δ| per tensor vs {ref}").format(ref=ref_name),
             )
+            self.diff_plot.set_ylabel("max |Δ|")
         caption = translate(
             "PlotTabs",
             "<b>{n} differing from {ref}</b> (worst max |Δ| {worst}), {equal} equal",

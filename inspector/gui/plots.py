@@ -278,6 +278,9 @@ class OverviewPlot(_Plot):
             + translate("Plots", "(exactly 0: bottom band)")
         )
 
+    def set_ylabel(self, text: str) -> None:
+        self.getPlotItem().setLabel("left", text, color=self._text.name())
+
     def set_values(self, names: Sequence[str], values: Sequence[float | None], title: str) -> None:
         """``values[i]`` is the tensor's number; 0 means exact; inf means overflow/NaN (drawn in
         a labelled band above the scale, never at a tick that reads as a value); None: n/a."""
