@@ -8,7 +8,6 @@ floats under its logical name (its companions are not written), or the cast is r
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -22,6 +21,8 @@ from ..quant import rows
 from ..quant.layout import Part, QuantizedWeight, QuantLayout
 from ..quant.recognise import recognise
 from ..quant.schemes import QuantScheme
+from .chunk import cast_chunk
+from .precision import ErrorAccumulator
 
 
 @dataclass
@@ -42,12 +43,26 @@ class Dequantizing:
     def weight(self, stored: str) -> QuantizedWeight | None:
         return self.by_codes.get(stored)
 
-    def chunks(
-        self, ckpt: Checkpoint, w: QuantizedWeight, chunk_bytes: int
-    ) -> tuple[DType, Iterator[np.ndarray]]:
-        """The compute dtype of ``w``'s reference and its rows, dequantized, in order."""
-        plan = rows.prepare(ckpt, w)
-        return plan.compute, rows.chunks(ckpt, plan, chunk_bytes)
+    def plan(self, ckpt: Checkpoint, w: QuantizedWeight) -> rows.DequantPlan:
+        """``w``'s companions read and checked (one clear line when they do not fit)."""
+        return rows.prepare(ckpt, w)
+
+
+def dequantize_and_cast(
+    plan: rows.DequantPlan,
+    raw: np.ndarray,
+    r0: int,
+    r1: int,
+    target: DType,
+    acc: ErrorAccumulator | None,
+) -> tuple[np.ndarray, ErrorAccumulator | None]:
+    """Rows ``r0:r1`` as the reference dequantizes them, cast to ``target`` (a cast thread's
+    unit of work, like :func:`.chunk.cast_chunk`, whose measurement it returns)."""
+    values = rows.dequantize_rows(plan, raw, r0, r1)
+    data = np.ascontiguousarray(values).reshape(-1).view(np.uint8)
+    if plan.compute == target:
+        return data, None
+    return cast_chunk(data, plan.compute, target, acc)
 
 
 def dequantizing(ckpt: Checkpoint) -> Dequantizing | None:

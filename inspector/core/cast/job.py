@@ -14,8 +14,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 from ..checkpoint import Checkpoint
 from ..dtypes import DType
 from ..errors import CheckpointError
@@ -27,6 +25,7 @@ from ..model_folder.companions import copy_companions
 from ..model_folder.config import model_folder
 from ..progress import Job, Progress
 from ..quant.layout import QuantizedWeight
+from ..quant.rows import raw_chunks
 from ..save.output_names import (
     PICKLE_METADATA,
     PICKLE_SUFFIXES,
@@ -36,7 +35,7 @@ from ..save.output_names import (
 from ..save.writeback import BackgroundWriter
 from ..save.writer import AtomicWriter, TensorEntry
 from ..training_layout import training_left_out
-from .dequantize import Dequantizing, dequantizing
+from .dequantize import Dequantizing, dequantize_and_cast, dequantizing
 from .kernels import can_cast
 from .pool import ChunkCaster
 from .precision import ErrorAccumulator
@@ -275,14 +274,16 @@ def cast_checkpoint(
                     for t, entry, w in outputs:
                         if w is not None:  # codes and scales in, the weight's values out
                             assert deq is not None
-                            compute, rows = deq.chunks(ckpt, w, chunk_bytes)
-                            acc = ErrorAccumulator(compute, target) if report else None
+                            plan = deq.plan(ckpt, w)
+                            acc = ErrorAccumulator(plan.compute, target) if report else None
                             start, src_bytes = done, sum(p.nbytes for p in w.stored)
-                            for values in rows:
-                                _queue_values(values, compute, target, acc, casts)
+                            for raw, r0, r1 in raw_chunks(ckpt, plan, chunk_bytes):
+                                casts.submit_call(
+                                    dequantize_and_cast, acc, plan, raw, r0, r1, target, acc
+                                )
                                 for data in casts.ready():
                                     batch.add(data)
-                                done += src_bytes * values.size // max(1, w.params)
+                                done += src_bytes * (r1 - r0) // max(1, plan.rows)
                                 yield Progress(done, total, w.name)
                             done = start + src_bytes
                             measured.append((entry, w, acc))
@@ -338,22 +339,6 @@ def _outputs(
         elif deq is None or deq.output_name(t.name) is not None:
             out.append((t, TensorEntry(t.name, dst_of[t.name], tuple(t.shape)), None))
     return out
-
-
-def _queue_values(
-    values: np.ndarray,
-    compute: DType,
-    target: DType,
-    acc: ErrorAccumulator | None,
-    casts: ChunkCaster,
-) -> None:
-    """Dequantized rows (in the reference's compute dtype) cast to ``target`` on the cast
-    threads; the precision report measures that last rounding."""
-    raw = np.ascontiguousarray(values).reshape(-1).view(np.uint8)
-    if compute == target:
-        casts.copy(raw)
-    else:
-        casts.submit(raw, compute, target, acc)
 
 
 def _entry(

@@ -65,6 +65,16 @@ class ChunkCaster:
             self._threads = ThreadPoolExecutor(self._workers, thread_name_prefix="cast")
         self._queue(self._threads, acc, -1, cast_chunk, raw, src, dst, acc)
 
+    def submit_call(
+        self, fn: Callable[..., tuple[np.ndarray, ErrorAccumulator | None]],
+        acc: ErrorAccumulator | None, *args: object,
+    ) -> None:  # fmt: skip
+        """Queue ``fn(*args)`` on the cast threads: it returns ``(bytes to write, its own
+        accumulator)`` like :func:`cast_chunk` (a quantized weight's rows, dequantized and cast)."""
+        if self._threads is None:
+            self._threads = ThreadPoolExecutor(self._workers, thread_name_prefix="cast")
+        self._queue(self._threads, acc, -1, fn, *args)
+
     def submit_range(self, task: RangeTask, out_nbytes: int, acc: ErrorAccumulator | None) -> None:
         """Queue ``task`` (``out_nbytes`` of output) for a worker process; ``acc`` as above."""
         if not self.has_processes:

@@ -147,8 +147,11 @@ def rows_per_chunk(plan: DequantPlan, chunk_bytes: int) -> int:
     return step
 
 
-def chunks(ckpt: Checkpoint, plan: DequantPlan, chunk_bytes: int) -> Iterator[np.ndarray]:
-    """The rows of the logical weight, dequantized, in order, ``chunk_bytes`` of F32 at most."""
+def raw_chunks(
+    ckpt: Checkpoint, plan: DequantPlan, chunk_bytes: int
+) -> Iterator[tuple[np.ndarray, int, int]]:
+    """The stored bytes of the codes, a block of rows at a time: ``(bytes, r0, r1)``; each
+    array is new (the dequantization may run on another thread)."""
     t = plan.weight.codes
     row_bytes = t.nbytes // max(1, plan.rows)
     start, _end = ckpt.byte_range(t)
@@ -161,12 +164,17 @@ def chunks(ckpt: Checkpoint, plan: DequantPlan, chunk_bytes: int) -> Iterator[np
         for r0 in range(0, plan.rows, step):
             r1 = min(plan.rows, r0 + step)
             lo, hi = start + r0 * row_bytes, start + r1 * row_bytes
-            raw = (
-                next(read_byte_chunks(fh, t.file, lo, hi, hi - lo))
-                if hi > lo
-                else np.empty(0, np.uint8)
-            )
-            yield dequantize_rows(plan, raw, r0, r1)
+            if hi > lo:
+                raw = next(read_byte_chunks(fh, t.file, lo, hi, hi - lo))
+            else:
+                raw = np.empty(0, np.uint8)
+            yield raw, r0, r1
+
+
+def chunks(ckpt: Checkpoint, plan: DequantPlan, chunk_bytes: int) -> Iterator[np.ndarray]:
+    """The rows of the logical weight, dequantized, in order, ``chunk_bytes`` of F32 at most."""
+    for raw, r0, r1 in raw_chunks(ckpt, plan, chunk_bytes):
+        yield dequantize_rows(plan, raw, r0, r1)
 
 
 def dequantize_rows(plan: DequantPlan, raw: np.ndarray, r0: int, r1: int) -> np.ndarray:
@@ -187,10 +195,29 @@ def dequantize_rows(plan: DequantPlan, raw: np.ndarray, r0: int, r1: int) -> np.
     else:
         codes = raw.view(w.codes.dtype.numpy).reshape(n, cols)
         codes_f32 = k.to_f32(codes, w.codes.dtype)
+    if w.scheme is QuantScheme.FP8_BLOCK and args.block is not None:
+        return _fp8_block_rows(plan, codes_f32, r0, r1)
     s, zp = _scales_for_rows(plan, r0, r1)
     if w.scheme is QuantScheme.FP8_BLOCK:
         return k.fp8_block(codes_f32, F32, s)
     return k.ct_linear(codes_f32, s, plan.scale_dtype, zp)
+
+
+def _fp8_block_rows(plan: DequantPlan, codes_f32: np.ndarray, r0: int, r1: int) -> np.ndarray:
+    """The F32 product, one row of blocks at a time: a row of scales widened to the columns
+    once per block row (not a scale per element)."""
+    args = plan.weight.args
+    assert args is not None and args.block is not None
+    bm, bn = args.block
+    out = codes_f32  # a new array (the codes widened): multiplied in place
+    r = r0
+    while r < r1:
+        end = min(r1, (r // bm + 1) * bm)
+        s_cols = np.repeat(plan.scale[r // bm], bn)[: plan.cols]
+        with np.errstate(all="ignore"):
+            np.multiply(out[r - r0 : end - r0], s_cols, out=out[r - r0 : end - r0])
+        r = end
+    return out
 
 
 def _scales_for_rows(plan: DequantPlan, r0: int, r1: int) -> tuple[np.ndarray, np.ndarray | None]:
