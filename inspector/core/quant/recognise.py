@@ -195,6 +195,9 @@ def _ct_logical_shape(w: QuantizedWeight, layout: QuantLayout) -> tuple[int, ...
 
 
 def _gpt_oss(by_name: dict[str, TensorInfo], confirmed: bool) -> QuantLayout:
+    """gpt-oss experts: ``X_blocks`` U8 [E, rows, G, 16] (two FP4 codes a byte) and ``X_scales``
+    U8 [E, rows, G] (E8M0 exponents, one per 32 values). transformers dequantizes them into
+    ``X`` [E, G·32, rows]: the stored rows become the last dimension."""
     layout = QuantLayout("gpt-oss MXFP4 (quant_method mxfp4)", confirmed)
     for name, blocks in by_name.items():
         base = _module(name, "_blocks")
@@ -203,10 +206,18 @@ def _gpt_oss(by_name: dict[str, TensorInfo], confirmed: bool) -> QuantLayout:
             continue
         if blocks.dtype.name != "U8" or scales.dtype.name != "U8":
             continue  # MXFP4 stores both as bytes: anything else is a plain tensor so named
-        shape = (*blocks.shape[:-2], blocks.shape[-2] * blocks.shape[-1] * 2)
-        layout.add(QuantizedWeight(base, QuantScheme.MXFP4, blocks, shape, {Part.SCALE: scales},
+        shape = tuple(blocks.shape)
+        if len(shape) == 4:
+            logical = (shape[0], shape[2] * shape[3] * 2, shape[1])
+        else:
+            logical = (*shape[:-2], shape[-2] * shape[-1] * 2)
+        layout.add(QuantizedWeight(base, QuantScheme.MXFP4, blocks, logical, {Part.SCALE: scales},
                                    WeightArgs(4, "float", "group", group_size=32)))  # fmt: skip
-    _refuse(layout, QuantScheme.MXFP4)
+        if len(shape) != 4 or shape[3] != 16 or tuple(scales.shape) != shape[:3]:
+            layout.problems.append(
+                f"{name!r} {list(shape)} with scales {list(scales.shape)}: gpt-oss stores "
+                "[experts, rows, groups, 16] with scales [experts, rows, groups]"
+            )
     return layout
 
 

@@ -23,7 +23,7 @@ from . import kernels as k
 from .layout import Part, QuantizedWeight
 from .schemes import QuantScheme
 
-F32, BF16 = DTYPES["F32"], DTYPES["BF16"]
+F32, F64, BF16 = DTYPES["F32"], DTYPES["F64"], DTYPES["BF16"]
 
 
 @dataclass
@@ -78,6 +78,8 @@ def prepare(ckpt: Checkpoint, w: QuantizedWeight) -> DequantPlan:
     rows = math.prod(shape[:-1])
     scale = _small(ckpt, scale_t)
     scale_dtype = scale_t.dtype
+    if w.scheme is QuantScheme.MXFP4:  # one expert a "row": its output is transposed
+        return _gpt_oss_plan(w, scale, scale_dtype)
     if args.strategy == "block":
         if len(shape) != 2 or args.block is None:
             raise _refuse(w, "block scales need a 2-D weight")
@@ -139,6 +141,17 @@ def prepare(ckpt: Checkpoint, w: QuantizedWeight) -> DequantPlan:
     return plan
 
 
+def _gpt_oss_plan(w: QuantizedWeight, scale: np.ndarray, scale_dtype: DType) -> DequantPlan:
+    shape = tuple(w.codes.shape)
+    if len(shape) != 4 or shape[3] != 16 or scale.shape != shape[:3]:
+        raise _refuse(w, f"blocks {list(shape)} and scales {list(scale.shape)} are not gpt-oss's")
+    if w.codes.dtype.name != "U8" or scale_dtype.name != "U8":
+        raise _refuse(w, "gpt-oss MXFP4 stores blocks and scales as U8")
+    experts = shape[0]
+    return DequantPlan(w, BF16, experts, math.prod(shape[1:]) * 2, scale.reshape(experts, -1),
+                       scale_dtype)  # fmt: skip
+
+
 def rows_per_chunk(plan: DequantPlan, chunk_bytes: int) -> int:
     step = max(1, chunk_bytes // max(1, plan.cols * 4))
     block = plan.weight.args.block if plan.weight.args else None
@@ -182,6 +195,8 @@ def dequantize_rows(plan: DequantPlan, raw: np.ndarray, r0: int, r1: int) -> np.
     w, n, cols = plan.weight, r1 - r0, plan.cols
     args = w.args
     assert args is not None
+    if w.scheme is QuantScheme.MXFP4:
+        return _gpt_oss_rows(plan, raw, r0, r1)
     if w.scheme in (QuantScheme.CT_NVFP4, QuantScheme.CT_MXFP4):
         codes = k.unpack_fp4(raw.reshape(n, -1))[:, :cols]
         s = k.expand_groups(plan.scale[r0:r1], cols, args.group_size or cols)
@@ -201,6 +216,19 @@ def dequantize_rows(plan: DequantPlan, raw: np.ndarray, r0: int, r1: int) -> np.
     if w.scheme is QuantScheme.FP8_BLOCK:
         return k.fp8_block(codes_f32, F32, s)
     return k.ct_linear(codes_f32, s, plan.scale_dtype, zp)
+
+
+def _gpt_oss_rows(plan: DequantPlan, raw: np.ndarray, r0: int, r1: int) -> np.ndarray:
+    """transformers' ``convert_moe_packed_tensors`` for experts ``r0:r1``: ``torch.ldexp`` of
+    the FP4 value by ``e - 127`` (exact, as ldexp is: 0.5·2**128 is 2**127, 0·2**128 is 0; the
+    exact product in F64, then rounded to BF16 as torch rounds), rows and columns swapped."""
+    _, rows, groups, _ = plan.weight.codes.shape
+    n = r1 - r0
+    codes = k.unpack_fp4(raw.reshape(n, rows, groups * 16))  # [n, rows, groups·32]
+    exps = plan.scale[r0:r1].reshape(n, rows, groups).astype(np.int32) - 127
+    scaled = np.ldexp(codes.reshape(n, rows, groups, 32).astype(np.float64), exps[..., None])
+    values = k.cast_array(scaled.reshape(n, rows, groups * 32), F64, BF16)
+    return np.ascontiguousarray(values.transpose(0, 2, 1))
 
 
 def _fp8_block_rows(plan: DequantPlan, codes_f32: np.ndarray, r0: int, r1: int) -> np.ndarray:

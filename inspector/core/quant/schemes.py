@@ -56,5 +56,6 @@ _DEQUANTIZABLE = frozenset(
         QuantScheme.CT_PACK,
         QuantScheme.CT_NVFP4,
         QuantScheme.CT_MXFP4,
+        QuantScheme.MXFP4,
     }
 )

@@ -23,7 +23,6 @@ from tests.quant_folders import (
     F32,
     deepseek_folder,
     folder,
-    gpt_oss_tensors,
     gptq_tensors,
 )
 
@@ -45,7 +44,6 @@ def _refused(path: Path, out: Path) -> str:
     [
         ({"quant_method": "gptq", "bits": 4, "group_size": 32}, gptq_tensors(), "GPTQ"),
         ({"quant_method": "awq", "bits": 4, "group_size": 32}, gptq_tensors(), "AWQ"),
-        ({"quant_method": "mxfp4"}, gpt_oss_tensors(), "gpt-oss MXFP4"),
         ({"quant_method": "hqq"}, gptq_tensors(), "'hqq'"),
     ],
 )
