@@ -66,6 +66,10 @@ LINT_TEMPLATES = (
         "LintFinding", "quantization_config names modules the checkpoint does not have: {entries}"
     ),
     QT_TRANSLATE_NOOP(
+        "LintFinding",
+        "Scales stored in another dtype than the config says: {n}; the first: {note}",
+    ),
+    QT_TRANSLATE_NOOP(
         "LintFinding", "Quantized weights with a scale that is 0, negative, inf or NaN: {n}"
     ),
     QT_TRANSLATE_NOOP("LintFinding", "FP8 weights that hold NaN codes: {n}"),

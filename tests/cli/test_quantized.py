@@ -105,3 +105,25 @@ def test_a_dequantizing_cast_says_so(tmp_path, capsys):
     code, out, _ = run(capsys, "cast", tmp_path / "q", "-o", tmp_path / "o")
     assert code == 0
     assert "1 quantized weight dequantized to BF16 (fp8), 0 other tensors cast" in out
+
+
+def test_lint_names_scales_stored_in_another_dtype_than_the_config_says(tmp_path, capsys):
+    import ml_dtypes
+    import numpy as np
+
+    from tests.quant_folders import BF16, F8
+
+    qc = {"quant_method": "compressed-tensors", "format": "float-quantized", "config_groups": {
+        "g": {"targets": ["Linear"], "weights": {"num_bits": 8, "type": "float",
+              "strategy": "channel", "scale_dtype": "torch.float32"}}}}  # fmt: skip
+    tensors = [
+        ("m.weight", F8, np.zeros((4, 4), ml_dtypes.float8_e4m3fn)),
+        ("m.weight_scale", BF16, np.ones((4, 1), ml_dtypes.bfloat16)),
+    ]
+    folder(tmp_path / "q", tensors, qc)
+    code, out, _ = run(capsys, "lint", tmp_path / "q", "--json")
+    codes = {f["code"]: f["message"] for f in json.loads(out)["findings"]}
+    assert code == 1
+    assert codes["quant_scale_dtype"].endswith(
+        "'m.weight_scale' is BF16; the config's scale_dtype says F32"
+    )

@@ -79,6 +79,7 @@ TEMPLATES = {
     ),
     "quant_mismatch": "Quantized tensors that do not fit {scheme}: {n}; the first: {problem}",
     "quant_ignore_unused": "quantization_config names modules the checkpoint does not have: {entries}",
+    "quant_scale_dtype": "Scales stored in another dtype than the config says: {n}; the first: {note}",
     "quant_bad_scales": "Quantized weights with a scale that is 0, negative, inf or NaN: {n}",
     "quant_nan_codes": "FP8 weights that hold NaN codes: {n}",
     "odd_shard_size": "Shards far from the series' typical size of {size}: {n}",

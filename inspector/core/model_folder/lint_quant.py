@@ -51,6 +51,17 @@ def lint_quant(
                 problem=quant.problems[0],
             )
         )
+    if quant.notes:
+        out.append(
+            finding(
+                Severity.WARNING,
+                "quant_scale_dtype",
+                "quant_scale_dtype",
+                files=["config.json"],
+                n=len(quant.notes),
+                note=quant.notes[0],
+            )
+        )
     unused = _unused_ignores(config, tensors)
     if unused:
         out.append(

@@ -61,9 +61,19 @@ def weight_args(w: Any, group: str) -> WeightArgs:
         block = (_int(block[0], "block_structure"), _int(block[1], "block_structure"))
     else:
         block = None
-    return WeightArgs(
-        bits, kind, strategy, group_size, block, w.get("symmetric", True) is not False
+    scale = w.get("scale_dtype")
+    scale_dtype = (
+        _SCALE_DTYPES.get(scale.removeprefix("torch.")) if isinstance(scale, str) else None
     )
+    return WeightArgs(
+        bits, kind, strategy, group_size, block, w.get("symmetric", True) is not False, scale_dtype
+    )
+
+
+_SCALE_DTYPES = {
+    "float32": "F32", "bfloat16": "BF16", "float16": "F16", "float8_e4m3fn": "F8_E4M3",
+    "uint8": "U8", "float8_e8m0fnu": "F8_E8M0",
+}  # fmt: skip
 
 
 def ct_groups(qc: dict[str, Any]) -> list[CtGroup]:

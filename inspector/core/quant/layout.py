@@ -32,6 +32,7 @@ class WeightArgs:
     group_size: int | None = None
     block: tuple[int, int] | None = None
     symmetric: bool = True
+    scale_dtype: str | None = None  # what the config says the scales are stored as
 
     def describe(self) -> str:
         if self.block is not None:
@@ -110,6 +111,7 @@ class QuantLayout:
     weights: dict[str, QuantizedWeight] = field(default_factory=dict)  # by logical name
     part_of: dict[str, str] = field(default_factory=dict)  # stored name -> logical name
     problems: list[str] = field(default_factory=list)  # a cast refuses while any is here
+    notes: list[str] = field(default_factory=list)  # odd, not wrong: lint shows them
     unsupported: str | None = None  # why a cast cannot dequantize this checkpoint
 
     @property

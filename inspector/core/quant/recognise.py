@@ -168,8 +168,14 @@ def _compressed_tensors(by_name: dict[str, TensorInfo], qc: dict) -> QuantLayout
         layout.add(w)
         if ct_ignored(m, ignore):
             layout.problems.append(f"{codes.name!r} is quantized but the config's ignore names it")
-        if Part.SCALE not in w.parts:
+        scale = w.parts.get(Part.SCALE)
+        if scale is None:
             layout.problems.append(f"{codes.name!r} has no weight_scale")
+        elif group.args.scale_dtype and scale.dtype.name != group.args.scale_dtype:
+            layout.notes.append(
+                f"{scale.name!r} is {scale.dtype.name}; the config's scale_dtype says "
+                f"{group.args.scale_dtype}"
+            )
     return layout
 
 

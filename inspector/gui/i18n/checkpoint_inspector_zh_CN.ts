@@ -875,36 +875,41 @@ Shift+drop a second checkpoint to compare against it.</source>
     </message>
     <message>
         <location filename="../lint_texts.py" line="68"/>
+        <source>Scales stored in another dtype than the config says: {n}; the first: {note}</source>
+        <translation>缩放因子的存储 dtype 与配置不符：{n}；第一个：{note}</translation>
+    </message>
+    <message>
+        <location filename="../lint_texts.py" line="72"/>
         <source>Quantized weights with a scale that is 0, negative, inf or NaN: {n}</source>
         <translation>缩放因子为 0、负数、inf 或 NaN 的量化权重：{n}</translation>
     </message>
     <message>
-        <location filename="../lint_texts.py" line="71"/>
+        <location filename="../lint_texts.py" line="75"/>
         <source>FP8 weights that hold NaN codes: {n}</source>
         <translation>含有 NaN 编码的 FP8 权重：{n}</translation>
     </message>
     <message>
-        <location filename="../lint_texts.py" line="72"/>
+        <location filename="../lint_texts.py" line="76"/>
         <source>Shards far from the series&apos; typical size of {size}: {n}</source>
         <translation>大小远离该系列典型大小 {size} 的分片：{n}</translation>
     </message>
     <message>
-        <location filename="../lint_texts.py" line="73"/>
+        <location filename="../lint_texts.py" line="77"/>
         <source>{name} is not a weights file, and it imports {imports}: torch.load(weights_only=False) of it would run them (nothing was run here)</source>
         <translation>{name} 不是权重文件，它导入了 {imports}：torch.load(weights_only=False) 会执行它们（此处未执行任何内容）</translation>
     </message>
     <message>
-        <location filename="../lint_texts.py" line="92"/>
+        <location filename="../lint_texts.py" line="96"/>
         <source>error</source>
         <translation>错误</translation>
     </message>
     <message>
-        <location filename="../lint_texts.py" line="93"/>
+        <location filename="../lint_texts.py" line="97"/>
         <source>warning</source>
         <translation>警告</translation>
     </message>
     <message>
-        <location filename="../lint_texts.py" line="94"/>
+        <location filename="../lint_texts.py" line="98"/>
         <source>info</source>
         <translation>提示</translation>
     </message>
@@ -1156,7 +1161,7 @@ Shift+drop a second checkpoint to compare against it.</source>
     </message>
     <message>
         <location filename="../plot_tabs.py" line="68"/>
-        <location filename="../plot_tabs.py" line="166"/>
+        <location filename="../plot_tabs.py" line="168"/>
         <source>Lint</source>
         <translation>检查</translation>
     </message>
@@ -1181,22 +1186,22 @@ Shift+drop a second checkpoint to compare against it.</source>
         <translation>反量化权重相对 {ref} 的 Frobenius 相对误差</translation>
     </message>
     <message>
-        <location filename="../plot_tabs.py" line="132"/>
+        <location filename="../plot_tabs.py" line="133"/>
         <source>Max |Δ| per tensor vs {ref}</source>
         <translation>每个张量与 {ref} 的最大 |Δ|</translation>
     </message>
     <message>
-        <location filename="../plot_tabs.py" line="134"/>
+        <location filename="../plot_tabs.py" line="136"/>
         <source>&lt;b&gt;{n} differing from {ref}&lt;/b&gt; (worst max |Δ| {worst}), {equal} equal</source>
         <translation>&lt;b&gt;{n} 个张量与 {ref} 有差异&lt;/b&gt;（最大 |Δ| 为 {worst}），{equal} 个相同</translation>
     </message>
     <message>
-        <location filename="../plot_tabs.py" line="144"/>
+        <location filename="../plot_tabs.py" line="146"/>
         <source>, {n} within tolerance</source>
         <translation>，{n} 个在容差内</translation>
     </message>
     <message>
-        <location filename="../plot_tabs.py" line="164"/>
+        <location filename="../plot_tabs.py" line="166"/>
         <source>Lint ({n})</source>
         <translation>检查（{n}）</translation>
     </message>
@@ -1240,12 +1245,12 @@ Shift+drop a second checkpoint to compare against it.</source>
         <translation>（误差恰为 0：底部区域）</translation>
     </message>
     <message>
-        <location filename="../plots.py" line="327"/>
+        <location filename="../plots.py" line="330"/>
         <source>overflow</source>
         <translation>溢出</translation>
     </message>
     <message>
-        <location filename="../plots.py" line="329"/>
+        <location filename="../plots.py" line="332"/>
         <source>exact 0</source>
         <translation>误差为 0</translation>
     </message>
