@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QApplication
 
+from inspector.core.quant.storage_figures import StorageFigures, storage_figures
 from inspector.core.quant.values import weight_stats_and_histogram
 from inspector.core.stats import stats_and_histogram
 
@@ -100,6 +101,14 @@ class DetailsController(QObject):
         self.details.show_tensor(ckpt, t, status)
         if w is not None:
             self.details.set_values_kind(translate("DetailsPane", "dequantized"))
+            self.runner.request(
+                "storage",
+                storage_figures,
+                ckpt,
+                w,
+                on_result=lambda figures, t=t: self._on_storage(t, figures),
+                on_error=lambda _e: None,  # the stats job says what is wrong with the weight
+            )
         self.plots.mark(t.name)
         # "drawing" until both requests below exist: a cached result answers at once, and
         # details_ready must not fire before the before/after plots are even asked for
@@ -127,6 +136,10 @@ class DetailsController(QObject):
         if t is self.session.current:
             self.details.set_stats(*res)
             self._done("stats")
+
+    def _on_storage(self, t: TensorInfo, figures: StorageFigures) -> None:
+        if t is self.session.current:
+            self.details.set_storage(figures)
 
     def _on_stats_failed(self, t: TensorInfo, e: BaseException) -> None:
         if t is self.session.current:

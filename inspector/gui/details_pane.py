@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QT_TRANSLATE_NOOP, Qt
 from PySide6.QtWidgets import (
@@ -24,6 +24,9 @@ from .plots import ErrorHistogramPlot, HistogramPlot
 from .precision import BeforeAfter, describe_nonfinite
 from .table_text import format_shape
 
+if TYPE_CHECKING:
+    from inspector.core.quant.storage_figures import StorageFigures
+
 
 def _g(x: float | None) -> str:
     return "—" if x is None else f"{x:.6g}"
@@ -39,6 +42,7 @@ class DetailsPane(QWidget):
         QT_TRANSLATE_NOOP("DetailsPane", "Range"),
         QT_TRANSLATE_NOOP("DetailsPane", "Mean ± std"),
         QT_TRANSLATE_NOOP("DetailsPane", "NaN / inf"),
+        QT_TRANSLATE_NOOP("DetailsPane", "Storage"),
         QT_TRANSLATE_NOOP("DetailsPane", "Cast"),
         QT_TRANSLATE_NOOP("DetailsPane", "Reference"),
     )
@@ -69,6 +73,7 @@ class DetailsPane(QWidget):
             self.fields[name] = lab
             form.addRow(translate("DetailsPane", name) + ":", lab)
         lay.addLayout(form)
+        form.setRowVisible(self.fields["Storage"], False)  # a quantized weight's own figures
         self.splitter = QSplitter(Qt.Orientation.Vertical)
         self.histogram = HistogramPlot()
         self.error_plot = ErrorHistogramPlot()
@@ -97,6 +102,7 @@ class DetailsPane(QWidget):
     def show_tensor(self, ckpt: Checkpoint, t: TensorInfo, status: str) -> None:
         self.tensor = t
         self.values_kind = None
+        self.set_storage(None)
         self.stats = None
         self.heading.setText(wrappable(t.name))
         self.heading.setToolTip(clip_middle(t.name, 2000))
@@ -159,6 +165,32 @@ class DetailsPane(QWidget):
         if self.values_kind:
             return self.values_kind
         return self.tensor.dtype.name if self.tensor else ""
+
+    def set_storage(self, figures: StorageFigures | None) -> None:
+        """A quantized weight's codes and scales figures (None: hide the row)."""
+        lab = self.fields["Storage"]
+        self.form.setRowVisible(lab, figures is not None)
+        if figures is None:
+            lab.setText("")
+            return
+        scales = (
+            f"{figures.scale_min:.4g} … {figures.scale_max:.4g}"
+            if figures.scale_min is not None and figures.scale_max is not None
+            else "–"
+        )
+        lab.setText(
+            translate(
+                "DetailsPane",
+                "codes used {used} of {possible} · saturated {saturated} · scales {scales} · "
+                "{bad} scales 0, negative, inf or NaN",
+            ).format(
+                used=f"{figures.codes_used:,}",
+                possible=f"{figures.codes_possible:,}",
+                saturated=f"{figures.saturated:,}",
+                scales=scales,
+                bad=f"{figures.bad_scales:,}",
+            )
+        )
 
     def set_values_kind(self, text: str | None) -> None:
         """What the numbers are of, when not the stored dtype (``dequantized``)."""

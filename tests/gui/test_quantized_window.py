@@ -42,6 +42,13 @@ def test_the_details_pane_shows_the_dequantized_values(qtbot, window, tmp_path):
     )
     assert stats.max == float(dequantized.max()) and stats.max < 0.2  # the codes reach 448
     assert "block 128×128" in window.details.fields["DType"].text()
+    qtbot.waitUntil(lambda: window.details.fields["Storage"].text() != "", timeout=10_000)
+    codes = made["codes"].view(np.uint8)
+    used = len(np.unique(codes))
+    saturated = int(((codes & 0x7F) == 0x7E).sum())
+    assert window.details.fields["Storage"].text().startswith(
+        f"codes used {used} of 254 · saturated {saturated:,} · scales "
+    )
 
 
 def test_the_cast_dialog_dequantizes_and_the_output_is_plain(qtbot, window, tmp_path):

@@ -167,3 +167,25 @@ def test_diff_against_the_original_gives_the_precision_the_quantization_lost(llm
         assert d.sqnr_db == pytest.approx(float(sqnr), rel=1e-12)
         assert d.max_abs_diff == float((ours - ref).abs().max())
         assert d.to_json()["quant"] == EXPECTED[scheme][0].value
+
+
+def test_storage_figures_count_codes_as_compressed_tensors_unpacks_them(llmc_models):
+    from compressed_tensors.compressors.pack_quantized.helpers import unpack_from_int32
+    from safetensors.torch import load_file
+
+    from inspector.core.quant.storage_figures import storage_figures
+
+    folder = llmc_models["W4A16"]
+    state = load_file(folder / "model.safetensors")
+    with open_checkpoint(str(folder)) as ckpt:
+        layout = quant_layout(ckpt)
+        for name, w in layout.weights.items():
+            m = name.removesuffix(".weight")
+            ints = unpack_from_int32(state[m + ".weight_packed"], 4, state[m + ".weight_shape"])
+            scale = state[m + ".weight_scale"].float()
+            got = storage_figures(ckpt, w)
+            assert got.codes_possible == 16
+            assert got.codes_used == len(torch.unique(ints))
+            assert got.saturated == int(((ints == -8) | (ints == 7)).sum())
+            assert (got.scale_min, got.scale_max) == (float(scale.min()), float(scale.max()))
+            assert got.bad_scales == 0

@@ -1,0 +1,101 @@
+"""A quantized weight's own figures, beside the statistics of its values: how many of the
+possible codes it uses, how many sit at the format's limit (saturated), the range of its
+scales and how many scales are 0, negative, inf or NaN (such a block's values are lost)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..checkpoint import Checkpoint
+from ..stats import STATS_CHUNK_BYTES, as_float64
+from . import rows
+from .layout import Part, QuantizedWeight
+from .schemes import QuantScheme
+
+
+@dataclass(frozen=True)
+class StorageFigures:
+    codes_used: int
+    codes_possible: int
+    saturated: int  # codes at the largest magnitude the format has
+    scale_min: float | None
+    scale_max: float | None
+    bad_scales: int  # 0, negative, inf or NaN (E8M0: the NaN exponent 255)
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "codes_used": self.codes_used,
+            "codes_possible": self.codes_possible,
+            "saturated": self.saturated,
+            "scale_min": self.scale_min,
+            "scale_max": self.scale_max,
+            "bad_scales": self.bad_scales,
+        }
+
+    def line(self) -> str:
+        scales = (
+            f"scales {self.scale_min:.4g} … {self.scale_max:.4g}"
+            if self.scale_min is not None and self.scale_max is not None
+            else "no finite scale"
+        )
+        return (
+            f"codes used {self.codes_used:,} of {self.codes_possible:,} · saturated "
+            f"{self.saturated:,} · {scales} · {self.bad_scales:,} bad"
+        )
+
+
+def storage_figures(ckpt: Checkpoint, w: QuantizedWeight) -> StorageFigures:
+    plan = rows.prepare(ckpt, w)  # checks the companions: one clear line when they do not fit
+    counts, possible, top = _code_counts(ckpt, w, plan)
+    scale_min, scale_max, bad = _scale_figures(ckpt, w)
+    return StorageFigures(int((counts > 0).sum()), possible, int(counts[top].sum()), scale_min,
+                          scale_max, bad)  # fmt: skip
+
+
+def _code_counts(
+    ckpt: Checkpoint, w: QuantizedWeight, plan: rows.DequantPlan
+) -> tuple[np.ndarray, int, list[int]]:
+    """A histogram of the stored codes, and the codes of the largest magnitude."""
+    args = w.args
+    if w.scheme in (QuantScheme.CT_NVFP4, QuantScheme.CT_MXFP4, QuantScheme.MXFP4):
+        counts = np.zeros(16, np.int64)
+        for raw, _r0, _r1 in rows.raw_chunks(ckpt, plan, STATS_CHUNK_BYTES):
+            counts += np.bincount(raw & 0x0F, minlength=16) + np.bincount(raw >> 4, minlength=16)
+        return counts, 16, [0x7, 0xF]  # ±6
+    if w.scheme is QuantScheme.CT_PACK and args is not None:
+        bits = args.num_bits
+        counts = np.zeros(1 << bits, np.int64)
+        for raw, r0, r1 in rows.raw_chunks(ckpt, plan, STATS_CHUNK_BYTES):
+            packed = raw.view(np.int32).reshape(r1 - r0, -1)
+            values = rows.k.unpack_int32(packed, bits, plan.cols).astype(np.int64)
+            counts += np.bincount((values + (1 << (bits - 1))).reshape(-1), minlength=1 << bits)
+        return counts, 1 << bits, [0, (1 << bits) - 1]
+    counts = np.zeros(256, np.int64)
+    for raw, _r0, _r1 in rows.raw_chunks(ckpt, plan, STATS_CHUNK_BYTES):
+        counts += np.bincount(raw, minlength=256)
+    if w.codes.dtype.name == "F8_E4M3":
+        return counts, 254, [0x7E, 0xFE]  # ±448 (0x7F/0xFF are NaN)
+    if w.codes.dtype.name == "F8_E5M2":
+        return counts, 256, [0x7B, 0xFB]  # ±57344
+    return counts, 256, [0x80, 0x7F]  # int8: -128, 127
+
+
+def _scale_figures(ckpt: Checkpoint, w: QuantizedWeight) -> tuple[float | None, float | None, int]:
+    t = w.parts.get(Part.SCALE)
+    if t is None:
+        return None, None, 0
+    raw = np.asarray(ckpt.view(t)).reshape(-1)
+    if t.dtype.name == "U8":  # E8M0 exponents
+        finite = raw[raw != 0xFF].astype(np.float64) - 127
+        values = np.exp2(finite)
+        bad = int((raw == 0xFF).sum())
+    else:
+        values = as_float64(raw) if raw.dtype.kind != "V" else raw.astype(np.float64)
+        ok = np.isfinite(values) & (values > 0)
+        bad = int((~ok).sum())
+        values = values[ok]
+    if values.size == 0:
+        return None, None, bad
+    return float(values.min()), float(values.max()), bad
