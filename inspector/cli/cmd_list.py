@@ -31,8 +31,10 @@ def cmd_list(args: argparse.Namespace) -> int:
     tensors = natural_order(ckpt.tensors, target) if args.order == "natural" else ckpt.tensors
     items = logical_items(tensors, quant)
     stats = run_job(compute_stats(ckpt), progress_printer("stats")) if args.stats else {}
+    storage: dict = {}
     if args.stats and quant is not None:  # a quantized weight's numbers: its dequantized values
-        stats.update(_dequantized_stats(ckpt, quant))
+        values, storage = _dequantized_stats(ckpt, quant)
+        stats.update(values)
     # one status per dtype, not per tensor (200k tensors: ~0.4 s less)
     samples = {t.dtype_name: t for t in tensors}
     status_of = {name: tensor_status(t, target) for name, t in samples.items()}
@@ -47,7 +49,7 @@ def cmd_list(args: argparse.Namespace) -> int:
             extra["values"] = [{"name": v.name, "value": v.text} for v in values]
         if quant is not None:
             extra["quantization"] = quant.to_json()
-        write_json_rows(_json_rows(items, file_names, matches, stats), extra)
+        write_json_rows(_json_rows(items, file_names, matches, stats, storage), extra)
         return EXIT_OK
 
     status_text = _status_words(target, short=args.stats)
@@ -64,7 +66,7 @@ def cmd_list(args: argparse.Namespace) -> int:
         )
         for t in items:
             if isinstance(t, QuantizedWeight):  # values: the dequantized ones
-                lines.extend(_quantized_lines(t, name_w, stats))
+                lines.extend(_quantized_lines(t, name_w, stats, storage))
                 continue
             s = stats[t.name]
             name = names[t.name]
@@ -109,18 +111,21 @@ def _printable_names(tensors) -> dict[str, str]:
     return {t.name: printable(t.name) for t in tensors}
 
 
-def _dequantized_stats(ckpt, quant) -> dict:
+def _dequantized_stats(ckpt, quant) -> tuple[dict, dict]:
+    """Each quantized weight's dequantized statistics and its storage figures."""
+    from ..core.quant.storage_figures import storage_figures
     from ..core.quant.values import dequantized_f32
     from ..core.stats import values_stats
 
-    out = {}
+    values, storage = {}, {}
     for w in quant.weights.values():
         if w.scheme.dequantizable and quant.cast_refusal() is None:
-            out[w.name] = values_stats(w, dequantized_f32(ckpt, w))
-    return out
+            values[w.name] = values_stats(w, dequantized_f32(ckpt, w))
+            storage[w.name] = storage_figures(ckpt, w)
+    return values, storage
 
 
-def _quantized_lines(w: QuantizedWeight, name_w: int, stats=None) -> list[str]:
+def _quantized_lines(w: QuantizedWeight, name_w: int, stats=None, storage=None) -> list[str]:
     """A quantized weight: its logical row, then each stored tensor indented under it."""
     from ..core.wording import format_bytes
 
@@ -133,6 +138,9 @@ def _quantized_lines(w: QuantizedWeight, name_w: int, stats=None) -> list[str]:
     if s is not None:
         numbers = " ".join(f"{_num(v):>9}" for v in (s.min, s.max, s.mean, s.std))
         lines.append(f"{'  dequantized:':<{name_w}}  {numbers} {s.nan:>5} {s.inf:>5}")
+    figures = storage.get(w.name) if storage else None
+    if figures is not None:
+        lines.append(f"{'  storage:':<{name_w}}  {figures.line()}")
     for t in w.stored:
         part = "  └ " + printable(t.name)
         lines.append(
@@ -142,7 +150,7 @@ def _quantized_lines(w: QuantizedWeight, name_w: int, stats=None) -> list[str]:
     return lines
 
 
-def _json_rows(items, file_names, matches, stats) -> Iterator[dict[str, object]]:
+def _json_rows(items, file_names, matches, stats, storage=None) -> Iterator[dict[str, object]]:
     """The ``list --json`` rows, made while they are written (no list of 200k dicts)."""
     for t in items:
         if isinstance(t, QuantizedWeight):
@@ -156,6 +164,7 @@ def _json_rows(items, file_names, matches, stats) -> Iterator[dict[str, object]]
                 "status": "quantized",
                 "quant": t.to_json(),
                 **(stats[t.name].to_json() if t.name in stats else {}),
+                **({"storage": storage[t.name].to_json()} if storage and t.name in storage else {}),
             }
             continue
         start, end = t.data_offsets

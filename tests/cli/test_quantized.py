@@ -127,3 +127,17 @@ def test_lint_names_scales_stored_in_another_dtype_than_the_config_says(tmp_path
     assert codes["quant_scale_dtype"].endswith(
         "'m.weight_scale' is BF16; the config's scale_dtype says F32"
     )
+
+
+def test_list_stats_gives_the_dequantized_values_and_the_storage_figures(tmp_path, capsys):
+    import numpy as np
+
+    made = deepseek_folder(tmp_path / "q")
+    code, out, _ = run(capsys, "list", tmp_path / "q", "--stats", "--json")
+    row = {r["name"]: r for r in json.loads(out)["tensors"]}[W]
+    values = made["codes"].astype(np.float32) * np.repeat(np.repeat(made["scale"], 128, 0), 128, 1)
+    assert (row["min"], row["max"]) == (float(values.min()), float(values.max()))
+    codes = made["codes"].view(np.uint8)
+    assert row["storage"]["codes_used"] == len(np.unique(codes))
+    assert row["storage"]["saturated"] == int(((codes & 0x7F) == 0x7E).sum())
+    assert row["storage"]["scale_max"] == float(made["scale"].max())

@@ -46,8 +46,10 @@ def test_the_details_pane_shows_the_dequantized_values(qtbot, window, tmp_path):
     codes = made["codes"].view(np.uint8)
     used = len(np.unique(codes))
     saturated = int(((codes & 0x7F) == 0x7E).sum())
-    assert window.details.fields["Storage"].text().startswith(
-        f"codes used {used} of 254 · saturated {saturated:,} · scales "
+    assert (
+        window.details.fields["Storage"]
+        .text()
+        .startswith(f"codes used {used} of 254 · saturated {saturated:,} · scales ")
     )
 
 
