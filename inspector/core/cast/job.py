@@ -240,6 +240,9 @@ def cast_checkpoint(
     protect = [h.path for h in ckpt.files] + ([ckpt.index_path] if ckpt.index_path else [])
     with AtomicWriter(protect, root=out if ckpt.is_sharded else None) as writer:
         paths = _output_paths(ckpt, out, writer)
+        outputs_of = {h.path: _outputs(h.tensors, dst_of, target, deq) for h in ckpt.files}
+        if deq is not None and ckpt.is_sharded:  # a shard of scales only: nothing left to write
+            paths = {p: d for p, d in paths.items() if outputs_of[p]}
         for dest in paths.values():
             writer.reserve(dest)
         index_out = None
@@ -262,7 +265,10 @@ def cast_checkpoint(
         try:
             out_bytes = 0
             for header in ckpt.files:
-                outputs = _outputs(header.tensors, dst_of, target, deq)
+                if header.path not in paths:
+                    done += sum(t.nbytes for t in header.tensors)  # companions, read per weight
+                    continue
+                outputs = outputs_of[header.path]
                 entries = [e for _t, e, _w in outputs]
                 out_bytes += sum(e.nbytes for e in entries)
                 meta = header.metadata if header.format == SAFETENSORS else PICKLE_METADATA

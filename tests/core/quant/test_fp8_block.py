@@ -84,3 +84,31 @@ def test_check_and_the_cli_cast_agree(tmp_path):
                           str(tmp_path / "plain")], capture_output=True, text=True)  # fmt: skip
     assert run.returncode == 0, run.stderr
     assert "dequantized" in run.stdout
+
+
+def test_a_shard_holding_only_scales_is_not_written_and_the_output_opens(tmp_path):
+    """A sharded fp8 model whose scales sit in their own shard: the cast wrote that shard
+    empty, the index named none of it, and the output folder did not open."""
+    from inspector.core.save.writer import save_arrays
+
+    deepseek_folder(tmp_path / "one")
+    with open_checkpoint(str(tmp_path / "one")) as ckpt:
+        arrays = {t.name: (t.dtype, np.array(ckpt.view(t))) for t in ckpt.tensors}
+    src = tmp_path / "sharded"
+    src.mkdir()
+    weight_map = {}
+    for i, names in enumerate(([n for n in arrays if not n.endswith("_inv")],
+                               [n for n in arrays if n.endswith("_inv")]), 1):  # fmt: skip
+        shard = f"model-{i:05d}-of-00002.safetensors"
+        save_arrays(src / shard, [(n, *arrays[n]) for n in names])
+        weight_map |= dict.fromkeys(names, shard)
+    (src / "model.safetensors.index.json").write_text(json.dumps({"weight_map": weight_map}))
+    (src / "config.json").write_text((tmp_path / "one" / "config.json").read_text())
+    _cast(src, tmp_path / "plain")
+    assert sorted(p.name for p in (tmp_path / "plain").iterdir()) == [
+        "config.json", "model-00001-of-00002.safetensors", "model.safetensors.index.json"
+    ]  # fmt: skip
+    with open_checkpoint(str(tmp_path / "plain")) as out:
+        assert sorted(t.name for t in out.tensors) == sorted(
+            n for n in arrays if not n.endswith("_inv")
+        )
