@@ -131,6 +131,8 @@ def prepare(ckpt: Checkpoint, w: QuantizedWeight) -> DequantPlan:
     if zp_t is not None:
         zp = _small(ckpt, zp_t)
         if w.scheme is QuantScheme.CT_PACK and not args.symmetric:
+            if len(shape) != 2:  # packed along dim 0 of each 2-D slice: not followed yet
+                raise _refuse(w, "packed zero points of a weight with more than 2 dimensions")
             groups = scale.shape[-1]
             if zp.dtype != np.int32 or zp.ndim != 2:
                 raise _refuse(w, "packed zero points are not I32 [rows, groups]")

@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
-SCHEMES = ("FP8_DYNAMIC", "FP8_BLOCK", "W8A16", "W4A16", "NVFP4A16", "MXFP4A16")
+SCHEMES = (
+    "FP8_DYNAMIC", "FP8_BLOCK", "W8A16", "W4A16", "W4A16_ASYM", "W8A8", "NVFP4A16", "MXFP4A16",
+)  # fmt: skip
 
 
 @pytest.fixture(scope="session")

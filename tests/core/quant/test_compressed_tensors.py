@@ -26,6 +26,8 @@ EXPECTED = {
     "FP8_BLOCK": (QuantScheme.CT_FLOAT, "F8_E4M3, block 128×128, scales BF16"),
     "W8A16": (QuantScheme.CT_PACK, "int8 packed in I32, group 128, scales BF16"),
     "W4A16": (QuantScheme.CT_PACK, "int4 packed in I32, group 128, scales BF16"),
+    "W4A16_ASYM": (QuantScheme.CT_PACK, "int4 packed in I32, group 128, scales BF16"),
+    "W8A8": (QuantScheme.CT_INT, "I8, per channel, scales BF16"),
     "NVFP4A16": (QuantScheme.CT_NVFP4, "FP4 E2M1 pairs in U8, group 16, scales F8_E4M3"),
     "MXFP4A16": (QuantScheme.CT_MXFP4, "FP4 E2M1 pairs in U8, group 32, scales U8"),
 }
