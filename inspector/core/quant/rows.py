@@ -85,6 +85,9 @@ def prepare(ckpt: Checkpoint, w: QuantizedWeight) -> DequantPlan:
             raise _refuse(w, "block scales need a 2-D weight")
         want = [math.ceil(shape[0] / args.block[0]), math.ceil(shape[1] / args.block[1])]
     elif args.strategy in ("group", "tensor_group"):
+        if cols % (args.group_size or 1):  # compressed-tensors refuses to dequantize it too
+            raise _refuse(w, f"{cols:,} columns are not a multiple of the group size "
+                             f"{args.group_size}")  # fmt: skip
         want = [*shape[:-1], math.ceil(cols / (args.group_size or 1))]
     elif args.strategy == "channel":
         want = [*shape[:-1], 1]

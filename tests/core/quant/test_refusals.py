@@ -140,3 +140,17 @@ def test_plain_checkpoints_are_not_taken_for_quantized_ones(tmp_path):
              "e.weight", "e.weight_scale_inv"]  # fmt: skip
     tensors = [TensorInfo("F32", (4, 4), (0, 64), n, "f") for n in names]
     assert recognise(tensors, None) is None
+
+
+def test_columns_that_are_not_a_multiple_of_the_group_are_refused(tmp_path):
+    """compressed-tensors' own decompressor raises on such a weight: nothing to be exact to."""
+    qc = {"quant_method": "compressed-tensors", "format": "pack-quantized", "config_groups": {
+        "g": {"targets": ["Linear"], "weights": {"num_bits": 4, "type": "int",
+                                                 "strategy": "group", "group_size": 32}}}}  # fmt: skip
+    tensors = [
+        ("m.weight_packed", DTYPES["I32"], np.zeros((8, 5), np.int32)),  # 40 columns
+        ("m.weight_scale", BF16, np.ones((8, 2), ml_dtypes.bfloat16)),
+        ("m.weight_shape", DTYPES["I64"], np.array([8, 40], np.int64)),
+    ]
+    line = _refused(folder(tmp_path / "q", tensors, qc), tmp_path / "out")
+    assert "40 columns are not a multiple of the group size 32" in line
