@@ -277,7 +277,11 @@ class MainWindow(QMainWindow):
         self.controller.set_target(name)
 
     def select_tensor(self, name: str) -> bool:
-        return self.tensor_page.select_row_of(name)
+        """Select ``name``'s row; a quantized weight's logical name (as the comparison plot
+        has it) selects the row of its codes."""
+        quant = self.session.groups.quant
+        w = quant.weights.get(name) if quant is not None else None
+        return self.tensor_page.select_row_of(w.codes.name if w is not None else name)
 
     def show_module_tree(self, on: bool) -> None:
         self.window_actions.tree.setChecked(on)

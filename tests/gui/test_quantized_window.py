@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 from safetensors.numpy import load_file
 
+from inspector.core.dtypes import DTYPES
 from inspector.core.status import TensorStatus
 from tests.quant_folders import deepseek_folder, folder, gptq_tensors
 
@@ -93,3 +94,27 @@ def test_compare_with_the_original_plots_the_precision_lost(qtbot, window, tmp_p
         window.open_reference(str(tmp_path / "orig.safetensors"))
     d = {x.name: x for x in got.args[0]}[W]
     assert d.quant == "fp8" and 0 < d.rel_fro_err < 0.05 and d.sqnr_db > 25
+    window.select_tensor("model.norm.weight")
+    assert window.select_tensor(W)  # a point of the plot names the logical weight
+    assert window.current_tensor().name == W  # fp8 codes keep the weight's name
+
+
+def test_the_logical_name_of_a_packed_weight_selects_its_codes_row(qtbot, window, tmp_path):
+    import ml_dtypes
+
+    from tests.quant_folders import BF16, I32
+
+    qc = {"quant_method": "compressed-tensors", "format": "pack-quantized", "config_groups": {
+        "g": {"targets": ["Linear"], "weights": {"num_bits": 4, "type": "int",
+                                                 "strategy": "group", "group_size": 32}}}}  # fmt: skip
+    tensors = [
+        ("m.weight_packed", I32, np.arange(64, dtype=np.int32).reshape(8, 8)),
+        ("m.weight_scale", BF16, np.ones((8, 2), ml_dtypes.bfloat16)),
+        ("m.weight_shape", DTYPES["I64"], np.array([8, 64], np.int64)),
+        ("norm.weight", BF16, np.ones(8, ml_dtypes.bfloat16)),
+    ]
+    folder(tmp_path / "q", tensors, qc)
+    _open(qtbot, window, tmp_path / "q")
+    window.select_tensor("norm.weight")
+    assert window.select_tensor("m.weight")  # as the comparison plot names it
+    assert window.current_tensor().name == "m.weight_packed"
