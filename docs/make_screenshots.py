@@ -13,6 +13,8 @@ gnome-themes-extra), so the dark palette comes from the platform theme, not from
    fonts-wqy-microhei, on the machine that renders it);
 4. an LLM-style checkpoint (390 tensors) at 800×600, 1280×800 and 1920×1080 with the module tree
    open, after a cast and a compare: names stay readable (screenshot-llm-WxH.png).
+7. a DeepSeek-style FP8 block-scaled folder compared with the weights it was quantized from:
+   codes and scales marked quantized, the dequantized values, the precision lost per weight.
 6. a Lightning-style `.ckpt` pickle with its Pickle tab, and a transformers model folder with F32
    weights under a bfloat16 config, its Lint tab open (need torch and transformers: the test deps).
 """
@@ -81,6 +83,7 @@ def main() -> None:
         )
         llm_screenshots(tmp)
         pickle_and_folder_screenshots(tmp)
+        quantized_screenshot(tmp)
         subprocess.run(
             [*CLI, "--screenshot", str(DOCS / "screenshot-zh_CN.png"), "--lang", "zh_CN",
              "--target", "F16", "--reference", f32, bf16],
@@ -171,6 +174,40 @@ def pickle_and_folder_screenshots(tmp: str) -> None:
     first = sorted(folder.glob("model-*.safetensors"))[0]
     (folder / "model.safetensors").write_bytes(first.read_bytes())  # a stray file
     _shoot(str(folder), str(DOCS / "screenshot-model-folder.png"), "lint_panel", tmp)
+
+
+def quantized_screenshot(tmp: str) -> None:
+    import ml_dtypes
+    import numpy as np
+
+    sys.path.insert(0, str(ROOT))
+    from inspector.core.dtypes import DTYPES
+    from inspector.core.save.writer import save_arrays
+    from tests.quant_folders import deepseek_folder
+
+    folder = Path(tmp) / "deepseek-fp8"
+    originals = []
+    for i in range(4):
+        made = deepseek_folder(folder / f"part{i}", 256, 384, seed=i)
+        originals.append((f"model.layers.{i}.mlp.up_proj.weight", made))
+    tensors, plain = [], []
+    for i, (name, made) in enumerate(originals):
+        tensors += [(name, DTYPES["F8_E4M3"], made["codes"]),
+                    (name + "_scale_inv", DTYPES["F32"], made["scale"])]  # fmt: skip
+        plain.append((name, DTYPES["BF16"], made["true"].astype(ml_dtypes.bfloat16)))
+        norm = (f"model.layers.{i}.post_attention_layernorm.weight", DTYPES["BF16"],
+                np.ones(384, ml_dtypes.bfloat16))  # fmt: skip
+        tensors.append(norm)
+        plain.append(norm)
+    save_arrays(folder / "model.safetensors", tensors)
+    (folder / "config.json").write_text((folder / "part0" / "config.json").read_text())
+    original = Path(tmp) / "original.safetensors"
+    save_arrays(original, plain)
+    subprocess.run(
+        [*CLI, "--screenshot", str(DOCS / "screenshot-quantized.png"), "--reference",
+         str(original), str(folder / "model.safetensors")],
+        check=True,
+    )  # fmt: skip
 
 
 if __name__ == "__main__":
