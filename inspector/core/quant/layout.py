@@ -33,6 +33,7 @@ class WeightArgs:
     block: tuple[int, int] | None = None
     symmetric: bool = True
     scale_dtype: str | None = None  # what the config says the scales are stored as
+    variant: str | None = None  # GPTQ's checkpoint_format ("gptq_v2": zeros stored as they are)
 
     def describe(self) -> str:
         if self.block is not None:

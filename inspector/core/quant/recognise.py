@@ -234,6 +234,12 @@ def _gptq_awq(
     bits = bits if isinstance(bits, int) and bits in (2, 3, 4, 8) else 4
     group = qc.get("group_size") if isinstance(qc.get("group_size"), int) else None
     layout = QuantLayout(scheme.label, confirmed)
+    version = qc.get("version", "gemm")
+    if scheme is QuantScheme.AWQ and str(version).lower() != "gemm":
+        layout.unsupported = (
+            f"AWQ version {version!r} packs its weights in a layout not read yet; a cast would "
+            "write its codes as values, so it is refused"
+        )
     for name, qweight in by_name.items():
         m = _module(name, ".qweight")
         scales = by_name.get(f"{m}.scales") if m else None
@@ -245,13 +251,16 @@ def _gptq_awq(
             shape = (scales.shape[1], qweight.shape[0] * 32 // bits)
         else:
             shape = (scales.shape[1], qweight.shape[0])
-        w = QuantizedWeight(m + ".weight", scheme, qweight, shape, {Part.SCALE: scales},
-                            WeightArgs(bits, "int", "group", group_size=group if group and group > 0 else None))  # fmt: skip
+        variant = (
+            qc.get("checkpoint_format") if isinstance(qc.get("checkpoint_format"), str) else None
+        )
+        args = WeightArgs(bits, "int", "group", group_size=group if group and group > 0 else None,
+                          symmetric=qc.get("sym", True) is not False, variant=variant)  # fmt: skip
+        w = QuantizedWeight(m + ".weight", scheme, qweight, shape, {Part.SCALE: scales}, args)
         for suffix, part in (("qzeros", Part.ZERO_POINT), ("g_idx", Part.G_IDX)):
             if (t := by_name.get(f"{m}.{suffix}")) is not None:
                 w.parts[part] = t
         layout.add(w)
-    _refuse(layout, scheme)
     return layout
 
 

@@ -19,11 +19,12 @@ from ..dtypes import DTYPES, DType
 from ..errors import CheckpointError
 from ..layout import StridedTensorInfo, TensorInfo
 from ..wording import _q
+from . import gptq_awq
 from . import kernels as k
 from .layout import Part, QuantizedWeight
 from .schemes import QuantScheme
 
-F32, F64, BF16 = DTYPES["F32"], DTYPES["F64"], DTYPES["BF16"]
+F32, F64, BF16, F16 = DTYPES["F32"], DTYPES["F64"], DTYPES["BF16"], DTYPES["F16"]
 
 
 @dataclass
@@ -36,6 +37,7 @@ class DequantPlan:
     scale_dtype: DType
     zero_point: np.ndarray | None = None
     global_scale: np.float32 | None = None
+    packing: gptq_awq.IntPacking | None = None  # GPTQ/AWQ: codes gathered by output columns
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -64,6 +66,13 @@ def prepare(ckpt: Checkpoint, w: QuantizedWeight) -> DequantPlan:
     args = w.args
     assert args is not None
     shape = w.shape
+    if w.scheme in (QuantScheme.GPTQ, QuantScheme.AWQ):
+        try:
+            packing = gptq_awq.prepare(lambda t: _small(ckpt, t), w)
+        except ValueError as e:
+            raise _refuse(w, str(e)) from None
+        return DequantPlan(w, F16, shape[0], shape[1], packing.scales, scale_t.dtype,
+                           packing=packing)  # fmt: skip
     if Part.SHAPE in w.parts:
         stored = _small(ckpt, w.parts[Part.SHAPE]).reshape(-1)
         if stored.dtype.kind not in "iu" or [int(v) for v in stored] != list(shape):
@@ -159,6 +168,8 @@ def _gpt_oss_plan(w: QuantizedWeight, scale: np.ndarray, scale_dtype: DType) -> 
 
 def rows_per_chunk(plan: DequantPlan, chunk_bytes: int) -> int:
     step = max(1, chunk_bytes // max(1, plan.cols * 4))
+    if plan.packing is not None:  # whole int32 words of outputs
+        return max(gptq_awq.STEP, step - step % gptq_awq.STEP)
     block = plan.weight.args.block if plan.weight.args else None
     if block is not None and step > block[0]:
         step -= step % block[0]  # whole blocks of rows: one scale row per block row
@@ -171,9 +182,15 @@ def raw_chunks(
     """The stored bytes of the codes, a block of rows at a time: ``(bytes, r0, r1)``; each
     array is new (the dequantization may run on another thread)."""
     t = plan.weight.codes
+    step = rows_per_chunk(plan, chunk_bytes)
+    if plan.packing is not None:  # output rows are columns of the stored codes
+        codes = ckpt.view(t)
+        for o0 in range(0, plan.rows, step):
+            o1 = min(plan.rows, o0 + step)
+            yield gptq_awq.columns(codes, plan.packing, o0, o1), o0, o1
+        return
     row_bytes = t.nbytes // max(1, plan.rows)
     start, _end = ckpt.byte_range(t)
-    step = rows_per_chunk(plan, chunk_bytes)
     try:
         fh = open(t.file, "rb", buffering=0)  # noqa: SIM115 - closed below
     except OSError as e:
@@ -202,6 +219,8 @@ def dequantize_rows(plan: DequantPlan, raw: np.ndarray, r0: int, r1: int) -> np.
     assert args is not None
     if w.scheme is QuantScheme.MXFP4:
         return _gpt_oss_rows(plan, raw, r0, r1)
+    if plan.packing is not None:
+        return gptq_awq.dequantize(raw, plan.packing, r0, r1)
     if w.scheme in (QuantScheme.CT_NVFP4, QuantScheme.CT_MXFP4):
         codes = k.unpack_fp4(raw.reshape(n, -1))[:, :cols]
         s = k.expand_groups(plan.scale[r0:r1], cols, args.group_size or cols)

@@ -57,5 +57,7 @@ _DEQUANTIZABLE = frozenset(
         QuantScheme.CT_NVFP4,
         QuantScheme.CT_MXFP4,
         QuantScheme.MXFP4,
+        QuantScheme.GPTQ,
+        QuantScheme.AWQ,
     }
 )

@@ -10,7 +10,7 @@ import numpy as np
 
 from ..checkpoint import Checkpoint
 from ..stats import STATS_CHUNK_BYTES, as_float64
-from . import rows
+from . import gptq_awq, rows
 from .layout import Part, QuantizedWeight
 from .schemes import QuantScheme
 
@@ -64,6 +64,17 @@ def _code_counts(
         for raw, _r0, _r1 in rows.raw_chunks(ckpt, plan, STATS_CHUNK_BYTES):
             counts += np.bincount(raw & 0x0F, minlength=16) + np.bincount(raw >> 4, minlength=16)
         return counts, 16, [0x7, 0xF]  # ±6
+    if plan.packing is not None:  # GPTQ/AWQ: unsigned codes packed in int32
+        bits = plan.packing.bits
+        counts = np.zeros(1 << bits, np.int64)
+        for words, o0, o1 in rows.raw_chunks(ckpt, plan, STATS_CHUNK_BYTES):
+            codes = (
+                gptq_awq.unpack_along_out(words, bits, True)[:, : o1 - o0]
+                if plan.packing.awq
+                else gptq_awq.unpack_along_in(words, bits)
+            )
+            counts += np.bincount(codes.reshape(-1), minlength=1 << bits)
+        return counts, 1 << bits, [0, (1 << bits) - 1]
     if w.scheme is QuantScheme.CT_PACK and args is not None:
         bits = args.num_bits
         counts = np.zeros(1 << bits, np.int64)

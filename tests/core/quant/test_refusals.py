@@ -42,8 +42,11 @@ def _refused(path: Path, out: Path) -> str:
 @pytest.mark.parametrize(
     ("method", "tensors", "named"),
     [
-        ({"quant_method": "gptq", "bits": 4, "group_size": 32}, gptq_tensors(), "GPTQ"),
-        ({"quant_method": "awq", "bits": 4, "group_size": 32}, gptq_tensors(), "AWQ"),
+        (
+            {"quant_method": "awq", "bits": 4, "group_size": 32, "version": "gemv"},
+            gptq_tensors(),
+            "AWQ version 'gemv'",
+        ),
         ({"quant_method": "hqq"}, gptq_tensors(), "'hqq'"),
     ],
 )
