@@ -46,7 +46,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         if suggests_fp32_norms(differing, target.name, intended_globs(folder))
         else ""
     )
-    refusal = quant.cast_refusal() if quant is not None and quant.weights else None
+    refusal = quant.cast_refusal() if quant is not None else None
     if refusal is not None:  # never propose a cast that would write codes as values
         out(f"no fix by cast: {refusal}")
     else:

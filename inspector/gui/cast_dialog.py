@@ -80,7 +80,7 @@ class CastDialog(QDialog):
         """``quant``: the checkpoint's quantized weights; the dialog then dequantizes (or says
         why a cast is refused, before anything runs)."""
         super().__init__(parent)
-        self.quant = quant if quant is not None and quant.weights else None
+        self.quant = quant if quant is not None and (quant.weights or quant.unsupported) else None
         self.setWindowTitle(
             translate("CastDialog", "Dequantize & save")
             if self.quant is not None

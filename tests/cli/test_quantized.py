@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 from inspector.cli import main
-from tests.quant_folders import bnb4_tensors, deepseek_folder, folder, gptq_tensors
+from tests.quant_folders import deepseek_folder, folder, gptq_tensors
 
 W = "model.layers.0.mlp.up_proj.weight"
 
@@ -60,13 +60,13 @@ def test_check_never_proposes_a_cast_that_would_be_refused(tmp_path, capsys):
 
     from tests.quant_folders import BF16
 
-    qc = {"quant_method": "bitsandbytes", "load_in_4bit": True}
+    qc = {"quant_method": "awq", "bits": 4, "group_size": 32, "version": "gemv"}
     norm = ("model.norm.weight", BF16, np.ones(8, ml_dtypes.bfloat16))
-    folder(tmp_path / "q", [*bnb4_tensors(), norm], qc)
+    folder(tmp_path / "q", [*gptq_tensors()[:-1], norm], qc)
     code, out, _ = run(capsys, "check", tmp_path / "q", "--target", "F32")
     assert code == 1
     assert "fix:" not in out
-    assert "no fix by cast: bitsandbytes 4-bit weights cannot be dequantized" in out
+    assert "no fix by cast: AWQ version 'gemv' packs its weights in a layout not read yet" in out
 
 
 def test_lint_does_not_call_fp8_weights_a_config_dtype_mismatch(tmp_path, capsys):

@@ -9,7 +9,7 @@ from safetensors.numpy import load_file
 
 from inspector.core.dtypes import DTYPES
 from inspector.core.status import TensorStatus
-from tests.quant_folders import bnb4_tensors, deepseek_folder, folder
+from tests.quant_folders import deepseek_folder, folder, gptq_tensors
 
 W = "model.layers.0.mlp.up_proj.weight"
 
@@ -69,13 +69,13 @@ def test_the_cast_dialog_dequantizes_and_the_output_is_plain(qtbot, window, tmp_
 
 
 def test_a_scheme_we_cannot_dequantize_disables_the_dialog_with_the_reason(qtbot, window, tmp_path):
-    qc = {"quant_method": "bitsandbytes", "load_in_4bit": True}
-    folder(tmp_path / "g", bnb4_tensors(), qc)
+    qc = {"quant_method": "awq", "bits": 4, "group_size": 32, "version": "gemv"}
+    folder(tmp_path / "g", gptq_tensors(), qc)
     _open(qtbot, window, tmp_path / "g")
     dlg = window.open_cast_dialog()
     ok = dlg.buttons.buttons()[0]
     assert not ok.isEnabled()
-    assert "Cannot dequantize: bitsandbytes 4-bit weights cannot" in dlg.plan_label.text()
+    assert "Cannot dequantize: AWQ version 'gemv' packs its weights" in dlg.plan_label.text()
     dlg.reject()
 
 

@@ -17,7 +17,7 @@ from ..dtypes import DType
 from ..errors import CheckpointError
 from ..layout import TensorInfo
 from ..model_folder.config import read_model_config
-from ..quant import rows
+from ..quant import bnb, rows
 from ..quant.layout import Part, QuantizedWeight, QuantLayout
 from ..quant.recognise import recognise
 from ..quant.schemes import QuantScheme
@@ -83,6 +83,12 @@ def dequantizing(ckpt: Checkpoint) -> Dequantizing | None:
     for w in layout.weights.values():
         if Part.SHAPE in w.parts and w.scheme is QuantScheme.CT_PACK:
             w.shape = _stored_shape(ckpt, w.parts[Part.SHAPE], w)
+        elif w.scheme is QuantScheme.BNB_4BIT:  # the shape is in the packed quant_state
+            try:
+                w.shape = bnb.logical_shape(bnb.read_state(lambda t: np.array(ckpt.view(t)), w))
+            except ValueError as e:
+                raise CheckpointError(w.codes.file, f"{w.name!r} (bitsandbytes 4-bit): {e}; "
+                                      "nothing written") from None  # fmt: skip
     return Dequantizing(layout, {w.codes.name: w for w in layout.weights.values()})
 
 

@@ -288,7 +288,6 @@ def _bitsandbytes(by_name: dict[str, TensorInfo], confirmed: bool) -> QuantLayou
             layout.add(w)
     if layout.weights:
         layout.scheme_text = "/".join(sorted(s.label for s in layout.schemes))
-    _refuse(layout, *layout.schemes)
     return layout
 
 

@@ -19,7 +19,7 @@ from ..dtypes import DTYPES, DType
 from ..errors import CheckpointError
 from ..layout import StridedTensorInfo, TensorInfo
 from ..wording import _q
-from . import gptq_awq
+from . import bnb, gptq_awq
 from . import kernels as k
 from .layout import Part, QuantizedWeight
 from .schemes import QuantScheme
@@ -38,6 +38,7 @@ class DequantPlan:
     zero_point: np.ndarray | None = None
     global_scale: np.float32 | None = None
     packing: gptq_awq.IntPacking | None = None  # GPTQ/AWQ: codes gathered by output columns
+    bnb4: bnb.Bnb4 | None = None  # bitsandbytes 4-bit: its quant state
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -63,6 +64,8 @@ def prepare(ckpt: Checkpoint, w: QuantizedWeight) -> DequantPlan:
     scale_t = w.parts.get(Part.SCALE)
     if scale_t is None:
         raise _refuse(w, "no scale tensor")
+    if bnb.is_bnb(w):  # its arguments are in a quant_state, not a config group
+        return _bnb_plan(ckpt, w, scale_t)
     args = w.args
     assert args is not None
     shape = w.shape
@@ -155,6 +158,24 @@ def prepare(ckpt: Checkpoint, w: QuantizedWeight) -> DequantPlan:
     return plan
 
 
+def _bnb_plan(ckpt: Checkpoint, w: QuantizedWeight, scale_t: TensorInfo) -> DequantPlan:
+    view = lambda t: _small(ckpt, t)  # noqa: E731
+    try:
+        if w.scheme is QuantScheme.BNB_4BIT:
+            state = bnb.prepare_4bit(view, w)
+            shape = state.shape
+            rows = math.prod(shape[:-1]) if len(shape) > 1 else 1
+            return DequantPlan(w, state.dtype, rows, shape[-1], state.absmax, F32, bnb4=state)
+        if w.codes.dtype.name != "I8" or len(w.codes.shape) != 2 or scale_t.dtype.name != "F32":
+            raise ValueError("LLM.int8 stores I8 [out, in] codes and F32 SCB")
+        scb = view(scale_t).reshape(-1)
+        if scb.size != w.codes.shape[0]:
+            raise ValueError(f"SCB [{scb.size}] for {w.codes.shape[0]:,} rows")
+        return DequantPlan(w, F32, w.codes.shape[0], w.codes.shape[1], scb, F32)
+    except ValueError as e:
+        raise _refuse(w, str(e)) from None
+
+
 def _gpt_oss_plan(w: QuantizedWeight, scale: np.ndarray, scale_dtype: DType) -> DequantPlan:
     shape = tuple(w.codes.shape)
     if len(shape) != 4 or shape[3] != 16 or scale.shape != shape[:3]:
@@ -215,6 +236,10 @@ def chunks(ckpt: Checkpoint, plan: DequantPlan, chunk_bytes: int) -> Iterator[np
 def dequantize_rows(plan: DequantPlan, raw: np.ndarray, r0: int, r1: int) -> np.ndarray:
     """Rows ``r0:r1`` (their stored bytes in ``raw``) as the reference computes them."""
     w, n, cols = plan.weight, r1 - r0, plan.cols
+    if plan.bnb4 is not None:
+        return bnb.dequantize_4bit(raw, plan.bnb4, r0 * cols, r1 * cols).reshape(n, cols)
+    if w.scheme is QuantScheme.BNB_8BIT:
+        return bnb.dequantize_8bit(raw.view(np.int8).reshape(n, cols), plan.scale[r0:r1])
     args = w.args
     assert args is not None
     if w.scheme is QuantScheme.MXFP4:

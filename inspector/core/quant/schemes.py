@@ -59,5 +59,7 @@ _DEQUANTIZABLE = frozenset(
         QuantScheme.MXFP4,
         QuantScheme.GPTQ,
         QuantScheme.AWQ,
+        QuantScheme.BNB_4BIT,
+        QuantScheme.BNB_8BIT,
     }
 )

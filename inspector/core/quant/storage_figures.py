@@ -49,7 +49,10 @@ class StorageFigures:
 def storage_figures(ckpt: Checkpoint, w: QuantizedWeight) -> StorageFigures:
     plan = rows.prepare(ckpt, w)  # checks the companions: one clear line when they do not fit
     counts, possible, top = _code_counts(ckpt, w, plan)
-    scale_min, scale_max, bad = _scale_figures(ckpt, w)
+    if plan.bnb4 is not None:  # the scales as bitsandbytes resolves them (nested or not)
+        scale_min, scale_max, bad = _float_figures(plan.bnb4.absmax.astype(np.float64))
+    else:
+        scale_min, scale_max, bad = _scale_figures(ckpt, w)
     return StorageFigures(int((counts > 0).sum()), possible, int(counts[top].sum()), scale_min,
                           scale_max, bad)  # fmt: skip
 
@@ -64,6 +67,12 @@ def _code_counts(
         for raw, _r0, _r1 in rows.raw_chunks(ckpt, plan, STATS_CHUNK_BYTES):
             counts += np.bincount(raw & 0x0F, minlength=16) + np.bincount(raw >> 4, minlength=16)
         return counts, 16, [0x7, 0xF]  # ±6
+    if plan.bnb4 is not None:  # two codes a byte; the largest |value| of its quant_map
+        counts = np.zeros(16, np.int64)
+        for raw, _r0, _r1 in rows.raw_chunks(ckpt, plan, STATS_CHUNK_BYTES):
+            counts += np.bincount(raw & 0x0F, minlength=16) + np.bincount(raw >> 4, minlength=16)
+        magnitude = np.abs(plan.bnb4.quant_map)
+        return counts, 16, [int(i) for i in np.flatnonzero(magnitude == magnitude.max())]
     if plan.packing is not None:  # GPTQ/AWQ: unsigned codes packed in int32
         bits = plan.packing.bits
         counts = np.zeros(1 << bits, np.int64)
@@ -103,10 +112,15 @@ def _scale_figures(ckpt: Checkpoint, w: QuantizedWeight) -> tuple[float | None, 
         values = np.exp2(finite)
         bad = int((raw == 0xFF).sum())
     else:
-        values = as_float64(raw) if raw.dtype.kind != "V" else raw.astype(np.float64)
-        ok = np.isfinite(values) & (values > 0)
-        bad = int((~ok).sum())
-        values = values[ok]
+        return _float_figures(as_float64(raw))
     if values.size == 0:
         return None, None, bad
     return float(values.min()), float(values.max()), bad
+
+
+def _float_figures(values: np.ndarray) -> tuple[float | None, float | None, int]:
+    ok = np.isfinite(values) & (values > 0)
+    good = values[ok]
+    if good.size == 0:
+        return None, None, int((~ok).sum())
+    return float(good.min()), float(good.max()), int((~ok).sum())

@@ -55,12 +55,14 @@ def test_schemes_we_cannot_dequantize_are_refused_by_name(tmp_path, method, tens
     assert named in line and "refused" in line
 
 
-def test_bitsandbytes_is_refused_by_name(tmp_path):
+def test_bitsandbytes_without_a_readable_quant_state_is_refused(tmp_path):
     from tests.quant_folders import bnb4_tensors
 
     qc = {"quant_method": "bitsandbytes", "load_in_4bit": True, "bnb_4bit_quant_type": "nf4"}
     line = _refused(folder(tmp_path / "q", bnb4_tensors(), qc), tmp_path / "out")
-    assert "bitsandbytes 4-bit" in line
+    assert (
+        "bitsandbytes 4-bit" in line and "quant_state is not the JSON bitsandbytes writes" in line
+    )
 
 
 def test_quantized_names_without_a_config_are_refused_as_a_guess(tmp_path):
