@@ -10,6 +10,9 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QMessageBox
 
+from inspector.core.model_folder.intended import preset_globs, suggests_fp32_norms
+
+from .cast_dialog import CastDialog
 from .errors import error_text
 from .i18n import translate
 from .tensor_columns import Col
@@ -18,7 +21,7 @@ if TYPE_CHECKING:
     from inspector.core.cast.job import CastReport
     from inspector.core.checkpoint import Checkpoint
     from inspector.core.dtypes import DType
-    from inspector.session import CastResult, Session
+    from inspector.session import CastResult, KeepGlobs, Session
 
     from .job_runner import JobRunner
     from .window_views import WindowViews
@@ -43,7 +46,32 @@ class CastController(QObject):
         self.views = views
         self.page = views.page
         self.error_box: QMessageBox | None = None  # the open cast error box, for tests to read
+        self.dialog: CastDialog | None = None  # the last cast dialog opened
         self.session.events.cast_changed.connect(self._on_session_cast)
+
+    def open_dialog(self, keep_globs: KeepGlobs) -> CastDialog | None:
+        """The Cast & Save (or Dequantize & save) dialog, its keep globs remembered per
+        checkpoint; None while a job runs or nothing is open."""
+        s, ckpt = self.session, self.session.checkpoint
+        if ckpt is None or self.runner.busy:
+            return None
+        keep = keep_globs.get(s.path or ckpt.path)
+        if not keep:  # the same fix check suggests: keep what the model keeps in F32 on purpose
+            config = s.model_config
+            globs = preset_globs("fp32-norms", config.modules_to_not_convert if config else ())
+            if suggests_fp32_norms(ckpt.tensors, s.target.name, globs):
+                keep = " ".join(globs)
+        dlg = CastDialog(ckpt, s.target, self.views.dialog_parent, keep=keep,
+                         quant=s.groups.quant)  # fmt: skip
+        dlg.accepted.connect(lambda d=dlg: self._on_dialog_accepted(d, keep_globs))
+        dlg.finished.connect(dlg.deleteLater)
+        self.dialog = dlg
+        dlg.open()
+        return dlg
+
+    def _on_dialog_accepted(self, dlg: CastDialog, keep_globs: KeepGlobs) -> None:
+        keep_globs.set(self.session.path or dlg.ckpt.path, dlg.keep_edit.text())
+        self.start_cast(dlg.output, dlg.target, dlg.keep)
 
     def start_cast(self, out: str, target: DType, keep: tuple[str, ...]) -> Worker | None:
         from inspector.core.cast.job import cast_checkpoint

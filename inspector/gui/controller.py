@@ -207,6 +207,7 @@ class WindowController(QObject):
         views.actions.set_config_dtype(views.target_box, config_dtype)
         views.actions.show_target(views.target_box, self.session.target, self.session.target_source)
         page.model.set_rows(ckpt.tensors, self.session.target, self.session.groups)
+        page.set_quant(self.session.groups.quant)
         skip = config.modules_to_not_convert if config is not None else ()
         page.model.set_intended(IntendedMatcher(preset_globs("fp32-norms", skip)))
         page.refresh_tree()

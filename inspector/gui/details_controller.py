@@ -100,6 +100,7 @@ class DetailsController(QObject):
             status = f"{status} ({w.storage()}; {format_shape(w.shape)})"
         self.details.show_tensor(ckpt, t, status)
         if w is not None:
+            self.details.set_logical(w.name, w.shape, w.params)
             self.details.set_values_kind(translate("DetailsPane", "dequantized"))
             self.runner.request(
                 "storage",

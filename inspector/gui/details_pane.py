@@ -192,6 +192,16 @@ class DetailsPane(QWidget):
             )
         )
 
+    def set_logical(self, name: str, shape: tuple[int, ...], n: int) -> None:
+        """A quantized weight shown through its codes: its own name and shape."""
+        self.heading.setText(wrappable(name))
+        self.heading.setToolTip(clip_middle(name, 2000))
+        self.fields["Shape"].setText(
+            translate("DetailsPane", "{shape} · {n} values").format(
+                shape=format_shape(shape), n=f"{n:,}"
+            )
+        )
+
     def set_values_kind(self, text: str | None) -> None:
         """What the numbers are of, when not the stored dtype (``dequantized``)."""
         self.values_kind = text

@@ -23,7 +23,6 @@ from PySide6.QtWidgets import (
 )
 
 from inspector.core.dtypes import CAST_TARGETS, DTYPES, DType
-from inspector.core.model_folder.intended import preset_globs, suggests_fp32_norms
 from inspector.session import KeepGlobs, RecentFiles, Session
 
 from .cast_controller import CastController
@@ -80,7 +79,6 @@ class MainWindow(QMainWindow):
         self.loaded.connect(self._on_loaded_open_reference)
         self.load_failed.connect(lambda *_: setattr(self, "_reference_after_load", None))
         self.help_box: Any = None
-        self._cast_dialog: CastDialog | None = None
         self.setWindowTitle(translate("MainWindow", "Checkpoint Inspector"))
         self.setAcceptDrops(True)
         self.window_actions = WindowActions(self)
@@ -245,7 +243,7 @@ class MainWindow(QMainWindow):
 
     @property
     def cast_dialog(self) -> CastDialog | None:
-        return self._cast_dialog
+        return self.cast_controller.dialog
 
     @property
     def choice_dialog(self) -> QInputDialog | None:
@@ -326,24 +324,7 @@ class MainWindow(QMainWindow):
             self.open_reference(path)
 
     def open_cast_dialog(self) -> CastDialog | None:
-        if self.ckpt is None or self.runner.busy:
-            return None
-        keep = self.keep_globs.get(self.session.path or self.ckpt.path)
-        if not keep:  # the same fix check suggests: keep what the model keeps in F32 on purpose
-            config = self.session.model_config
-            globs = preset_globs("fp32-norms", config.modules_to_not_convert if config else ())
-            if suggests_fp32_norms(self.ckpt.tensors, self.target.name, globs):
-                keep = " ".join(globs)
-        dlg = CastDialog(self.ckpt, self.target, self, keep=keep, quant=self.session.groups.quant)
-        dlg.accepted.connect(lambda d=dlg: self._cast_dialog_accepted(d))
-        dlg.finished.connect(dlg.deleteLater)
-        self._cast_dialog = dlg
-        dlg.open()
-        return dlg
-
-    def _cast_dialog_accepted(self, dlg: CastDialog) -> None:
-        self.keep_globs.set(self.session.path or dlg.ckpt.path, dlg.keep_edit.text())
-        self.start_cast(dlg.output, dlg.target, dlg.keep)
+        return self.cast_controller.open_dialog(self.keep_globs)
 
     # ---- drag and drop ------------------------------------------------------------------------
     def dragEnterEvent(self, ev: QDragEnterEvent) -> None:

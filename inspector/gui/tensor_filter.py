@@ -22,13 +22,19 @@ class TensorFilter:
 
     text: str = ""
     only_differing: bool = False
+    show_companions: bool = False  # a quantized weight's scales, zero points, shapes
 
     def mask(
-        self, tensors: Sequence[TensorInfo], statuses: Sequence[TensorStatus]
+        self,
+        tensors: Sequence[TensorInfo],
+        statuses: Sequence[TensorStatus],
+        companions: frozenset[int] = frozenset(),
     ) -> list[bool] | None:
-        """One flag per tensor (file order), or None when everything is shown."""
+        """One flag per tensor (file order), or None when everything is shown. ``companions``:
+        the indices of quantized weights' companions, folded unless ``show_companions``."""
         terms = self.text.lower().split()
-        if not terms and not self.only_differing:
+        fold = bool(companions) and not self.show_companions
+        if not terms and not self.only_differing and not fold:
             return None
         if terms:  # any of the words: "embed lm_head" shows both (a person lists what to see)
             pat = _pattern(terms)
@@ -38,6 +44,9 @@ class TensorFilter:
         if self.only_differing:
             differs = TensorStatus.DIFFERS
             mask = [m and s is differs for m, s in zip(mask, statuses, strict=True)]
+        if fold:
+            for i in companions:
+                mask[i] = False
         return mask
 
 

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from inspector.core.layout import TensorInfo
     from inspector.core.model_folder.config import ConfigMismatch
     from inspector.core.model_folder.findings import Finding
+    from inspector.core.quant.layout import QuantLayout
     from inspector.core.summary import Summary
 
 
@@ -128,9 +129,19 @@ class TensorPage(QWidget):
             )
         )
         self.only_differing.toggled.connect(self._apply_only_differing)
+        self.show_scales = QCheckBox(translate("TensorPage", "Show scales"))
+        self.show_scales.setToolTip(
+            translate(
+                "TensorPage",
+                "Show each quantized weight's scales, zero points and shapes as rows of their own",
+            )
+        )
+        self.show_scales.toggled.connect(lambda on: self._set_filter(show_companions=on))
+        self.show_scales.hide()  # only a quantized checkpoint has any
         self.count_label = QLabel()
         frow.addWidget(self.filter_edit, 1)
         frow.addWidget(self.only_differing)
+        frow.addWidget(self.show_scales)
         frow.addWidget(self.count_label)
         return frow
 
@@ -235,6 +246,8 @@ class TensorPage(QWidget):
             self.filter_edit.clear()
             self.apply_filter()
             self.only_differing.setChecked(False)
+        if self.model.row_of(name) < 0:  # a quantized weight's scale, folded away
+            self.show_scales.setChecked(True)
         self._select_row(self.model.row_of(name))
         return True
 
@@ -266,6 +279,12 @@ class TensorPage(QWidget):
             if len(self.model.tensor_at(r).shape) >= 2:
                 return r
         return None
+
+    def set_quant(self, layout: QuantLayout | None) -> None:
+        """A quantized checkpoint: one row per weight, its companions behind "Show scales"."""
+        self.model.set_quant(layout)
+        self.show_scales.setVisible(self.model.has_companions)
+        self.update_count()
 
     def set_config_note(self, mismatch: ConfigMismatch | None) -> None:
         """config.json's dtype against the weights (None: no config, or they agree)."""
@@ -306,7 +325,9 @@ class TensorPage(QWidget):
         old = self.model.tensor_filter
         self.model.set_filter(
             TensorFilter(
-                change.get("text", old.text), change.get("only_differing", old.only_differing)
+                change.get("text", old.text),
+                change.get("only_differing", old.only_differing),
+                change.get("show_companions", old.show_companions),
             )
         )  # the model's layoutChanged runs _after_filter
 

@@ -10,7 +10,7 @@ filtering is one boolean per tensor. No proxy model: a ``QSortFilterProxyModel``
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import (
     QAbstractTableModel,
@@ -26,7 +26,11 @@ from inspector.core.model_folder.intended import IntendedMatcher
 from inspector.core.status import TensorStatus
 from inspector.core.summary import DTypeGroups
 
+if TYPE_CHECKING:
+    from inspector.core.quant.layout import QuantLayout
+
 from .i18n import translate
+from .quant_rows import QuantRows
 from .row_order import RowOrder
 from .row_sorter import RowSorter
 from .table_text import (
@@ -64,6 +68,7 @@ class TensorTableModel(QAbstractTableModel):
         self._cast: dict[str, Any] = {}  # name -> TensorCastReport
         self._cast_active = False  # a report is shown (tensors missing from it were not cast)
         self._diff: dict[str, Any] = {}  # name -> TensorDiff
+        self._quant: QuantRows | None = None  # a quantized checkpoint's weights and companions
         self._sorter = RowSorter()
         self._sort_column = -1
         self._sort_order = Qt.SortOrder.AscendingOrder
@@ -86,6 +91,7 @@ class TensorTableModel(QAbstractTableModel):
         self._cast = {}
         self._cast_active = False
         self._diff = {}
+        self._quant = None
         self._sorter.reset(self._tensors)
         if target is not None:
             self._target = target
@@ -95,6 +101,21 @@ class TensorTableModel(QAbstractTableModel):
             self._filter.mask(self._tensors, self._status),
         )
         self.endResetModel()
+
+    def set_quant(self, layout: QuantLayout | None) -> None:
+        """A quantized checkpoint: codes rows show their weight, companions fold away."""
+        self._quant = QuantRows(self._tensors, layout) if layout and layout.weights else None
+        self._relayout(resort=False, refilter=True)
+        if self.rowCount():
+            self.dataChanged.emit(self.index(0, 0), self.index(self.rowCount() - 1, len(Col) - 1))
+
+    @property
+    def has_companions(self) -> bool:
+        return self._quant is not None and bool(self._quant.companions)
+
+    def _mask(self) -> list[bool] | None:
+        companions = self._quant.companions if self._quant is not None else frozenset()
+        return self._filter.mask(self._tensors, self._status, companions)
 
     def set_intended(self, matcher: IntendedMatcher | None) -> None:
         """Which F32 tensors a model keeps in F32 on purpose; asked per shown row, cached."""
@@ -236,6 +257,10 @@ class TensorTableModel(QAbstractTableModel):
         if role == R.DisplayRole:
             if intended and col == Col.STATUS:
                 return translate("TensorTable", "on purpose?")  # the DType column says F32
+            if self._quant is not None and i in self._quant.weights:
+                logical = self._quant.cell(i, col)
+                if logical is not None:
+                    return logical
             return cell_text(
                 t, status, col, self._target, self._cast if self._cast_active else None, self._diff
             )
@@ -250,7 +275,8 @@ class TensorTableModel(QAbstractTableModel):
                 tgt = self._target.name if self._target else "?"
                 return intended_tooltip(tgt) if intended else status_tooltip(t, status, tgt)
             if col == Col.NAME:
-                return t.name
+                logical = self._quant.tooltip(i) if self._quant is not None else None
+                return logical or t.name
             return None
         if role == R.TextAlignmentRole:
             if col in (Col.PARAMS, Col.SIZE, Col.CAST_ERR, Col.REF_DIFF):
@@ -284,7 +310,7 @@ class TensorTableModel(QAbstractTableModel):
         old_ids = [(rows[p.row()], p.column()) for p in old]
         self._rows.set(
             self._sorted_order() if resort else self._rows.order,
-            self._filter.mask(self._tensors, self._status) if refilter else self._rows.mask,
+            self._mask() if refilter else self._rows.mask,
         )
         if old:
             where = {ti: r for r, ti in enumerate(self._rows.rows)} if len(old) > 8 else None

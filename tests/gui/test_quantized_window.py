@@ -43,6 +43,7 @@ def test_the_details_pane_shows_the_dequantized_values(qtbot, window, tmp_path):
     )
     assert stats.max == float(dequantized.max()) and stats.max < 0.2  # the codes reach 448
     assert "block 128×128" in window.details.fields["DType"].text()
+    assert window.details.heading.text().replace("\u200b", "") == W
     qtbot.waitUntil(lambda: window.details.fields["Storage"].text() != "", timeout=10_000)
     codes = made["codes"].view(np.uint8)
     used = len(np.unique(codes))
@@ -119,3 +120,38 @@ def test_the_logical_name_of_a_packed_weight_selects_its_codes_row(qtbot, window
     window.select_tensor("norm.weight")
     assert window.select_tensor("m.weight")  # as the comparison plot names it
     assert window.current_tensor().name == "m.weight_packed"
+
+
+def test_one_row_per_quantized_weight_with_its_scales_folded_away(qtbot, window, tmp_path):
+    import ml_dtypes
+
+    from inspector.gui.tensor_columns import Col
+    from tests.quant_folders import BF16, I32
+
+    qc = {"quant_method": "compressed-tensors", "format": "pack-quantized", "config_groups": {
+        "g": {"targets": ["Linear"], "weights": {"num_bits": 4, "type": "int",
+                                                 "strategy": "group", "group_size": 32}}}}  # fmt: skip
+    tensors = [
+        ("m.weight_packed", I32, np.arange(64, dtype=np.int32).reshape(8, 8)),
+        ("m.weight_scale", BF16, np.ones((8, 2), ml_dtypes.bfloat16)),
+        ("m.weight_shape", DTYPES["I64"], np.array([8, 64], np.int64)),
+        ("norm.weight", BF16, np.ones(8, ml_dtypes.bfloat16)),
+    ]
+    folder(tmp_path / "q", tensors, qc)
+    _open(qtbot, window, tmp_path / "q")
+    model = window.model
+
+    def shown(col: int) -> list[str]:
+        return [model.index(r, col).data() for r in range(model.rowCount())]
+
+    assert shown(Col.NAME) == ["m.weight", "norm.weight"]  # the codes row stands for the weight
+    assert shown(Col.SHAPE)[0] == "[8, 64]" and shown(Col.PARAMS)[0] == "512"
+    assert shown(Col.SIZE)[0] == "304 B"  # on disk: codes 256 B, scales 32 B, shape 16 B
+    assert "stored as m.weight_packed" in model.index(0, Col.NAME).data(3)  # tooltip
+    page = window.tensor_page
+    assert page.show_scales.isVisible() and not page.show_scales.isChecked()
+    page.show_scales.setChecked(True)
+    assert model.rowCount() == 4
+    page.show_scales.setChecked(False)
+    assert window.select_tensor("m.weight_scale")  # asking for a scale unfolds them
+    assert page.show_scales.isChecked() and window.current_tensor().name == "m.weight_scale"

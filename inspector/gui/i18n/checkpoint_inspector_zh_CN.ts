@@ -320,78 +320,78 @@
         <translation>此文件夹包含多个 checkpoint。打开：</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="253"/>
+        <location filename="../controller.py" line="254"/>
         <source>Opening reference {name}…</source>
         <translation>正在打开参考文件 {name}…</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="275"/>
+        <location filename="../controller.py" line="276"/>
         <source>Comparing with {name}</source>
         <translation>正在与 {name} 对比</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="279"/>
+        <location filename="../controller.py" line="280"/>
         <source>Comparison cancelled.</source>
         <translation>对比已取消。</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="286"/>
+        <location filename="../controller.py" line="287"/>
         <source>Could not open the reference {what}</source>
         <translation>无法打开参考文件 {what}</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="296"/>
+        <location filename="../controller.py" line="297"/>
         <source>Comparison failed: {why}</source>
         <translation>对比失败：{why}</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="315"/>
+        <location filename="../controller.py" line="316"/>
         <source>Compared with {ref}: {n} differing (worst max |Δ| {worst}), {equal} equal</source>
         <translation>已与 {ref} 对比：{n} 个张量有差异（最大 |Δ| 为 {worst}），{equal} 个完全相同</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="320"/>
+        <location filename="../controller.py" line="321"/>
         <source>; {n} only in one file or shaped differently</source>
         <translation>；{n} 个只存在于其中一个文件或形状不同</translation>
     </message>
     <message>
-        <location filename="../cast_controller.py" line="57"/>
+        <location filename="../cast_controller.py" line="85"/>
         <source>Casting to {target}</source>
         <translation>正在转换为 {target}</translation>
     </message>
     <message>
-        <location filename="../cast_controller.py" line="69"/>
+        <location filename="../cast_controller.py" line="97"/>
         <source>Saved {name} (cast of a checkpoint no longer shown).</source>
         <translation>已保存 {name}（转换的 checkpoint 已不在当前窗口中）。</translation>
     </message>
     <message>
-        <location filename="../cast_controller.py" line="73"/>
-        <location filename="../cast_controller.py" line="97"/>
+        <location filename="../cast_controller.py" line="101"/>
+        <location filename="../cast_controller.py" line="125"/>
         <source>Open the saved file</source>
         <translation>打开保存的文件</translation>
     </message>
     <message>
-        <location filename="../cast_controller.py" line="85"/>
+        <location filename="../cast_controller.py" line="113"/>
         <source>Saved {name} in {secs} s: {n} tensors cast to {target}, {lossless} of them lossless.</source>
         <translation>已保存 {name}，用时 {secs} 秒：{n} 个张量转换为 {target}，其中 {lossless} 个无损。</translation>
     </message>
     <message>
-        <location filename="../cast_controller.py" line="106"/>
+        <location filename="../cast_controller.py" line="134"/>
         <source>Cast failed</source>
         <translation>转换失败</translation>
     </message>
     <message>
-        <location filename="../cast_controller.py" line="107"/>
+        <location filename="../cast_controller.py" line="135"/>
         <source>Could not save {what}</source>
         <translation>无法保存 {what}</translation>
     </message>
     <message>
-        <location filename="../cast_controller.py" line="110"/>
+        <location filename="../cast_controller.py" line="138"/>
         <source>Nothing was written.</source>
         <translation>没有写入任何文件。</translation>
     </message>
     <message>
-        <location filename="../cast_controller.py" line="117"/>
+        <location filename="../cast_controller.py" line="145"/>
         <source>Cast cancelled: nothing was written.</source>
         <translation>转换已取消：没有写入任何文件。</translation>
     </message>
@@ -965,37 +965,37 @@ Shift+drop a second checkpoint to compare against it.</source>
 <context>
     <name>MainWindow</name>
     <message>
-        <location filename="../main_window.py" line="84"/>
+        <location filename="../main_window.py" line="82"/>
         <source>Checkpoint Inspector</source>
         <translation>Checkpoint Inspector</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="303"/>
+        <location filename="../main_window.py" line="305"/>
         <source>Open checkpoint</source>
         <translation>打开 checkpoint</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="308"/>
+        <location filename="../main_window.py" line="310"/>
         <source>Open model folder</source>
         <translation>打开模型文件夹</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="315"/>
+        <location filename="../main_window.py" line="317"/>
         <source>Open a checkpoint first, then compare it with a reference.</source>
         <translation>请先打开一个 checkpoint，再与参考文件对比。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="320"/>
+        <location filename="../main_window.py" line="322"/>
         <source>Open reference checkpoint</source>
         <translation>打开参考 checkpoint</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="349"/>
+        <location filename="../main_window.py" line="334"/>
         <source>Drop to open · hold Shift to compare with it as reference</source>
         <translation>松开即可打开 · 按住 Shift 则作为参考进行对比</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="364"/>
+        <location filename="../main_window.py" line="349"/>
         <source>Only local files and folders can be opened (that was a remote URL).</source>
         <translation>只能打开本地文件和文件夹（拖入的是远程 URL）。</translation>
     </message>
@@ -1326,47 +1326,57 @@ Shift+drop a second checkpoint to compare against it.</source>
 <context>
     <name>TensorPage</name>
     <message>
-        <location filename="../tensor_page.py" line="70"/>
+        <location filename="../tensor_page.py" line="71"/>
         <source>Summary</source>
         <translation>摘要</translation>
     </message>
     <message>
-        <location filename="../tensor_page.py" line="111"/>
+        <location filename="../tensor_page.py" line="112"/>
         <source>Filter (Ctrl+F): any of these words or globs, e.g. embed lm_head *.bias · Esc clears</source>
         <translation>筛选 (Ctrl+F)：匹配任一关键词或通配符，例如 embed lm_head *.bias · Esc 清空</translation>
     </message>
     <message>
-        <location filename="../tensor_page.py" line="117"/>
+        <location filename="../tensor_page.py" line="118"/>
         <source>Filter tensor names</source>
         <translation>按名称筛选张量</translation>
     </message>
     <message>
-        <location filename="../tensor_page.py" line="124"/>
+        <location filename="../tensor_page.py" line="125"/>
         <source>Only differing</source>
         <translation>仅不一致</translation>
     </message>
     <message>
-        <location filename="../tensor_page.py" line="126"/>
+        <location filename="../tensor_page.py" line="127"/>
         <source>Show only float tensors whose dtype differs from the model dtype</source>
         <translation>只显示 dtype 与模型 dtype 不一致的浮点张量</translation>
     </message>
     <message>
-        <location filename="../tensor_page.py" line="159"/>
+        <location filename="../tensor_page.py" line="132"/>
+        <source>Show scales</source>
+        <translation>显示缩放因子</translation>
+    </message>
+    <message>
+        <location filename="../tensor_page.py" line="134"/>
+        <source>Show each quantized weight&apos;s scales, zero points and shapes as rows of their own</source>
+        <translation>把每个量化权重的缩放因子、零点和形状各显示为一行</translation>
+    </message>
+    <message>
+        <location filename="../tensor_page.py" line="170"/>
         <source>Copy Tensor Name</source>
         <translation>复制张量名称</translation>
     </message>
     <message>
-        <location filename="../tensor_page.py" line="179"/>
+        <location filename="../tensor_page.py" line="190"/>
         <source>no tensor matches</source>
         <translation>没有匹配的张量</translation>
     </message>
     <message>
-        <location filename="../tensor_page.py" line="181"/>
+        <location filename="../tensor_page.py" line="192"/>
         <source>{shown} of {total}</source>
         <translation>{total} 个中的 {shown} 个</translation>
     </message>
     <message>
-        <location filename="../tensor_page.py" line="185"/>
+        <location filename="../tensor_page.py" line="196"/>
         <source>{total} tensors</source>
         <translation>{total} 个张量</translation>
     </message>
@@ -1429,7 +1439,7 @@ Shift+drop a second checkpoint to compare against it.</source>
         <translation>与参考 checkpoint 的最大绝对差（float64）</translation>
     </message>
     <message>
-        <location filename="../tensor_table.py" line="238"/>
+        <location filename="../tensor_table.py" line="259"/>
         <source>on purpose?</source>
         <translation>有意为之？</translation>
     </message>
@@ -1492,6 +1502,13 @@ Shift+drop a second checkpoint to compare against it.</source>
         <location filename="../table_text.py" line="99"/>
         <source>F32 in a {target} model: norms, rotary inv_freq and MoE routers are often kept in F32 on purpose. Casting them loses precision the model wants; keep them with the fp32-norms globs (cast dialog, or --keep-preset).</source>
         <translation>{target} 模型中的 F32：归一化层、旋转位置编码 inv_freq 和 MoE 路由常被有意保持为 F32。转换它们会损失模型所需的精度；可用 fp32-norms 模式保留（转换对话框，或 --keep-preset）。</translation>
+    </message>
+    <message>
+        <location filename="../quant_rows.py" line="47"/>
+        <source>{name}
+stored as {codes} ({storage}), with: {companions}</source>
+        <translation>{name}
+存储为 {codes}（{storage}），附带：{companions}</translation>
     </message>
 </context>
 </TS>
