@@ -28,6 +28,10 @@ def cmd_list(args: argparse.Namespace) -> int:
     folder = FolderConfig.of(args.path)  # config.json, read once
     target = resolve_target(args, folder)
     quant = folder.quant(ckpt.tensors)
+    if quant is not None and quant.cast_refusal() is None:
+        from ..core.quant.shapes import resolve_shapes
+
+        resolve_shapes(ckpt, quant)  # a few bytes a weight: weight_shape, a bnb quant state
     tensors = natural_order(ckpt.tensors, target) if args.order == "natural" else ckpt.tensors
     items = logical_items(tensors, quant)
     stats = run_job(compute_stats(ckpt), progress_printer("stats")) if args.stats else {}

@@ -15,12 +15,11 @@ import numpy as np
 from ..checkpoint import Checkpoint
 from ..dtypes import DType
 from ..errors import CheckpointError
-from ..layout import TensorInfo
 from ..model_folder.config import read_model_config
-from ..quant import bnb, rows
-from ..quant.layout import Part, QuantizedWeight, QuantLayout
+from ..quant import rows
+from ..quant.layout import QuantizedWeight, QuantLayout
 from ..quant.recognise import recognise
-from ..quant.schemes import QuantScheme
+from ..quant.shapes import resolve_shapes
 from .chunk import cast_chunk
 from .precision import ErrorAccumulator
 
@@ -80,33 +79,8 @@ def dequantizing(ckpt: Checkpoint) -> Dequantizing | None:
         return None  # a quantization_config whose tensors are all plain (everything ignored)
     if refusal is not None:
         raise CheckpointError(ckpt.path, refusal)
-    for w in layout.weights.values():
-        if Part.SHAPE in w.parts and w.scheme is QuantScheme.CT_PACK:
-            w.shape = _stored_shape(ckpt, w.parts[Part.SHAPE], w)
-        elif w.scheme is QuantScheme.BNB_4BIT:  # the shape is in the packed quant_state
-            try:
-                w.shape = bnb.logical_shape(bnb.read_state(lambda t: np.array(ckpt.view(t)), w))
-            except ValueError as e:
-                raise CheckpointError(w.codes.file, f"{w.name!r} (bitsandbytes 4-bit): {e}; "
-                                      "nothing written") from None  # fmt: skip
+    try:
+        resolve_shapes(ckpt, layout)  # the output header is written before any row is read
+    except CheckpointError as e:
+        raise CheckpointError(e.path, f"{e.reason}; nothing written") from None
     return Dequantizing(layout, {w.codes.name: w for w in layout.weights.values()})
-
-
-def _stored_shape(ckpt: Checkpoint, t: TensorInfo, w: QuantizedWeight) -> tuple[int, ...]:
-    """``weight_shape``'s values (the output header is written before any row is read)."""
-    if t.dtype.name not in ("I64", "I32") or t.numel != len(w.codes.shape) or t.numel > 8:
-        raise CheckpointError(
-            t.file, f"weight_shape {t.name!r} is {t.dtype.name} {list(t.shape)}; nothing written"
-        )
-    shape = tuple(int(v) for v in np.array(ckpt.view(t)).reshape(-1))
-    packed_cols = w.codes.shape[-1]
-    bits = w.args.num_bits if w.args else 32
-    if shape[:-1] != tuple(w.codes.shape[:-1]) or not (
-        0 < shape[-1] <= packed_cols * 32 // bits and -(-shape[-1] * bits // 32) == packed_cols
-    ):
-        raise CheckpointError(
-            t.file,
-            f"weight_shape {list(shape)} of {w.name!r} disagrees with its packed codes "
-            f"{list(w.codes.shape)} (int{bits}); nothing written",
-        )
-    return shape

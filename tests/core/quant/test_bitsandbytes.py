@@ -91,3 +91,20 @@ def test_8bit_equals_int8_vectorwise_dequant(tmp_path):
     got, _ = _cast(tmp_path / "q", tmp_path / "plain", "F32")
     want = F.int8_vectorwise_dequant(codes, scb)
     assert torch.equal(got[f"{M}.weight"], want)
+
+
+def test_list_shows_the_shape_from_the_quant_state(tmp_path, capsys):
+    import json
+
+    import bitsandbytes.functional as F
+
+    from inspector.cli import main
+
+    w = torch.randn(48, 64, dtype=torch.bfloat16)
+    packed, state = F.quantize_4bit(w, quant_type="nf4", blocksize=64)
+    tensors = [(f"{M}.weight", *_as_numpy(packed))]
+    tensors += [(f"{M}.weight.{k}", *_as_numpy(v)) for k, v in state.as_dict(packed=True).items()]
+    folder(tmp_path / "q", tensors, {"quant_method": "bitsandbytes", "load_in_4bit": True})
+    assert main(["list", str(tmp_path / "q"), "--json"]) == 0
+    row = json.loads(capsys.readouterr().out)["tensors"][0]
+    assert row["name"] == f"{M}.weight" and row["shape"] == [48, 64]  # packed: [1536, 1]
