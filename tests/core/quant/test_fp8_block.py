@@ -112,3 +112,45 @@ def test_a_shard_holding_only_scales_is_not_written_and_the_output_opens(tmp_pat
         assert sorted(t.name for t in out.tensors) == sorted(
             n for n in arrays if not n.endswith("_inv")
         )
+
+
+def test_the_output_loads_as_the_model_transformers_dequantizes(tmp_path):
+    """A tiny llama quantized to fp8 blocks: transformers loads it with
+    ``FineGrainedFP8Config(dequantize=True)`` (on the CPU); our cast loads as a plain model with
+    the same weights and the same forward pass."""
+    from safetensors.torch import load_file, save_file
+    from transformers import AutoModelForCausalLM, LlamaConfig, LlamaForCausalLM
+    from transformers.utils.quantization_config import FineGrainedFP8Config
+
+    torch.manual_seed(0)
+    cfg = LlamaConfig(vocab_size=64, hidden_size=256, intermediate_size=384,
+                      num_hidden_layers=1, num_attention_heads=4, num_key_value_heads=2)  # fmt: skip
+    src = tmp_path / "fp8"
+    LlamaForCausalLM(cfg).to(torch.bfloat16).save_pretrained(src)
+    quantized = {}
+    for name, v in load_file(src / "model.safetensors").items():
+        if not name.endswith("proj.weight"):
+            quantized[name] = v
+            continue
+        r, c = v.shape
+        blocks = v.float().reshape(r // 128, 128, c // 128, 128)
+        scale = blocks.abs().amax(dim=(1, 3)) / 448
+        codes = (blocks / scale[:, None, :, None]).reshape(r, c).to(torch.float8_e4m3fn)
+        quantized[name], quantized[name + "_scale_inv"] = codes, scale
+    save_file(quantized, src / "model.safetensors", metadata={"format": "pt"})
+    config = json.loads((src / "config.json").read_text())
+    config["quantization_config"] = {"quant_method": "fp8", "activation_scheme": "dynamic",
+                                     "weight_block_size": [128, 128]}  # fmt: skip
+    (src / "config.json").write_text(json.dumps(config))
+    _cast(src, tmp_path / "plain")
+    ref = AutoModelForCausalLM.from_pretrained(
+        src, quantization_config=FineGrainedFP8Config(dequantize=True), dtype=torch.bfloat16
+    )
+    ours = AutoModelForCausalLM.from_pretrained(tmp_path / "plain")
+    assert getattr(ours.config, "quantization_config", None) is None
+    a, b = ref.state_dict(), ours.state_dict()
+    assert set(a) == set(b)
+    for name, t in b.items():
+        assert t.dtype == torch.bfloat16 and torch.equal(a[name], t), name
+    x = torch.tensor([[1, 5, 9, 3, 7]])
+    assert torch.equal(ref(x).logits, ours(x).logits)
