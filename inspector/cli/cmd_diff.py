@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from .exit_codes import EXIT_DIFFERENT, EXIT_OK
 from .model import FolderConfig
-from .output import notices, out, printable, progress_printer, write_json_rows
+from .output import notices, out, printable, progress_printer
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
-    from ..core.diff import DiffSummary, diff_checkpoints
+    from ..core.diff import DiffSummary, diff_checkpoints, diff_document
     from ..core.opening import open_checkpoint
     from ..core.progress import run_job
     from ..core.status import DiffStatus
@@ -32,7 +33,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
     diffs = run_job(job, progress_printer("diff"))
     equal = all(d.is_equal for d in diffs)
     if args.json:
-        write_json_rows([d.to_json() for d in diffs], {"equal": equal})
+        sys.stdout.write(diff_document(diffs))
     else:
         width = max([15, *(len(str(d.status)) for d in diffs)])
         for d in diffs:

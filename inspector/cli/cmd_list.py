@@ -3,24 +3,22 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-from collections.abc import Iterator
 
 from ..core.quant.layout import QuantizedWeight
 from .exit_codes import EXIT_OK
 from .model import FolderConfig, intended_globs, on_purpose_labels, resolve_target
-from .output import notices, printable, progress_printer, symbol, write_json_rows
+from .output import notices, printable, progress_printer, symbol
 
 
 def cmd_list(args: argparse.Namespace) -> int:
+    from ..core.listing import listing_document
     from ..core.natural_order import natural_order
     from ..core.opening import open_checkpoint
     from ..core.progress import run_job
     from ..core.quant.listing import logical_items
     from ..core.stats import compute_stats
-    from ..core.summary import matches_target, summarize, tensor_status
-    from ..core.training_layout import training_left_out
+    from ..core.summary import summarize, tensor_status
     from ..core.wording import format_bytes
 
     ckpt = open_checkpoint(args.path, keep_all=args.keep_all)
@@ -43,17 +41,7 @@ def cmd_list(args: argparse.Namespace) -> int:
     samples = {t.dtype_name: t for t in tensors}
     status_of = {name: tensor_status(t, target) for name, t in samples.items()}
     if args.json:
-        file_names = {h.path: os.path.basename(h.path) for h in ckpt.files}
-        matches = {name: matches_target(t, target) for name, t in samples.items()}
-        extra: dict[str, object] = {"target": target.name, "metadata": ckpt.metadata}
-        if ckpt.training is not None:
-            extra["training"] = training_left_out(ckpt)
-        values = _pickle_values(ckpt)
-        if values:
-            extra["values"] = [{"name": v.name, "value": v.text} for v in values]
-        if quant is not None:
-            extra["quantization"] = quant.to_json()
-        write_json_rows(_json_rows(items, file_names, matches, stats, storage), extra)
+        sys.stdout.write(listing_document(ckpt, target, quant, items, stats, storage))
         return EXIT_OK
 
     status_text = _status_words(target, short=args.stats)
@@ -152,37 +140,6 @@ def _quantized_lines(w: QuantizedWeight, name_w: int, stats=None, storage=None) 
             f"{format_bytes(t.nbytes):>10}".rstrip()
         )
     return lines
-
-
-def _json_rows(items, file_names, matches, stats, storage=None) -> Iterator[dict[str, object]]:
-    """The ``list --json`` rows, made while they are written (no list of 200k dicts)."""
-    for t in items:
-        if isinstance(t, QuantizedWeight):
-            yield {
-                "name": t.name,
-                "dtype": t.codes.dtype_name,
-                "shape": t.shape,
-                "file": file_names[t.codes.file],
-                "nbytes": sum(p.nbytes for p in t.stored),
-                "matches_target": None,
-                "status": "quantized",
-                "quant": t.to_json(),
-                **(stats[t.name].to_json() if t.name in stats else {}),
-                **({"storage": storage[t.name].to_json()} if storage and t.name in storage else {}),
-            }
-            continue
-        start, end = t.data_offsets
-        row: dict[str, object] = {
-            "name": t.name,
-            "dtype": t.dtype_name,
-            "shape": t.shape,  # a tuple: written as the same JSON array
-            "file": file_names[t.file],
-            "nbytes": end - start,
-            "matches_target": matches[t.dtype_name],
-        }
-        if stats:
-            row.update(stats[t.name].to_json())
-        yield row
 
 
 def _pickle_values(ckpt) -> list:

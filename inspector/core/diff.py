@@ -287,6 +287,13 @@ def diff_checkpoints(
     return out
 
 
+def diff_document(diffs: list[TensorDiff]) -> str:
+    """``diff --json``: one row per tensor, then ``equal`` (the exit code's verdict)."""
+    from .json_output import rows_document
+
+    return rows_document([d.to_json() for d in diffs], {"equal": all(d.is_equal for d in diffs)})
+
+
 @dataclass(frozen=True)
 class DiffSummary:
     """Counts of a diff, by the same statuses ``diff`` prints: the window and CLI agree."""

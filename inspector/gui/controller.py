@@ -102,7 +102,7 @@ class WindowController(QObject):
         ev.target_changed.connect(self._on_session_target)
         ev.reference_changed.connect(lambda _ref: self.update_actions())
         ev.diffs_changed.connect(self._on_session_diffs)
-        ev.cast_changed.connect(lambda _cast: self.update_plots())
+        ev.cast_changed.connect(self._on_session_cast)
         self.runner.sig_job_started.connect(self._on_job_started)
         self.runner.sig_job_progress.connect(views.job_bar.set_progress)
         self.runner.sig_job_queued.connect(
@@ -240,6 +240,10 @@ class WindowController(QObject):
             self.session.choose_target(dt)
         self.views.actions.show_target(box, self.session.target, self.session.target_source)
 
+    def _on_session_cast(self, _cast: object) -> None:
+        self.update_plots()
+        self.update_actions()  # a report to export
+
     def _on_session_target(self, dt: DType) -> None:
         page = self.page
         page.model.set_target(dt)
@@ -340,7 +344,10 @@ class WindowController(QObject):
     def update_actions(self) -> None:
         s = self.session
         self.views.actions.set_state(
-            s.checkpoint is not None, self.runner.busy, s.reference is not None
+            s.checkpoint is not None,
+            self.runner.busy,
+            s.reference is not None,
+            s.cast is not None or s.diffs is not None,
         )
 
     def update_plots(self) -> None:

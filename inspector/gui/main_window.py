@@ -31,6 +31,7 @@ from .controller import WindowController
 from .details_controller import DetailsController
 from .drops import drop_action, local_paths, plan_drop
 from .empty_page import EmptyPage
+from .export_actions import ExportActions
 from .file_dialogs import ask_checkpoint, ask_folder
 from .help_dialogs import show_about, show_shortcuts
 from .i18n import translate
@@ -168,6 +169,7 @@ class MainWindow(QMainWindow):
             self.session, self.runner, self.tensor_page, parent=self
         )
         self.details_controller.details_ready.connect(self.details_ready)
+        self.exports = ExportActions(self.session, views, parent=self)
 
     def _on_shown(self, path: str) -> None:
         self.stack.setCurrentIndex(1)
@@ -294,6 +296,14 @@ class MainWindow(QMainWindow):
         self, out: str, target: DType | None = None, keep: tuple[str, ...] = ()
     ) -> Worker | None:
         return self.cast_controller.start_cast(out, target or self.session.target, tuple(keep))
+
+    def export_table(self, path: str) -> bool:
+        """The table as CSV (``.csv``) or as ``list --json`` writes it; False: said why."""
+        return self.exports.export_table(path)
+
+    def export_report(self, path: str) -> bool:
+        """The comparison (as ``diff --json``) or the last cast's report (``cast --report``)."""
+        return self.exports.export_report(path)
 
     def cancel_job(self) -> None:
         self.controller.cancel_job()

@@ -47,6 +47,15 @@ class WindowActions:
             )
         )
         self.clear_reference = QAction(translate("Actions", "Clear Reference"), win)
+        self.export_table = QAction(translate("Actions", "&Export Table…"), win)
+        self.export_table.setShortcut(QKeySequence("Ctrl+E"))
+        self.export_table.setToolTip(
+            translate("Actions", "Save the table as CSV, or as the JSON list --json writes")
+        )
+        self.export_report = QAction(translate("Actions", "Export &Report…"), win)
+        self.export_report.setToolTip(
+            translate("Actions", "Save the comparison or the last cast's report as JSON")
+        )
         self.find = QAction(translate("Actions", "&Filter Tensors"), win)
         self.find.setShortcut(QKeySequence.StandardKey.Find)
         self.only_differing = QAction(
@@ -79,6 +88,9 @@ class WindowActions:
         file_menu.addAction(self.cast)
         file_menu.addAction(self.compare)
         file_menu.addAction(self.clear_reference)
+        file_menu.addSeparator()
+        file_menu.addAction(self.export_table)
+        file_menu.addAction(self.export_report)
         file_menu.addSeparator()
         file_menu.addAction(self.quit)
         view_menu = mb.addMenu(translate("Actions", "&View"))
@@ -177,7 +189,11 @@ class WindowActions:
         menu.addSeparator()
         menu.addAction(translate("Actions", "Clear List")).triggered.connect(clear)
 
-    def set_state(self, has_checkpoint: bool, busy: bool, has_reference: bool) -> None:
+    def set_state(
+        self, has_checkpoint: bool, busy: bool, has_reference: bool, has_report: bool = False
+    ) -> None:
         self.cast.setEnabled(has_checkpoint and not busy)
         self.compare.setEnabled(has_checkpoint)
         self.clear_reference.setEnabled(has_reference)
+        self.export_table.setEnabled(has_checkpoint)
+        self.export_report.setEnabled(has_report)

@@ -45,106 +45,126 @@
     </message>
     <message>
         <location filename="../window_actions.py" line="50"/>
+        <source>&amp;Export Table…</source>
+        <translation>导出表格(&amp;E)…</translation>
+    </message>
+    <message>
+        <location filename="../window_actions.py" line="53"/>
+        <source>Save the table as CSV, or as the JSON list --json writes</source>
+        <translation>把表格保存为 CSV，或保存为 list --json 输出的 JSON</translation>
+    </message>
+    <message>
+        <location filename="../window_actions.py" line="55"/>
+        <source>Export &amp;Report…</source>
+        <translation>导出报告(&amp;R)…</translation>
+    </message>
+    <message>
+        <location filename="../window_actions.py" line="57"/>
+        <source>Save the comparison or the last cast&apos;s report as JSON</source>
+        <translation>把对比结果或上次转换的报告保存为 JSON</translation>
+    </message>
+    <message>
+        <location filename="../window_actions.py" line="59"/>
         <source>&amp;Filter Tensors</source>
         <translation>筛选张量(&amp;F)</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="53"/>
+        <location filename="../window_actions.py" line="62"/>
         <source>Only &amp;Differing Tensors</source>
         <translation>仅显示 dtype 不一致的张量(&amp;D)</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="58"/>
+        <location filename="../window_actions.py" line="67"/>
         <source>&amp;Modules</source>
         <translation>模块(&amp;M)</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="63"/>
+        <location filename="../window_actions.py" line="72"/>
         <source>Group tensors by module prefix (Ctrl+T)</source>
         <translation>按模块前缀分组显示张量 (Ctrl+T)</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="64"/>
+        <location filename="../window_actions.py" line="73"/>
         <source>&amp;Quit</source>
         <translation>退出(&amp;Q)</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="66"/>
+        <location filename="../window_actions.py" line="75"/>
         <source>&amp;Keyboard Shortcuts</source>
         <translation>快捷键(&amp;K)</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="68"/>
+        <location filename="../window_actions.py" line="77"/>
         <source>&amp;About Checkpoint Inspector</source>
         <translation>关于 Checkpoint Inspector(&amp;A)</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="70"/>
+        <location filename="../window_actions.py" line="79"/>
         <source>Open &amp;Recent</source>
         <translation>最近打开(&amp;R)</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="74"/>
+        <location filename="../window_actions.py" line="83"/>
         <source>&amp;File</source>
         <translation>文件(&amp;F)</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="84"/>
+        <location filename="../window_actions.py" line="96"/>
         <source>&amp;View</source>
         <translation>视图(&amp;V)</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="88"/>
+        <location filename="../window_actions.py" line="100"/>
         <source>&amp;Help</source>
         <translation>帮助(&amp;H)</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="104"/>
+        <location filename="../window_actions.py" line="116"/>
         <source>{dtype} — from config.json</source>
         <translation>{dtype} — 来自 config.json</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="117"/>
+        <location filename="../window_actions.py" line="129"/>
         <source>your choice</source>
         <translation>您的选择</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="118"/>
+        <location filename="../window_actions.py" line="130"/>
         <source>from this checkpoint&apos;s config.json</source>
         <translation>来自此检查点的 config.json</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="119"/>
+        <location filename="../window_actions.py" line="131"/>
         <source>the default (no config.json names one)</source>
         <translation>默认值（没有 config.json 指定）</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="122"/>
+        <location filename="../window_actions.py" line="134"/>
         <source>The dtype the model uses ({why}); tensors in another float dtype are flagged</source>
         <translation>模型使用的 dtype（{why}）；其他浮点 dtype 的张量会被标出</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="130"/>
+        <location filename="../window_actions.py" line="142"/>
         <source>Main toolbar</source>
         <translation>主工具栏</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="137"/>
+        <location filename="../window_actions.py" line="149"/>
         <source> Model dtype: </source>
         <translation> 模型 dtype：</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="141"/>
+        <location filename="../window_actions.py" line="153"/>
         <source>The dtype the model uses; tensors in another float dtype are flagged</source>
         <translation>模型使用的 dtype；浮点 dtype 与之不同的张量会被标出</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="171"/>
+        <location filename="../window_actions.py" line="183"/>
         <source>(none)</source>
         <translation>（无）</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="178"/>
+        <location filename="../window_actions.py" line="190"/>
         <source>Clear List</source>
         <translation>清空列表</translation>
     </message>
@@ -320,37 +340,37 @@
         <translation>此文件夹包含多个 checkpoint。打开：</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="254"/>
+        <location filename="../controller.py" line="258"/>
         <source>Opening reference {name}…</source>
         <translation>正在打开参考文件 {name}…</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="276"/>
+        <location filename="../controller.py" line="280"/>
         <source>Comparing with {name}</source>
         <translation>正在与 {name} 对比</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="280"/>
+        <location filename="../controller.py" line="284"/>
         <source>Comparison cancelled.</source>
         <translation>对比已取消。</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="287"/>
+        <location filename="../controller.py" line="291"/>
         <source>Could not open the reference {what}</source>
         <translation>无法打开参考文件 {what}</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="297"/>
+        <location filename="../controller.py" line="301"/>
         <source>Comparison failed: {why}</source>
         <translation>对比失败：{why}</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="316"/>
+        <location filename="../controller.py" line="320"/>
         <source>Compared with {ref}: {n} differing (worst max |Δ| {worst}), {equal} equal</source>
         <translation>已与 {ref} 对比：{n} 个张量有差异（最大 |Δ| 为 {worst}），{equal} 个完全相同</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="321"/>
+        <location filename="../controller.py" line="325"/>
         <source>; {n} only in one file or shaped differently</source>
         <translation>；{n} 个只存在于其中一个文件或形状不同</translation>
     </message>
@@ -399,27 +419,27 @@
 <context>
     <name>DetailsController</name>
     <message>
-        <location filename="../details_controller.py" line="157"/>
+        <location filename="../details_controller.py" line="158"/>
         <source>not a float</source>
         <translation>非浮点</translation>
     </message>
     <message>
-        <location filename="../details_controller.py" line="159"/>
+        <location filename="../details_controller.py" line="160"/>
         <source>already {dtype}</source>
         <translation>已是 {dtype}</translation>
     </message>
     <message>
-        <location filename="../details_controller.py" line="161"/>
+        <location filename="../details_controller.py" line="162"/>
         <source>kept by a pattern, or a format torch cannot cast exactly</source>
         <translation>被规则保留，或是 torch 无法精确转换的格式</translation>
     </message>
     <message>
-        <location filename="../details_controller.py" line="165"/>
+        <location filename="../details_controller.py" line="166"/>
         <source>written unchanged as {dtype} ({why})</source>
         <translation>按原样写为 {dtype}（{why}）</translation>
     </message>
     <message>
-        <location filename="../details_controller.py" line="199"/>
+        <location filename="../details_controller.py" line="200"/>
         <source>Could not read the saved file: {why}</source>
         <translation>无法读取保存的文件：{why}</translation>
     </message>
@@ -489,6 +509,7 @@
     </message>
     <message>
         <location filename="../details_pane.py" line="111"/>
+        <location filename="../details_pane.py" line="200"/>
         <source>{shape} · {n} values</source>
         <translation>{shape} · {n} 个值</translation>
     </message>
@@ -533,117 +554,117 @@
         <translation>已用编码 {used}/{possible} · 饱和 {saturated} · 缩放因子 {scales} · {bad} 个缩放因子为 0、负数、inf 或 NaN</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="207"/>
+        <location filename="../details_pane.py" line="217"/>
         <source>written unchanged as {dtype} ({why})</source>
         <translation>按原样写为 {dtype}（{why}）</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="213"/>
+        <location filename="../details_pane.py" line="223"/>
         <source>lossless (every value exact)</source>
         <translation>无损（所有值完全一致）</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="215"/>
+        <location filename="../details_pane.py" line="225"/>
         <source>every value overflowed ({n})</source>
         <translation>所有值均溢出（{n} 个）</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="219"/>
+        <location filename="../details_pane.py" line="229"/>
         <source>max rel. err {rel} · max abs. err {abs}</source>
         <translation>最大相对误差 {rel} · 最大绝对误差 {abs}</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="222"/>
+        <location filename="../details_pane.py" line="232"/>
         <source>overflow {o} · underflow {u} · NaN {n}</source>
         <translation>上溢 {o} · 下溢 {u} · NaN {n}</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="234"/>
+        <location filename="../details_pane.py" line="244"/>
         <source>(reference stores {dtype})</source>
         <translation>（参考文件存为 {dtype}）</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="236"/>
+        <location filename="../details_pane.py" line="246"/>
         <source>not in the reference</source>
         <translation>参考文件中没有</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="238"/>
+        <location filename="../details_pane.py" line="248"/>
         <source>only in the reference</source>
         <translation>只在参考文件中</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="240"/>
+        <location filename="../details_pane.py" line="250"/>
         <source>shape differs: {a} here, {b} in reference</source>
         <translation>形状不同：此处为 {a}，参考文件为 {b}</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="244"/>
+        <location filename="../details_pane.py" line="254"/>
         <source>equal values</source>
         <translation>数值相同</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="246"/>
+        <location filename="../details_pane.py" line="256"/>
         <source>within tolerance: max |Δ| {d}</source>
         <translation>在容差内：最大 |Δ| {d}</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="251"/>
+        <location filename="../details_pane.py" line="261"/>
         <source>max |Δ| {abs} · max rel. {rel}</source>
         <translation>最大 |Δ| {abs} · 最大相对差 {rel}</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="258"/>
+        <location filename="../details_pane.py" line="268"/>
         <source>original</source>
         <translation>原始</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="259"/>
+        <location filename="../details_pane.py" line="269"/>
         <source>saved</source>
         <translation>保存后</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="261"/>
+        <location filename="../details_pane.py" line="271"/>
         <source>Values before / after the cast</source>
         <translation>转换前 / 后的数值</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="263"/>
+        <location filename="../details_pane.py" line="273"/>
         <source>, every {n}th value</source>
         <translation>，每 {n} 个取一个</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="270"/>
+        <location filename="../details_pane.py" line="280"/>
         <source>No finite values to draw</source>
         <translation>没有可绘制的有限值</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="276"/>
+        <location filename="../details_pane.py" line="286"/>
         <source> · not drawn: {what}</source>
         <translation> · 未绘制：{what}</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="283"/>
+        <location filename="../details_pane.py" line="293"/>
         <source>Relative error of saved values — {pct}% exact</source>
         <translation>保存值的相对误差 — {pct}% 完全一致</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="288"/>
+        <location filename="../details_pane.py" line="298"/>
         <source>Every changed value overflowed ({n}): no finite error</source>
         <translation>所有改变的值都溢出了（{n} 个）：没有有限误差</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="292"/>
+        <location filename="../details_pane.py" line="302"/>
         <source>{n} values overflowed; the others are exact</source>
         <translation>{n} 个值溢出；其余完全一致</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="296"/>
+        <location filename="../details_pane.py" line="306"/>
         <source>100% exact: every saved value equals the original</source>
         <translation>100% 一致：所有保存值都等于原始值</translation>
     </message>
     <message>
-        <location filename="../details_controller.py" line="103"/>
+        <location filename="../details_controller.py" line="104"/>
         <source>dequantized</source>
         <translation>反量化后</translation>
     </message>
@@ -679,6 +700,34 @@ Shift+drop a second checkpoint to compare against it.</source>
         <location filename="../empty_page.py" line="64"/>
         <source>Recent</source>
         <translation>最近打开</translation>
+    </message>
+</context>
+<context>
+    <name>Export</name>
+    <message>
+        <location filename="../export_actions.py" line="42"/>
+        <source>Could not export {what}</source>
+        <translation>无法导出 {what}</translation>
+    </message>
+    <message>
+        <location filename="../export_actions.py" line="46"/>
+        <source>Wrote {name}.</source>
+        <translation>已写入 {name}。</translation>
+    </message>
+    <message>
+        <location filename="../export_actions.py" line="60"/>
+        <source>Export table</source>
+        <translation>导出表格</translation>
+    </message>
+    <message>
+        <location filename="../export_actions.py" line="62"/>
+        <source>CSV (*.csv);;JSON, as list --json (*.json)</source>
+        <translation>CSV (*.csv);;JSON，与 list --json 相同 (*.json)</translation>
+    </message>
+    <message>
+        <location filename="../export_actions.py" line="74"/>
+        <source>Export report</source>
+        <translation>导出报告</translation>
     </message>
 </context>
 <context>
@@ -965,37 +1014,37 @@ Shift+drop a second checkpoint to compare against it.</source>
 <context>
     <name>MainWindow</name>
     <message>
-        <location filename="../main_window.py" line="82"/>
+        <location filename="../main_window.py" line="83"/>
         <source>Checkpoint Inspector</source>
         <translation>Checkpoint Inspector</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="305"/>
+        <location filename="../main_window.py" line="315"/>
         <source>Open checkpoint</source>
         <translation>打开 checkpoint</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="310"/>
+        <location filename="../main_window.py" line="320"/>
         <source>Open model folder</source>
         <translation>打开模型文件夹</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="317"/>
+        <location filename="../main_window.py" line="327"/>
         <source>Open a checkpoint first, then compare it with a reference.</source>
         <translation>请先打开一个 checkpoint，再与参考文件对比。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="322"/>
+        <location filename="../main_window.py" line="332"/>
         <source>Open reference checkpoint</source>
         <translation>打开参考 checkpoint</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="334"/>
+        <location filename="../main_window.py" line="344"/>
         <source>Drop to open · hold Shift to compare with it as reference</source>
         <translation>松开即可打开 · 按住 Shift 则作为参考进行对比</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="349"/>
+        <location filename="../main_window.py" line="359"/>
         <source>Only local files and folders can be opened (that was a remote URL).</source>
         <translation>只能打开本地文件和文件夹（拖入的是远程 URL）。</translation>
     </message>
@@ -1504,7 +1553,7 @@ Shift+drop a second checkpoint to compare against it.</source>
         <translation>{target} 模型中的 F32：归一化层、旋转位置编码 inv_freq 和 MoE 路由常被有意保持为 F32。转换它们会损失模型所需的精度；可用 fp32-norms 模式保留（转换对话框，或 --keep-preset）。</translation>
     </message>
     <message>
-        <location filename="../quant_rows.py" line="47"/>
+        <location filename="../quant_rows.py" line="51"/>
         <source>{name}
 stored as {codes} ({storage}), with: {companions}</source>
         <translation>{name}

@@ -1,0 +1,107 @@
+"""A checkpoint's table as a document: ``list --json`` and the window's "Export table" write the
+same rows (one per tensor, one per quantized weight), and the window also writes them as CSV."""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
+
+from .checkpoint import Checkpoint
+from .dtypes import DType
+from .json_output import rows_document
+from .layout import TensorInfo
+from .quant.layout import QuantizedWeight, QuantLayout
+from .quant.listing import logical_items
+from .summary import matches_target, tensor_status
+from .training_layout import training_left_out
+
+CSV_COLUMNS = ("name", "dtype", "shape", "params", "nbytes", "status", "file")
+
+
+def listing_rows(
+    items: Iterable[TensorInfo | QuantizedWeight],
+    file_names: Mapping[str, str],
+    target: DType,
+    stats: Mapping[str, Any] | None = None,
+    storage: Mapping[str, Any] | None = None,
+) -> Iterator[dict[str, object]]:
+    """The ``list --json`` rows, made while they are written (no list of 200k dicts)."""
+    matches: dict[str, bool | None] = {}
+    for t in items:
+        if isinstance(t, QuantizedWeight):
+            yield {
+                "name": t.name,
+                "dtype": t.codes.dtype_name,
+                "shape": t.shape,
+                "file": file_names[t.codes.file],
+                "nbytes": t.nbytes,
+                "matches_target": None,
+                "status": "quantized",
+                "quant": t.to_json(),
+                **(stats[t.name].to_json() if stats and t.name in stats else {}),
+                **({"storage": storage[t.name].to_json()} if storage and t.name in storage else {}),
+            }
+            continue
+        start, end = t.data_offsets
+        m = matches.get(t.dtype_name, ...)
+        if m is ...:  # one answer per dtype: 200k rows, a few dtypes
+            m = matches[t.dtype_name] = matches_target(t, target)
+        row: dict[str, object] = {
+            "name": t.name,
+            "dtype": t.dtype_name,
+            "shape": t.shape,  # a tuple: written as the same JSON array
+            "file": file_names[t.file],
+            "nbytes": end - start,
+            "matches_target": m,
+        }
+        if stats:
+            row.update(stats[t.name].to_json())
+        yield row
+
+
+def listing_document(
+    ckpt: Checkpoint,
+    target: DType,
+    quant: QuantLayout | None,
+    items: Iterable[TensorInfo | QuantizedWeight] | None = None,
+    stats: Mapping[str, Any] | None = None,
+    storage: Mapping[str, Any] | None = None,
+) -> str:
+    """The ``list --json`` document: rows, then target, metadata, training, values, quantization."""
+    from .formats.torch_pickle import pickle_facts
+
+    file_names = {h.path: os.path.basename(h.path) for h in ckpt.files}
+    extra: dict[str, object] = {"target": target.name, "metadata": ckpt.metadata}
+    if ckpt.training is not None:
+        extra["training"] = training_left_out(ckpt)
+    values = [v for h in ckpt.files if (facts := pickle_facts(h)) for v in facts.values]
+    if values:
+        extra["values"] = [{"name": v.name, "value": v.text} for v in values]
+    if quant is not None:
+        extra["quantization"] = quant.to_json()
+    if items is None:
+        items = logical_items(ckpt.tensors, quant)
+    return rows_document(listing_rows(items, file_names, target, stats, storage), extra)
+
+
+def listing_csv(items: Iterable[TensorInfo | QuantizedWeight], target: DType) -> str:
+    """The table as CSV, one row per tensor or quantized weight, for a spreadsheet."""
+    buf = io.StringIO()
+    out = csv.writer(buf, lineterminator="\n")
+    out.writerow(CSV_COLUMNS)
+    for t in items:
+        if isinstance(t, QuantizedWeight):
+            name, dtype, shape, params, nbytes, status, file = (
+                t.name, t.codes.dtype_name, t.shape, t.params, t.nbytes, "quantized", t.codes.file
+            )  # fmt: skip
+        else:
+            name, dtype, shape, params, nbytes, file = (
+                t.name, t.dtype_name, t.shape, t.numel, t.nbytes, t.file
+            )  # fmt: skip
+            status = tensor_status(t, target).value
+        out.writerow([name, dtype, "x".join(map(str, shape)), params, nbytes, status,
+                      os.path.basename(file)])  # fmt: skip
+    return buf.getvalue()
