@@ -191,3 +191,23 @@ def test_storage_figures_count_codes_as_compressed_tensors_unpacks_them(llmc_mod
             assert got.saturated == int(((ints == -8) | (ints == 7)).sum())
             assert (got.scale_min, got.scale_max) == (float(scale.min()), float(scale.max()))
             assert got.bad_scales == 0
+
+
+def test_the_reported_defects_on_llm_compressor_output(llmc_models, capsys):
+    """FP8_DYNAMIC: check said "N of N tensors differ from F32" and flagged every weight_scale;
+    W4A16: list called the packed weights "kept (not a float)" and counted 105 k parameters
+    instead of the model's (here 164.2 k), so a cast cast only the scales."""
+    from inspector.cli import main
+
+    assert main(["check", str(llmc_models["FP8_DYNAMIC"])]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("ok: all 5 float tensors are BF16 (0 of 12 tensors differ from BF16")
+    assert "weight_scale" not in out
+    assert main(["list", str(llmc_models["W4A16"]), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    rows = {r["name"]: r for r in doc["tensors"]}
+    q = rows["model.layers.0.self_attn.q_proj.weight"]
+    assert q["status"] == "quantized" and q["shape"] == [128, 128]
+    assert not any(name.endswith("weight_packed") for name in rows)
+    params = sum(int(np.prod(r["shape"])) for r in doc["tensors"])
+    assert params == 164_224  # the model's own count, packed words counted as 8 values each
