@@ -34,7 +34,7 @@ class ModelConfig:
     dtype_key: str | None  # where, e.g. "torch_dtype" or "text_config.dtype"
     modules_to_not_convert: list[str] = field(default_factory=list)
     quantized: bool = False
-    quant_config: dict[str, Any] | None = None  # quantization_config, as written
+    quant_config: Any = None  # quantization_config as written (an object, or anything else)
 
     def describe(self) -> str:
         return f"config.json {self.dtype_key} = {self.dtype_text}"
@@ -81,8 +81,8 @@ def _config_from(path: str, obj: dict[str, Any]) -> ModelConfig:
     if isinstance(quant, dict):
         listed = quant.get("modules_to_not_convert") or []
         skip = [m for m in listed if isinstance(m, str)] if isinstance(listed, list) else []
-    if not isinstance(quant, dict):
-        quant = None
+    # a quantization_config that is not an object is kept as it is: a cast must refuse it,
+    # not cast the tensors as if the model were plain
     return ModelConfig(path, dtype, text, key, skip, quant is not None, quant)
 
 

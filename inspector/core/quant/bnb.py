@@ -50,7 +50,7 @@ def read_state(view: Callable[[TensorInfo], np.ndarray], w: QuantizedWeight) -> 
         raise ValueError("no readable weight.quant_state.bitsandbytes__* entry")
     try:
         state = json.loads(bytes(np.asarray(view(t)).reshape(-1)).decode("utf-8"))
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):
         raise ValueError("its quant_state is not the JSON bitsandbytes writes") from None
     if not isinstance(state, dict):
         raise ValueError("its quant_state is not a JSON object")

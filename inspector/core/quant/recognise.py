@@ -52,7 +52,14 @@ def recognise(tensors: Iterable[TensorInfo], quant_config: Any = None) -> QuantL
 
 
 def _from_config(by_name: dict[str, TensorInfo], qc: Any) -> QuantLayout:
-    method = qc.get("quant_method") if isinstance(qc, dict) else None
+    if not isinstance(qc, dict):
+        layout = QuantLayout("quantization_config", True)
+        layout.unsupported = (
+            f"config.json's quantization_config is {type(qc).__name__} {str(qc)[:40]!r}, not "
+            "an object; the scheme is unknown, so a cast is refused"
+        )
+        return layout
+    method = qc.get("quant_method")
     try:
         if method == "fp8":
             return _fp8_block(by_name, qc, confirmed=True)
@@ -231,7 +238,8 @@ def _gptq_awq(
     by_name: dict[str, TensorInfo], qc: dict, scheme: QuantScheme, confirmed: bool
 ) -> QuantLayout:
     bits = qc.get("bits", 4)
-    bits = bits if isinstance(bits, int) and bits in (2, 3, 4, 8) else 4
+    if isinstance(bits, bool) or not isinstance(bits, int) or bits not in (2, 3, 4, 8):
+        raise ConfigProblem(f"{scheme.label} quantization_config bits is {bits!r}")
     group = qc.get("group_size") if isinstance(qc.get("group_size"), int) else None
     layout = QuantLayout(scheme.label, confirmed)
     version = qc.get("version", "gemm")

@@ -138,6 +138,8 @@ def prepare(ckpt: Checkpoint, w: QuantizedWeight) -> DequantPlan:
     want_codes = ("F8_E4M3", "F8_E5M2") if w.scheme is QuantScheme.CT_FLOAT else ("I8",)
     if w.scheme is QuantScheme.CT_PACK:
         want_codes = ("I32",)
+        if not 1 <= args.num_bits <= 8:  # compressed-tensors unpacks 1 to 8 bits only
+            raise _refuse(w, f"{args.num_bits}-bit packing (compressed-tensors packs 1 to 8 bits)")
     if w.codes.dtype.name not in want_codes:
         raise _refuse(
             w, f"codes are {w.codes.dtype.name}, {w.scheme.value} stores {'/'.join(want_codes)}"

@@ -159,3 +159,32 @@ def test_columns_that_are_not_a_multiple_of_the_group_are_refused(tmp_path):
     ]
     line = _refused(folder(tmp_path / "q", tensors, qc), tmp_path / "out")
     assert "40 columns are not a multiple of the group size 32" in line
+
+
+@pytest.mark.parametrize(
+    ("qc", "tensors", "why"),
+    [
+        ("fp8", [("m.weight", F8, np.zeros((4, 4), ml_dtypes.float8_e4m3fn))],
+         "quantization_config is str 'fp8', not an object"),
+        ({"quant_method": "gptq", "bits": "4"}, gptq_tensors(), "GPTQ quantization_config bits is '4'"),
+        ({"quant_method": "compressed-tensors", "format": "pack-quantized", "config_groups": {
+            "g": {"targets": ["Linear"], "weights": {"num_bits": 16, "type": "int",
+                                                     "strategy": "channel"}}}},
+         [("m.weight_packed", DTYPES["I32"], np.zeros((4, 1), np.int32)),
+          ("m.weight_scale", BF16, np.ones((4, 1), ml_dtypes.bfloat16))],
+         "16-bit packing (compressed-tensors packs 1 to 8 bits)"),
+        ({"quant_method": "bitsandbytes", "load_in_4bit": True},
+         [("m.weight", DTYPES["U8"], np.zeros((8, 1), np.uint8)),
+          ("m.weight.absmax", F32, np.ones(1, np.float32)),
+          ("m.weight.quant_map", F32, np.zeros(16, np.float32)),
+          ("m.weight.quant_state.bitsandbytes__nf4", DTYPES["U8"],
+           np.frombuffer(b"[" * 5000 + b"]" * 5000, np.uint8))],
+         "quant_state is not the JSON bitsandbytes writes"),
+    ],
+    ids=["config-not-an-object", "gptq-bits-text", "ct-16-bit-packing", "bnb-deep-json"],
+)  # fmt: skip
+def test_configs_and_states_found_by_a_hostile_sweep_are_one_line(tmp_path, qc, tensors, why):
+    """Before: a text quantization_config cast the FP8 codes as values (exit 0), bits "4" was
+    read as 4, 16-bit packing was unpacked where compressed-tensors refuses, and a deeply
+    nested quant state raised RecursionError (a traceback)."""
+    assert why in _refused(folder(tmp_path / "q", tensors, qc), tmp_path / "out")
