@@ -44,7 +44,10 @@ class Dequantizing:
 
     def plan(self, ckpt: Checkpoint, w: QuantizedWeight) -> rows.DequantPlan:
         """``w``'s companions read and checked (one clear line when they do not fit)."""
-        return rows.prepare(ckpt, w)
+        try:
+            return rows.prepare(ckpt, w)
+        except CheckpointError as e:  # the cast stops here: its temp files go with it
+            raise CheckpointError(e.path, f"{e.reason}; nothing written") from None
 
 
 def dequantize_and_cast(

@@ -52,7 +52,7 @@ def _small(ckpt: Checkpoint, t: TensorInfo, limit: int = 1 << 30) -> np.ndarray:
 
 
 def _refuse(w: QuantizedWeight, why: str) -> CheckpointError:
-    return CheckpointError(w.codes.file, f"{_q(w.name)} ({w.scheme.label}): {why}; nothing written")
+    return CheckpointError(w.codes.file, f"{_q(w.name)} ({w.scheme.label}): {why}")
 
 
 def prepare(ckpt: Checkpoint, w: QuantizedWeight) -> DequantPlan:
