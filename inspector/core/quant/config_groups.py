@@ -11,6 +11,7 @@ reason rather than an exception.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -114,12 +115,19 @@ def _specificity(module: str, patterns: tuple[str, ...] | list[str]) -> int:
     return best
 
 
-def ct_group_of(module: str, groups: list[CtGroup]) -> CtGroup | None:
-    ranked = [(_specificity(module, g.targets), i, g) for i, g in enumerate(groups)]
+def ct_group_of(
+    module: str, groups: list[CtGroup], fits: Callable[[CtGroup], bool] = lambda g: True
+) -> CtGroup | None:
+    """The most specific group naming ``module``. Class-name targets cannot be told apart here
+    (we see no module classes), nor can two regexes: among equals, a group whose format fits the
+    stored tensors wins, then the first by group name (the order compressed-tensors sorts)."""
+    ranked = [(_specificity(module, g.targets), g) for g in groups]
     ranked = [r for r in ranked if r[0] > 0]
     if not ranked:
         return None
-    return max(ranked, key=lambda r: (r[0], -r[1]))[2]
+    best = max(r[0] for r in ranked)
+    tied = sorted((g for spec, g in ranked if spec == best), key=lambda g: g.name)
+    return next((g for g in tied if fits(g)), tied[0])
 
 
 def ct_ignored(module: str, ignore: Any) -> bool:

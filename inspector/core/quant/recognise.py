@@ -15,6 +15,7 @@ from typing import Any
 from ..layout import TensorInfo
 from .config_groups import (
     ConfigProblem,
+    CtGroup,
     WeightArgs,
     ct_group_of,
     ct_groups,
@@ -60,17 +61,20 @@ def _from_config(by_name: dict[str, TensorInfo], qc: Any) -> QuantLayout:
         )
         return layout
     method = qc.get("quant_method")
+    transforms = qc.get("transform_config")
+    if transforms:  # QuIP/SpinQuant rotations: dequantized weights are in the rotated basis
+        layout = QuantLayout(f"quant_method {method}", True)
+        layout.unsupported = (
+            "config.json's quantization_config has a transform_config (rotations such as "
+            "QuIP), which this tool does not apply; a cast would write rotated weights, so it "
+            "is refused"
+        )
+        return layout
     try:
-        if method == "fp8":
-            return _fp8_block(by_name, qc, confirmed=True)
-        if method == "compressed-tensors":
-            return _compressed_tensors(by_name, qc)
-        if method == "mxfp4":
-            return _gpt_oss(by_name, confirmed=True)
-        if method in ("gptq", "awq"):
-            return _gptq_awq(by_name, qc, QuantScheme(method), confirmed=True)
-        if method == "bitsandbytes":
-            return _bitsandbytes(by_name, confirmed=True)
+        layout = _by_method(by_name, qc, method)
+        if layout is not None:
+            _uncovered_codes(by_name, layout)
+            return layout
     except ConfigProblem as e:
         layout = QuantLayout(f"quant_method {method}", True)
         layout.unsupported = str(e)
@@ -81,6 +85,51 @@ def _from_config(by_name: dict[str, TensorInfo], qc: Any) -> QuantLayout:
         "cannot dequantize; a cast would write its codes as values, so it is refused"
     )
     return layout
+
+
+def _by_method(by_name: dict[str, TensorInfo], qc: dict, method: Any) -> QuantLayout | None:
+    if method == "fp8":
+        return _fp8_block(by_name, qc, confirmed=True)
+    if method == "compressed-tensors":
+        return _compressed_tensors(by_name, qc)
+    if method == "mxfp4":
+        return _gpt_oss(by_name, confirmed=True)
+    if method in ("gptq", "awq"):
+        return _gptq_awq(by_name, qc, QuantScheme(method), confirmed=True)
+    if method == "bitsandbytes":
+        return _bitsandbytes(by_name, confirmed=True)
+    return None
+
+
+_CODE_SUFFIXES = (".qweight", ".weight_packed", "_blocks")
+
+
+def _uncovered_codes(by_name: dict[str, TensorInfo], layout: QuantLayout) -> None:
+    """Tensors stored as quantized codes that the config's scheme did not claim (no scale, or
+    another scheme's names): a cast would write them as values. Each is a problem."""
+    int_codes = any(
+        w.scheme in (QuantScheme.CT_INT, QuantScheme.BNB_8BIT) for w in layout.weights.values()
+    )
+    for name, t in by_name.items():
+        if name in layout.part_of:
+            continue
+        dt = t.dtype.name
+        if (
+            dt in _FP8
+            or (name.endswith(_CODE_SUFFIXES) and dt in ("I32", "U8"))
+            or (int_codes and dt == "I8" and name.endswith(".weight"))
+            or name.endswith(("_scale_inv", ".weight_scale", ".weight_zero_point", ".qzeros"))
+        ):
+            layout.problems.append(
+                f"{name!r} ({dt}) is stored as quantized codes or scales that {layout.scheme_text} "
+                "does not describe (a missing scale, or another scheme's tensors)"
+            )
+    guess = _from_names({n: t for n, t in by_name.items() if n not in layout.part_of})
+    if guess is not None and guess.weights and not layout.problems:
+        layout.problems.append(
+            f"the tensors look like {guess.scheme_text}, which the config's "
+            f"{layout.scheme_text} does not describe"
+        )
 
 
 def _module(name: str, suffix: str) -> str | None:
@@ -153,13 +202,15 @@ def _compressed_tensors(by_name: dict[str, TensorInfo], qc: dict) -> QuantLayout
         if m is None or m in seen:
             continue
         seen.add(m)
-        group = ct_group_of(m, groups)
         packed = by_name.get(m + ".weight_packed")
         codes = packed or by_name.get(m + ".weight")
+        group = ct_group_of(m, groups, lambda g, c=codes, p=packed: _fits(g, c, p is not None))
         if group is None or codes is None:
             layout.problems.append(f"{name!r} belongs to no quantization group of the config")
             continue
         scheme = _CT_SCHEMES[group.format]
+        if scheme is QuantScheme.CT_INT and group.args.kind == "float":  # naive FP8 weight-only
+            scheme = QuantScheme.CT_FLOAT
         if (packed is not None) != (scheme in _PACKED):
             layout.problems.append(
                 f"{codes.name!r} is stored as {'packed' if packed else 'codes'}, but its group "
@@ -187,6 +238,16 @@ def _compressed_tensors(by_name: dict[str, TensorInfo], qc: dict) -> QuantLayout
 
 
 _PACKED = (QuantScheme.CT_PACK, QuantScheme.CT_NVFP4, QuantScheme.CT_MXFP4)
+
+
+def _fits(group: CtGroup, codes: TensorInfo | None, packed: bool) -> bool:
+    """Whether a group's format is how these codes are stored (for choosing among equals)."""
+    scheme = _CT_SCHEMES[group.format]
+    if codes is None or packed != (scheme in _PACKED):
+        return False
+    if packed:
+        return codes.dtype.name == ("I32" if scheme is QuantScheme.CT_PACK else "U8")
+    return (codes.dtype.name in _FP8) == (group.args.kind == "float")
 
 
 def _ct_logical_shape(w: QuantizedWeight, layout: QuantLayout) -> tuple[int, ...]:

@@ -110,7 +110,8 @@ def prepare(ckpt: Checkpoint, w: QuantizedWeight) -> DequantPlan:
     ):
         raise _refuse(w, f"scale {_q(scale_t.name)} is {list(scale.shape)}, the weight "
                          f"{list(shape)} with {args.describe()} needs {want}")  # fmt: skip
-    scale = scale.reshape(rows, -1) if args.strategy not in ("block", "tensor") else scale
+    if args.strategy not in ("block", "tensor"):
+        scale = scale.reshape(rows, max(1, scale.size // max(1, rows)))
     plan = DequantPlan(w, F32, rows, cols, scale, scale_dtype)
     if w.scheme is QuantScheme.FP8_BLOCK:
         if scale_dtype.name != "F32":
@@ -138,6 +139,8 @@ def prepare(ckpt: Checkpoint, w: QuantizedWeight) -> DequantPlan:
     want_codes = ("F8_E4M3", "F8_E5M2") if w.scheme is QuantScheme.CT_FLOAT else ("I8",)
     if w.scheme is QuantScheme.CT_PACK:
         want_codes = ("I32",)
+        if Part.SHAPE not in w.parts:  # compressed-tensors unpacks only with weight_shape
+            raise _refuse(w, "packed codes without weight_shape")
         if not 1 <= args.num_bits <= 8:  # compressed-tensors unpacks 1 to 8 bits only
             raise _refuse(w, f"{args.num_bits}-bit packing (compressed-tensors packs 1 to 8 bits)")
     if w.codes.dtype.name not in want_codes:

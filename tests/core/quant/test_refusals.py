@@ -171,7 +171,8 @@ def test_columns_that_are_not_a_multiple_of_the_group_are_refused(tmp_path):
             "g": {"targets": ["Linear"], "weights": {"num_bits": 16, "type": "int",
                                                      "strategy": "channel"}}}},
          [("m.weight_packed", DTYPES["I32"], np.zeros((4, 1), np.int32)),
-          ("m.weight_scale", BF16, np.ones((4, 1), ml_dtypes.bfloat16))],
+          ("m.weight_scale", BF16, np.ones((4, 1), ml_dtypes.bfloat16)),
+          ("m.weight_shape", DTYPES["I64"], np.array([4, 2], np.int64))],
          "16-bit packing (compressed-tensors packs 1 to 8 bits)"),
         ({"quant_method": "bitsandbytes", "load_in_4bit": True},
          [("m.weight", DTYPES["U8"], np.zeros((8, 1), np.uint8)),
@@ -188,3 +189,67 @@ def test_configs_and_states_found_by_a_hostile_sweep_are_one_line(tmp_path, qc, 
     read as 4, 16-bit packing was unpacked where compressed-tensors refuses, and a deeply
     nested quant state raised RecursionError (a traceback)."""
     assert why in _refused(folder(tmp_path / "q", tensors, qc), tmp_path / "out")
+
+
+def _ct(fmt: str, weights: dict, **extra) -> dict:
+    return {"quant_method": "compressed-tensors", "format": fmt, **extra,
+            "config_groups": {"g": {"targets": ["Linear"], "weights": weights}}}  # fmt: skip
+
+
+_F8_CHANNEL = {"num_bits": 8, "type": "float", "strategy": "channel"}
+_PACK4 = {"num_bits": 4, "type": "int", "strategy": "channel"}
+
+
+@pytest.mark.parametrize(
+    ("qc", "tensors", "why"),
+    [
+        ({"quant_method": "fp8", "weight_block_size": [128, 128]},
+         [("m.weight_packed", DTYPES["I32"], np.zeros((4, 1), np.int32)),
+          ("m.weight_scale", BF16, np.ones((4, 1), ml_dtypes.bfloat16))],
+         "'m.weight_packed' (I32) is stored as quantized codes"),
+        (_ct("float-quantized", _F8_CHANNEL),
+         [("a.weight", F8, np.zeros((4, 4), ml_dtypes.float8_e4m3fn)),
+          ("a.weight_scale", BF16, np.ones((4, 1), ml_dtypes.bfloat16)),
+          ("b.weight", F8, np.ones((4, 4), ml_dtypes.float8_e4m3fn))],
+         "'b.weight' (F8_E4M3) is stored as quantized codes"),
+        (_ct("pack-quantized", _PACK4),
+         [("m.weight_packed", DTYPES["I32"], np.zeros((16, 13), np.int32)),
+          ("m.weight_scale", BF16, np.ones((16, 1), ml_dtypes.bfloat16))],
+         "packed codes without weight_shape"),
+        (_ct("float-quantized", _F8_CHANNEL, transform_config={"quip": {"type": "hadamard"}}),
+         [("a.weight", F8, np.zeros((4, 4), ml_dtypes.float8_e4m3fn)),
+          ("a.weight_scale", BF16, np.ones((4, 1), ml_dtypes.bfloat16))],
+         "has a transform_config"),
+    ],
+    ids=["method-names-another-scheme", "codes-without-scale", "pack-without-shape", "quip"],
+)  # fmt: skip
+def test_what_the_hostile_review_cast_with_exit_0_is_refused(tmp_path, qc, tensors, why):
+    """An independent review found these written as plain models: codes of another scheme or
+    without their scale cast as values, a [16, 100] weight written [16, 104] with padding
+    values, and QuIP-rotated weights written in the rotated basis."""
+    assert why in _refused(folder(tmp_path / "q", tensors, qc), tmp_path / "out")
+
+
+def test_naive_quantized_fp8_and_class_targets_and_empty_weights_dequantize(tmp_path):
+    """Wrongly refused before: llm-compressor's FP8 weight-only output (format naive-quantized),
+    a group whose class target (Embedding) matches nothing listed before the Linear group, and
+    a weight with 0 rows (a ValueError)."""
+    from safetensors.numpy import load_file
+
+    qc = {"quant_method": "compressed-tensors", "format": "naive-quantized", "config_groups": {
+        "a": {"targets": ["Embedding"], "weights": {"num_bits": 8, "type": "int",
+                                                     "strategy": "channel"}},
+        "b": {"targets": ["Linear"], "weights": _F8_CHANNEL}}}  # fmt: skip
+    codes = np.array([[1, 2], [4, -8]], np.float32).astype(ml_dtypes.float8_e4m3fn)
+    tensors = [
+        ("m.weight", F8, codes),
+        ("m.weight_scale", F32, np.array([[0.5], [0.25]], np.float32)),
+        ("e.weight", F8, np.zeros((0, 4), ml_dtypes.float8_e4m3fn)),
+        ("e.weight_scale", F32, np.zeros((0, 1), np.float32)),
+    ]
+    folder(tmp_path / "q", tensors, qc)
+    with open_checkpoint(str(tmp_path / "q")) as ckpt:
+        run_job(cast_checkpoint(ckpt, DTYPES["F32"], str(tmp_path / "out")))
+    got = load_file(tmp_path / "out" / "model.safetensors")
+    assert got["m.weight"].tolist() == [[0.5, 1.0], [1.0, -2.0]]
+    assert got["e.weight"].shape == (0, 4)
