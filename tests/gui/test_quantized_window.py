@@ -14,6 +14,24 @@ from tests.quant_folders import deepseek_folder, folder, gptq_tensors
 W = "model.layers.0.mlp.up_proj.weight"
 
 
+def _packed_folder(path) -> None:
+    """A compressed-tensors int4 weight (packed, group 32) beside a plain norm."""
+    import ml_dtypes
+
+    from tests.quant_folders import BF16, I32
+
+    qc = {"quant_method": "compressed-tensors", "format": "pack-quantized", "config_groups": {
+        "g": {"targets": ["Linear"], "weights": {"num_bits": 4, "type": "int",
+                                                 "strategy": "group", "group_size": 32}}}}  # fmt: skip
+    tensors = [
+        ("m.weight_packed", I32, np.arange(64, dtype=np.int32).reshape(8, 8)),
+        ("m.weight_scale", BF16, np.ones((8, 2), ml_dtypes.bfloat16)),
+        ("m.weight_shape", DTYPES["I64"], np.array([8, 64], np.int64)),
+        ("norm.weight", BF16, np.ones(8, ml_dtypes.bfloat16)),
+    ]
+    folder(path, tensors, qc)
+
+
 def _open(qtbot, window, path) -> None:
     with qtbot.waitSignals([window.loaded, window.details_ready], timeout=20_000):
         window.open_path(str(path))
@@ -102,20 +120,7 @@ def test_compare_with_the_original_plots_the_precision_lost(qtbot, window, tmp_p
 
 
 def test_the_logical_name_of_a_packed_weight_selects_its_codes_row(qtbot, window, tmp_path):
-    import ml_dtypes
-
-    from tests.quant_folders import BF16, I32
-
-    qc = {"quant_method": "compressed-tensors", "format": "pack-quantized", "config_groups": {
-        "g": {"targets": ["Linear"], "weights": {"num_bits": 4, "type": "int",
-                                                 "strategy": "group", "group_size": 32}}}}  # fmt: skip
-    tensors = [
-        ("m.weight_packed", I32, np.arange(64, dtype=np.int32).reshape(8, 8)),
-        ("m.weight_scale", BF16, np.ones((8, 2), ml_dtypes.bfloat16)),
-        ("m.weight_shape", DTYPES["I64"], np.array([8, 64], np.int64)),
-        ("norm.weight", BF16, np.ones(8, ml_dtypes.bfloat16)),
-    ]
-    folder(tmp_path / "q", tensors, qc)
+    _packed_folder(tmp_path / "q")
     _open(qtbot, window, tmp_path / "q")
     window.select_tensor("norm.weight")
     assert window.select_tensor("m.weight")  # as the comparison plot names it
@@ -123,21 +128,9 @@ def test_the_logical_name_of_a_packed_weight_selects_its_codes_row(qtbot, window
 
 
 def test_one_row_per_quantized_weight_with_its_scales_folded_away(qtbot, window, tmp_path):
-    import ml_dtypes
-
     from inspector.gui.tensor_columns import Col
-    from tests.quant_folders import BF16, I32
 
-    qc = {"quant_method": "compressed-tensors", "format": "pack-quantized", "config_groups": {
-        "g": {"targets": ["Linear"], "weights": {"num_bits": 4, "type": "int",
-                                                 "strategy": "group", "group_size": 32}}}}  # fmt: skip
-    tensors = [
-        ("m.weight_packed", I32, np.arange(64, dtype=np.int32).reshape(8, 8)),
-        ("m.weight_scale", BF16, np.ones((8, 2), ml_dtypes.bfloat16)),
-        ("m.weight_shape", DTYPES["I64"], np.array([8, 64], np.int64)),
-        ("norm.weight", BF16, np.ones(8, ml_dtypes.bfloat16)),
-    ]
-    folder(tmp_path / "q", tensors, qc)
+    _packed_folder(tmp_path / "q")
     _open(qtbot, window, tmp_path / "q")
     model = window.model
 
