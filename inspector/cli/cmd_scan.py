@@ -16,7 +16,7 @@ from .output import printable
 def cmd_scan(args: argparse.Namespace) -> int:
     from ..core.formats.torch_pickle import ImportVerdict
     from ..core.json_output import json_text
-    from ..core.scan.walk import NOT_CHECKPOINTS, ScanStatus, scan_path
+    from ..core.scan.walk import DATA_ONLY, NOT_CHECKPOINTS, ScanStatus, scan_path
 
     report = scan_path(args.path)
     code = {ScanStatus.CLEAN: 0, ScanStatus.REFUSED: 1, ScanStatus.UNREADABLE: 2}[report.status]
@@ -49,9 +49,7 @@ def cmd_scan(args: argparse.Namespace) -> int:
         shown = os.path.relpath(f.path, report.root) if report.root else os.path.basename(f.path)
         lines.append(f"{printable(shown)}  ({f.format})")
         if not f.imports and f.error is None and not f.findings:
-            lines.append(
-                "  imports nothing" if f.format != "safetensors" else "  data only: no code"
-            )
+            lines.append("  data only: no code" if f.format in DATA_ONLY else "  imports nothing")
         width = max([10, *(len(printable(i.name)) for i in f.imports)])
         for i in f.imports:
             mark = "REFUSED" if i.verdict is ImportVerdict.REFUSED else i.verdict.value
@@ -77,7 +75,7 @@ def cmd_scan(args: argparse.Namespace) -> int:
             "nothing was executed"
         )
     if report.status is ScanStatus.CLEAN:
-        pickles = [f for f in report.files if f.format not in (*NOT_CHECKPOINTS, "safetensors")]
+        pickles = [f for f in report.files if f.format not in (*NOT_CHECKPOINTS, *DATA_ONLY)]
         lines.append(
             "only tensor rebuilds and plain containers: safe to read"
             if pickles

@@ -91,6 +91,22 @@ class StridedTensorInfo(TensorInfo, gc=False, omit_defaults=True):
     span_elems: int = 0  # elements from ``start`` to the last one the view touches, plus one
 
 
+@dataclass(frozen=True)
+class TensorEntry:
+    """One tensor of an output file, in data order (every writer's input)."""
+
+    name: str
+    dtype: DType
+    shape: tuple[int, ...]
+
+    @property
+    def nbytes(self) -> int:
+        n = 1
+        for d in self.shape:
+            n *= d
+        return self.dtype.nbytes(n)
+
+
 @dataclass
 class Header:
     """A validated header of one file. ``tensors`` keep the order they have in the JSON text."""

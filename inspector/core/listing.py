@@ -11,6 +11,7 @@ from typing import Any
 
 from .checkpoint import Checkpoint
 from .dtypes import DType
+from .formats.burnpack import BurnpackFacts
 from .json_output import rows_document
 from .layout import TensorInfo
 from .quant.layout import QuantizedWeight, QuantLayout
@@ -27,9 +28,15 @@ def listing_rows(
     target: DType,
     stats: Mapping[str, Any] | None = None,
     storage: Mapping[str, Any] | None = None,
+    burn: BurnpackFacts | None = None,
 ) -> Iterator[dict[str, object]]:
-    """The ``list --json`` rows, made while they are written (no list of 200k dicts)."""
+    """The ``list --json`` rows, made while they are written (no list of 200k dicts).
+
+    ``burn``: a Burnpack file's facts, whose ``param_id`` and burn dtype name (where it is not
+    the plain one: ``Flex32``, ``Bool(Native)``) each row then carries."""
     matches: dict[str, bool | None] = {}
+    param_ids = burn.param_ids if burn else {}
+    burn_dtypes = burn.burn_dtypes if burn else {}
     for t in items:
         if isinstance(t, QuantizedWeight):
             yield {
@@ -57,6 +64,10 @@ def listing_rows(
             "nbytes": end - start,
             "matches_target": m,
         }
+        if t.name in param_ids:
+            row["param_id"] = param_ids[t.name]
+        if t.name in burn_dtypes:
+            row["burn_dtype"] = burn.dtype_text(t.name, t.dtype_name)
         if stats:
             row.update(stats[t.name].to_json())
         yield row
@@ -70,7 +81,9 @@ def listing_document(
     stats: Mapping[str, Any] | None = None,
     storage: Mapping[str, Any] | None = None,
 ) -> str:
-    """The ``list --json`` document: rows, then target, metadata, training, values, quantization."""
+    """The ``list --json`` document: rows, then target, metadata, training, values, quantization,
+    and for Burnpack its version and scalars."""
+    from .formats.burnpack import burnpack_facts
     from .formats.torch_pickle import pickle_facts
 
     file_names = {h.path: os.path.basename(h.path) for h in ckpt.files}
@@ -82,9 +95,12 @@ def listing_document(
         extra["values"] = [{"name": v.name, "value": v.text} for v in values]
     if quant is not None:
         extra["quantization"] = quant.to_json()
+    burn = burnpack_facts(ckpt.files[0]) if len(ckpt.files) == 1 else None
+    if burn is not None:
+        extra["burnpack"] = {"version": burn.version, "scalars": burn.scalar_values()}
     if items is None:
         items = logical_items(ckpt.tensors, quant)
-    return rows_document(listing_rows(items, file_names, target, stats, storage), extra)
+    return rows_document(listing_rows(items, file_names, target, stats, storage, burn), extra)
 
 
 def listing_csv(items: Iterable[TensorInfo | QuantizedWeight], target: DType) -> str:

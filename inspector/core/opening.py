@@ -11,6 +11,7 @@ import stat
 
 from .checkpoint import Checkpoint
 from .errors import AmbiguousCheckpointError, CheckpointError, path_problem
+from .formats.burnpack import SUFFIX as BURNPACK_SUFFIX
 from .formats.registry import read_file
 from .index_file import SHARD_NAME, is_index_name, read_index
 from .layout import Header, TensorInfo, file_identity
@@ -117,16 +118,33 @@ def _open_folder(folder: str, keep_all: bool = False) -> Checkpoint:
                 "them; open one file",
                 [os.path.join(folder, n) for n in pickles],
             )
+        burnpacks = _plain_files(folder, names, BURNPACK_SUFFIX)
+        if len(burnpacks) == 1:  # what burn saves: one .bpk
+            return open_checkpoint(os.path.join(folder, burnpacks[0]), keep_all)
+        if burnpacks:
+            raise AmbiguousCheckpointError(
+                folder,
+                f"folder holds {len(burnpacks)} Burnpack files; open one file",
+                [os.path.join(folder, n) for n in burnpacks],
+            )
         raise CheckpointError(
             folder,
             "folder holds no .safetensors file and no *.safetensors.index.json (nor a PyTorch "
-            "pickle)",
+            "pickle or a Burnpack .bpk)",
         )
     raise AmbiguousCheckpointError(
         folder,
         f"folder holds {len(files)} .safetensors files but no index.json to join them; open one file",
         [os.path.join(folder, n) for n in files],
     )
+
+
+def _plain_files(folder: str, names: list[str], suffix: str) -> list[str]:
+    return [
+        n
+        for n in names
+        if n.endswith(suffix) and not n.startswith(".") and os.path.isfile(os.path.join(folder, n))
+    ]
 
 
 def open_index(index_path: str) -> Checkpoint:

@@ -43,7 +43,8 @@ def test_a_pickle_is_not_written_under_a_pickle_name(tmp_path, name):
         _cast(tmp_path / "weights.pt", tmp_path / name)
     assert (e.value.path, e.value.reason) == (
         str(tmp_path / name),
-        "the output is safetensors (a pickle input is converted); name it .safetensors",
+        "the output is safetensors or Burnpack (a pickle input is converted); "
+        "name it .safetensors or .bpk",
     )
 
 
@@ -60,7 +61,7 @@ def test_a_sharded_input_is_not_written_to_a_safetensors_file_name(tmp_path):
     assert e.value.path == str(tmp_path / "new.safetensors")
     assert e.value.reason == (
         "the input has 2 shards, so the output is a folder (weights, index and model files); "
-        "give a folder name, not a .safetensors file name"
+        "give a folder name, or a .bpk file name for one Burnpack file"
     )
     assert not (tmp_path / "new.safetensors").exists()
 
@@ -128,7 +129,7 @@ def test_a_model_folder_is_not_written_to_a_safetensors_file_name(tmp_path):
     assert (e.value.path, e.value.reason) == (
         str(tmp_path / "out.safetensors"),
         "the input is a model folder, so the output is a folder (weights, index and model "
-        "files); give a folder name, not a .safetensors file name",
+        "files); give a folder name, or a .bpk file name for one Burnpack file",
     )
 
 

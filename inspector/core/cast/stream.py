@@ -57,7 +57,7 @@ class SourceReader:
         self.ckpt, self.header, self.path, self.base = ckpt, header, header.path, header.data_start
         self.chunk = max(8, chunk_bytes // 8 * 8)  # whole elements of every dtype
         self.fh = None
-        self.out, self.out_pos = out, out.written  # the header is written already
+        self.out, self.out_pos = out, out.written  # the caller sets it per tensor
 
     def __enter__(self) -> SourceReader:
         try:

@@ -12,11 +12,12 @@ from __future__ import annotations
 from ..errors import CheckpointError
 from ..layout import Header
 from ..regular_file import open_regular
+from .burnpack.plugin import BURNPACK
 from .protocol import Claim, FileFormat
 from .safetensors.plugin import SAFETENSORS
 from .torch_pickle.plugin import TORCH_PICKLE
 
-FORMATS: tuple[FileFormat, ...] = (SAFETENSORS, TORCH_PICKLE)
+FORMATS: tuple[FileFormat, ...] = (SAFETENSORS, TORCH_PICKLE, BURNPACK)
 
 
 def read_file(path: str) -> Header:

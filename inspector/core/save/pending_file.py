@@ -12,8 +12,9 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from ..errors import CheckpointError, os_error_reason
-from ..formats.safetensors import TensorEntry, encode_header
+from ..layout import TensorEntry
 from .journal import PARTIAL_SUFFIX
+from .tensor_layout import FileLayout, safetensors_layout
 
 try:
     import fcntl
@@ -131,22 +132,18 @@ class PendingFile:
         self.close()
 
 
-class SafetensorsFile(PendingFile):
-    """A pending ``.safetensors``: header first, then exactly the bytes the header promises."""
+class TensorFile(PendingFile):
+    """A pending tensor file: its head (header, metadata, padding) first, then exactly the bytes
+    its layout promises; each tensor's data starts at ``layout.starts[i]``."""
 
     def __init__(
-        self,
-        path: str,
-        entries: Sequence[TensorEntry],
-        metadata: Mapping[str, str] | None,
-        tmp_folder: str | None = None,
-        mode: int | None = None,
+        self, path: str, layout: FileLayout, tmp_folder: str | None = None, mode: int | None = None
     ) -> None:
         super().__init__(path, tmp_folder, mode)
+        self.layout = layout
+        self.expected = layout.size
         try:
-            head = encode_header(entries, metadata)
-            self.expected = len(head) + sum(e.nbytes for e in entries)
-            self.write(head)
+            self.write(layout.head)
         except BaseException:
             self.discard()
             raise
@@ -157,3 +154,17 @@ class SafetensorsFile(PendingFile):
                 f"{self.path}: wrote {self.written} bytes, the header promises {self.expected}"
             )
         super().finish()
+
+
+class SafetensorsFile(TensorFile):
+    """A pending ``.safetensors``: the JSON header, then the tensors back to back."""
+
+    def __init__(
+        self,
+        path: str,
+        entries: Sequence[TensorEntry],
+        metadata: Mapping[str, str] | None,
+        tmp_folder: str | None = None,
+        mode: int | None = None,
+    ) -> None:
+        super().__init__(path, safetensors_layout(entries, metadata), tmp_folder, mode)

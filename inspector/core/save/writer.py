@@ -23,16 +23,19 @@ import numpy as np
 
 from ..dtypes import DType
 from ..errors import CheckpointError, os_error_reason
-from ..formats.safetensors import TensorEntry, encode_header
+from ..formats.safetensors import encode_header
+from ..layout import TensorEntry
 from ..thread_start import signals_held
 from .journal import PARTIAL_SUFFIX, Transaction, fsync_dir, is_partial_name, recover_folder
-from .pending_file import PendingFile, SafetensorsFile, file_kind
+from .pending_file import PendingFile, SafetensorsFile, TensorFile, file_kind
+from .tensor_layout import FileLayout
 
 __all__ = [
     "AtomicWriter",
     "PendingFile",
     "SafetensorsFile",
     "TensorEntry",
+    "TensorFile",
     "clean_leftovers",
     "encode_header",
     "is_partial_name",
@@ -219,6 +222,15 @@ class AtomicWriter:
     ) -> SafetensorsFile:
         tmp_folder, mode = self._start(path, like)
         f = SafetensorsFile(path, entries, metadata, tmp_folder, mode)
+        self.pending.append(f)
+        return f
+
+    def open_tensor_file(
+        self, path: str, layout: FileLayout, like: str | None = None
+    ) -> TensorFile:
+        """An output laid out by ``layout`` (:mod:`.tensor_layout`: safetensors or Burnpack)."""
+        tmp_folder, mode = self._start(path, like)
+        f = TensorFile(path, layout, tmp_folder, mode)
         self.pending.append(f)
         return f
 

@@ -15,6 +15,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import CheckpointError, path_problem
+from ..formats.burnpack import FORMAT_NAME as BURNPACK
+from ..formats.burnpack import read_burnpack
+from ..formats.burnpack.spec import MAGIC as BURNPACK_MAGIC
 from ..formats.safetensors import read_header
 from ..formats.torch_pickle import (
     LEGACY_MAGIC,
@@ -85,6 +88,7 @@ class ScanReport:
 # a walk reads headers and pickles only, but a folder of millions of files is no model folder
 MAX_FOLDER_FILES = 100_000
 # what a folder walk found that torch would never load as a checkpoint: listed, judged clean
+DATA_ONLY = ("safetensors", BURNPACK)  # formats whose files hold no code at all
 NOT_CHECKPOINTS = ("not a checkpoint", "special file", "broken symlink", "symlink to a folder")
 
 
@@ -188,8 +192,15 @@ def scan_file(path: str, in_folder: bool = False) -> FileScan:
     except OSError as e:
         return FileScan(path, "unknown", error=f"cannot read: {e}")
     stream, pickles = _stream_of(path)
+    fmt = "safetensors"
     try:
-        read_header(path)
+        try:
+            read_header(path)
+        except CheckpointError:
+            if not head.startswith(BURNPACK_MAGIC):
+                raise
+            read_burnpack(path)  # data only too; its own refusal if it is not valid
+            fmt = BURNPACK
     except CheckpointError as e:
         if pickles or stream.imports or stream.findings or looks_like_pickle(path, head):
             return stream
@@ -202,7 +213,7 @@ def scan_file(path: str, in_folder: bool = False) -> FileScan:
         names = ", ".join(i.name for i in stream.imports) or "nothing yet"
         return FileScan(
             path,
-            "safetensors",
+            fmt,
             stream.imports,
             findings=[
                 "is also a pickle: torch.load of this file (say, named pytorch_model.bin) "
@@ -211,8 +222,8 @@ def scan_file(path: str, in_folder: bool = False) -> FileScan:
             ],
         )
     if stream.error and not pickles and _torch_would_unpickle(path, head):
-        return _cannot_follow(path, "safetensors", stream.error)
-    return FileScan(path, "safetensors")  # data only: nothing to import
+        return _cannot_follow(path, fmt, stream.error)
+    return FileScan(path, fmt)  # data only: nothing to import
 
 
 # names a loader hands to torch.load (pytorch_model.bin, *.pt, model.ckpt, a .bin shard, x.pt.1)

@@ -5,25 +5,8 @@ from __future__ import annotations
 import json
 import struct
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
-from ...dtypes import DType
-
-
-@dataclass(frozen=True)
-class TensorEntry:
-    """One tensor of an output file, in header (= data) order."""
-
-    name: str
-    dtype: DType
-    shape: tuple[int, ...]
-
-    @property
-    def nbytes(self) -> int:
-        n = 1
-        for d in self.shape:
-            n *= d
-        return self.dtype.nbytes(n)
+from ...layout import TensorEntry
 
 
 def encode_header(entries: Sequence[TensorEntry], metadata: Mapping[str, str] | None) -> bytes:

@@ -13,6 +13,8 @@ def sniff_foreign_format(head: bytes) -> str | None:
         return "a zip archive (a PyTorch .pt/.bin pickle checkpoint saved by torch.save?), not safetensors"
     if head[:1] == b"\x80" and head[1:2] in (b"\x02", b"\x03", b"\x04", b"\x05"):
         return "a Python pickle (a legacy PyTorch .pt/.bin checkpoint?), not safetensors"
+    if head.startswith(b"NRUB"):
+        return "a Burnpack file (burn's .bpk), not safetensors"
     if head.startswith(b"GGUF"):
         return "a GGUF file (llama.cpp), not safetensors"
     if head.startswith(b"\x89HDF"):

@@ -1,0 +1,285 @@
+"""Read a Burnpack file's header and CBOR metadata, never its tensor data.
+
+Judged against burn's own reader (``burn-pack/src/reader.rs``): what it refuses (wrong magic,
+a newer version, metadata over 100 MB, more than 100,000 tensors, a tensor over 10 GiB, nesting
+over 128) is refused here with one line. Stricter, because nothing hides in a file this tool
+calls valid: every tensor starts on its 256-byte boundary, no two overlap, a tensor's bytes are
+exactly its shape times its dtype, and the file ends where the last tensor does.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import os
+import struct
+
+from ...errors import CheckpointError
+from ...layout import _BITS, Header, TensorInfo
+from ...regular_file import open_regular
+from ...wording import _q
+from .dtypes import _BY_NAME, describe, is_burn_quantized, our_dtype
+from .facts import BurnpackFacts
+from .spec import (
+    ALIGNMENT,
+    FORMAT_NAME,
+    HEADER_SIZE,
+    MAGIC,
+    MAX_CBOR_DEPTH,
+    MAX_FILE_SIZE,
+    MAX_METADATA_SIZE,
+    MAX_TENSOR_BYTES,
+    MAX_TENSORS,
+    VERSION,
+    aligned,
+    data_section_start,
+)
+
+_U64_MAX = 2**64 - 1
+_SCALAR_TYPES = {"Int": int, "UInt": int, "Float": float, "Bool": bool}
+
+
+def read_burnpack(path: str | os.PathLike[str]) -> Header:
+    """Read and validate one ``.bpk`` file's header; raise CheckpointError if it is invalid."""
+    path = os.fspath(path)
+    with open_regular(path) as f:
+        try:
+            size = os.fstat(f.fileno()).st_size
+            head = f.read(HEADER_SIZE)
+            if len(head) < HEADER_SIZE:
+                raise CheckpointError(
+                    path, f"file is too short to be Burnpack ({size} bytes; the header is 10)"
+                )
+            magic, version, meta_size = head[:4], *struct.unpack("<HI", head[4:])
+            if magic != MAGIC:
+                raise CheckpointError(
+                    path, f"not a Burnpack file: it starts with {magic!r}, not the magic b'NRUB'"
+                )
+            _check_header(path, version, meta_size, size)
+            raw = f.read(meta_size)
+        except OSError as e:
+            raise CheckpointError(path, f"cannot read: {e.strerror or e}") from None
+    if len(raw) != meta_size:
+        raise CheckpointError(path, "file changed while reading its metadata")
+    doc = _decode(path, raw)
+    del raw
+    data_start = data_section_start(meta_size)
+    tensors, facts = _tensors(path, doc, version)
+    _check_layout(path, tensors, data_start, size)
+    metadata = _string_map(path, doc.get("metadata", {}), "metadata")
+    return Header(
+        path,
+        tensors,
+        metadata or None,
+        data_start,
+        size,
+        FORMAT_NAME,
+        by_name={t.name: t for t in tensors},
+        facts=facts,
+    )
+
+
+def _check_header(path: str, version: int, meta_size: int, size: int) -> None:
+    if version > VERSION:
+        raise CheckpointError(
+            path, f"Burnpack version {version}; burn (and this tool) read version {VERSION}"
+        )
+    if size > MAX_FILE_SIZE:
+        raise CheckpointError(path, f"file is {size:,} bytes; burn refuses files over 100 GB")
+    if meta_size > MAX_METADATA_SIZE:
+        raise CheckpointError(
+            path, f"metadata size {meta_size:,} bytes is over burn's limit of 100 MB"
+        )
+    if HEADER_SIZE + meta_size > size:
+        raise CheckpointError(
+            path,
+            f"metadata size {meta_size:,} bytes runs past the end of the file ({size:,} bytes): "
+            "truncated or not Burnpack",
+        )
+
+
+def _decode(path: str, raw: bytes) -> dict:
+    import cbor2  # 2 ms; only Burnpack files need it
+
+    stream = io.BytesIO(raw)
+    try:
+        doc = cbor2.CBORDecoder(stream).decode()
+    except Exception as e:  # cbor2 raises its own errors, ValueError, OverflowError…
+        raise CheckpointError(path, f"metadata is not valid CBOR: {_first_line(e)}") from None
+    if stream.tell() != len(raw):
+        raise CheckpointError(
+            path,
+            f"{len(raw) - stream.tell():,} bytes of the metadata follow its CBOR value "
+            "(the header's metadata size is wrong)",
+        )
+    if not isinstance(doc, dict) or not isinstance(doc.get("tensors"), dict):
+        raise CheckpointError(path, "metadata is not a map with a 'tensors' map")
+    return doc
+
+
+def _first_line(e: BaseException) -> str:
+    return (str(e).splitlines() or [type(e).__name__])[0][:200]
+
+
+def _tensors(path: str, doc: dict, version: int) -> tuple[list[TensorInfo], BurnpackFacts]:
+    entries = doc["tensors"]
+    if len(entries) > MAX_TENSORS:
+        raise CheckpointError(
+            path, f"{len(entries):,} tensors; burn refuses files of more than 100,000"
+        )
+    facts = BurnpackFacts(version)
+    facts.scalars = _scalars(path, doc.get("scalars", {}))
+    facts.extra = {k: v for k, v in doc.items() if k not in ("tensors", "metadata", "scalars")}
+    for key, value in facts.extra.items():
+        _check_plain(path, value, f"field {_q(key)}")
+    tensors = []
+    by_name, bits_of, prod = _BY_NAME, _BITS, math.prod
+    for name, d in entries.items():
+        if type(name) is not str or type(d) is not dict:
+            raise CheckpointError(path, f"tensor {_q(name)}: not a name with a descriptor map")
+        value, shape, offsets = d.get("dtype"), d.get("shape"), d.get("data_offsets")
+        dtype = by_name.get(value) if type(value) is str else _other_dtype(path, name, value)
+        if dtype is None:
+            raise CheckpointError(path, f"tensor {_q(name)}: unknown burn dtype {_q(value)}")
+        if type(shape) is not list or not all(type(n) is int and 0 <= n <= _U64_MAX for n in shape):
+            raise CheckpointError(path, f"tensor {_q(name)}: shape is not a list of sizes")
+        if (
+            type(offsets) is not list
+            or len(offsets) != 2
+            or not all(type(n) is int and 0 <= n <= _U64_MAX for n in offsets)
+        ):
+            raise CheckpointError(path, f"tensor {_q(name)}: data_offsets is not [start, end]")
+        start, end = offsets
+        if end < start:
+            raise CheckpointError(
+                path, f"tensor {_q(name)}: data ends ({end}) before it starts ({start})"
+            )
+        if end - start > MAX_TENSOR_BYTES:
+            raise CheckpointError(
+                path, f"tensor {_q(name)}: {end - start:,} bytes; burn refuses tensors over 10 GiB"
+            )
+        if prod(shape) * bits_of[dtype] != (end - start) * 8:
+            raise CheckpointError(
+                path,
+                f"tensor {_q(name)}: shape {shape} × {dtype} needs {prod(shape) * bits_of[dtype] // 8:,} "
+                f"bytes but data_offsets give {end - start:,}",
+            )
+        if "param_id" in d:
+            pid = d["param_id"]
+            if pid is not None:
+                if type(pid) is not int or not 0 <= pid <= _U64_MAX:
+                    raise CheckpointError(path, f"tensor {_q(name)}: param_id is not a u64")
+                facts.param_ids[name] = pid
+        if type(value) is not str or value != dtype:
+            facts.burn_dtypes[name] = value
+        tensors.append(
+            TensorInfo(
+                dtype_name=dtype,
+                shape=tuple(shape),
+                data_offsets=(start, end),
+                name=name,
+                file=path,
+            )
+        )
+    tensors.sort(key=lambda t: t.data_offsets)  # the data's order: the module's, as burn wrote it
+    return tensors, facts
+
+
+def _other_dtype(path: str, name: str, value: object) -> str | None:
+    if is_burn_quantized(value):
+        raise CheckpointError(
+            path,
+            f"tensor {_q(name)} is burn-quantized ({describe(value)}: packed values with inline "
+            "scales); this tool does not read burn's quantized tensors yet",
+        )
+    return our_dtype(value)
+
+
+def _scalars(path: str, value: object) -> dict[str, dict]:
+    if not isinstance(value, dict):
+        raise CheckpointError(path, "'scalars' is not a map")
+    for key, v in value.items():
+        ok = type(key) is str and isinstance(v, dict) and len(v) == 1
+        if ok:
+            ((kind, x),) = v.items()
+            want = _SCALAR_TYPES.get(kind)
+            ok = want is not None and type(x) is want
+            if ok and kind in ("Int", "UInt"):
+                ok = (
+                    (0 if kind == "UInt" else -(2**63))
+                    <= x
+                    <= (_U64_MAX if kind == "UInt" else 2**63 - 1)
+                )
+        if not ok:
+            raise CheckpointError(path, f"scalar {_q(key)} is not an Int, UInt, Float or Bool")
+    return value
+
+
+def _string_map(path: str, value: object, what: str) -> dict[str, str]:
+    if not isinstance(value, dict) or not all(
+        type(k) is str and type(v) is str for k, v in value.items()
+    ):
+        raise CheckpointError(path, f"'{what}' is not a map of strings")
+    return value
+
+
+def _check_plain(path: str, value: object, what: str) -> None:
+    """A field of a newer burn: plain CBOR data (kept when written back), no deeper than burn's
+    limit; walked once per container, so shared references cannot make it exponential."""
+    seen: set[int] = set()
+    stack = [(value, 1)]
+    while stack:
+        v, depth = stack.pop()
+        if depth > MAX_CBOR_DEPTH:
+            raise CheckpointError(path, f"{what} nests deeper than burn's limit of 128")
+        if isinstance(v, (list, dict)):
+            if id(v) in seen:
+                continue
+            seen.add(id(v))
+            items = v.items() if isinstance(v, dict) else enumerate(v)
+            for k, x in items:
+                if isinstance(v, dict) and not isinstance(k, (str, int)):
+                    raise CheckpointError(path, f"{what} has a key that is not a string or number")
+                stack.append((x, depth + 1))
+        elif v is not None and type(v) not in (str, int, float, bool, bytes):
+            raise CheckpointError(
+                path, f"{what} holds a CBOR value burn cannot read ({type(v).__name__})"
+            )
+
+
+def _check_layout(path: str, tensors: list[TensorInfo], data_start: int, size: int) -> None:
+    """In data order: each tensor on its 256-byte boundary right after the one before (burn's
+    writer), none overlapping, and the file ending where the last one does."""
+    pos = 0
+    for t in tensors:
+        start, end = t.data_offsets
+        if start % ALIGNMENT:
+            raise CheckpointError(
+                path,
+                f"tensor {_q(t.name)}: data starts at byte {start}, not on a 256-byte boundary",
+            )
+        if start < pos:
+            raise CheckpointError(
+                path,
+                f"tensor {_q(t.name)}: data starts at byte {start}, overlapping the tensor "
+                f"before it (which ends at {pos})",
+            )
+        if start > aligned(pos):
+            raise CheckpointError(
+                path,
+                f"tensor {_q(t.name)}: data starts at byte {start}, leaving {start - aligned(pos):,} "
+                f"bytes after byte {aligned(pos)} that no tensor describes",
+            )
+        pos = end
+    if data_start + pos > size:
+        raise CheckpointError(
+            path,
+            f"tensor data ends at byte {data_start + pos:,} but the file holds only {size:,} bytes: "
+            "truncated",
+        )
+    if data_start + pos < size:
+        raise CheckpointError(
+            path,
+            f"{size - data_start - pos:,} bytes after the last tensor are not described by the "
+            "metadata (trailing data)",
+        )

@@ -1,0 +1,171 @@
+"""Writing Burnpack as a cast output: burn's bytes reproduced, every source, same values."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import struct
+from pathlib import Path
+
+import cbor2
+import numpy as np
+import pytest
+import torch
+from safetensors.numpy import save_file
+
+from inspector.core.cast.job import cast_checkpoint
+from inspector.core.dtypes import DTYPES
+from inspector.core.errors import CheckpointError
+from inspector.core.formats.burnpack import burnpack_facts, encode_burnpack_head
+from inspector.core.layout import TensorEntry
+from inspector.core.opening import open_checkpoint
+from inspector.core.progress import run_job
+from tests.burnpack_files import BurnTensor, burnpack_bytes, plain, write_burnpack
+
+BURN_FILE = Path(__file__).parents[2] / "data" / "burn" / "mnist.bpk"
+F16, F32 = DTYPES["F16"], DTYPES["F32"]
+
+
+def cast(src, out, target=F32, **kw):
+    with open_checkpoint(src) as ckpt:
+        return run_job(cast_checkpoint(ckpt, target, str(out), **kw))
+
+
+def tensors_of(path) -> dict[str, np.ndarray]:
+    with open_checkpoint(path) as ckpt:
+        return {t.name: np.array(ckpt.view(t)) for t in ckpt.tensors}
+
+
+def test_burns_own_file_written_back_unchanged_is_burns_bytes(tmp_path):
+    out = tmp_path / "again.bpk"
+    cast(BURN_FILE, out)
+    assert out.read_bytes() == BURN_FILE.read_bytes()
+
+
+def test_everything_burn_keeps_survives_a_rewrite(tmp_path):
+    doc_tensors = [
+        BurnTensor("flex", "Flex32", [3], np.ones(3, np.float32).tobytes(), param_id=2**64 - 1),
+        BurnTensor("mask", {"Bool": "Native"}, [2], b"\x01\x00", param_id=0),
+        BurnTensor("w", "F32", [2], np.ones(2, np.float32).tobytes()),
+    ]
+    src = write_burnpack(tmp_path / "s.bpk", doc_tensors, {"producer": "burn", "version": "0.21"})
+    raw = src.read_bytes()
+    # scalars: floats in their shortest exact width, as ciborium writes them
+    n = struct.unpack("<I", raw[6:10])[0]
+    doc = cbor2.loads(raw[10 : 10 + n])
+    body = cbor2.dumps(doc)[: -0 or None]
+    scalars = bytes.fromhex(
+        "a2"  # two scalars, sorted
+        "626c72" "a1" "65466c6f6174" "f93c00"  # "lr": {"Float": 1.0} as f16
+        "6473746570" "a1" "64554" "96e74" "182a"  # "step": {"UInt": 42}
+    .replace(" ", ""))  # fmt: skip
+    body = body[:1].replace(b"\xa2", b"\xa3") + body[1:] + cbor2.dumps("scalars") + scalars
+    src.write_bytes(burnpack_bytes(doc_tensors, raw_metadata=body))
+    out = tmp_path / "again.bpk"
+    cast(src, out)
+    assert out.read_bytes() == src.read_bytes()
+    facts = burnpack_facts(open_checkpoint(out).files[0])
+    assert facts.scalar_values() == {"lr": 1.0, "step": 42}
+    assert facts.param_ids == {"flex": 2**64 - 1, "mask": 0}
+
+
+def test_encoded_head_follows_burns_writer():
+    entries = [TensorEntry("z", F32, (3,)), TensorEntry("a", F16, (0,)), TensorEntry("m", F32, ())]
+    head = encode_burnpack_head(entries, {"k": "v"}, param_ids={"a": 7})
+    assert head.head[:10] == b"NRUB" + struct.pack("<HI", 1, len(head.head[10:].rstrip(b"\0")))
+    assert len(head.head) % 256 == 0 and set(head.head[10 + 0 :].rstrip(b"\0")) != {0}
+    # data in the given order, each start on a boundary; the empty tensor takes no room
+    assert [s - len(head.head) for s in head.starts] == [0, 256, 256]
+    assert head.size == len(head.head) + 256 + 4
+    n = struct.unpack("<I", head.head[6:10])[0]
+    doc = cbor2.loads(head.head[10 : 10 + n])
+    assert list(doc) == ["tensors", "metadata"]
+    assert list(doc["tensors"]) == ["a", "m", "z"]  # sorted, as a BTreeMap
+    assert doc["tensors"]["a"] == {
+        "dtype": "F16",
+        "shape": [0],
+        "data_offsets": [256, 256],
+        "param_id": 7,
+    }
+    assert list(doc["tensors"]["z"]) == ["dtype", "shape", "data_offsets"]
+
+
+def test_safetensors_to_burnpack_and_back_is_bit_identical(tmp_path):
+    rng = np.random.default_rng(0)
+    arrays = {
+        "b.weight": rng.standard_normal((5, 7)).astype(np.float32),
+        "a.bias": rng.standard_normal(7).astype(np.float16),
+        "steps": np.arange(3, dtype=np.int64),
+        "mask": np.array([True, False]),
+        "x": rng.standard_normal(1000).astype(np.float64),
+    }
+    save_file(arrays, str(tmp_path / "src.safetensors"))
+    cast(tmp_path / "src.safetensors", tmp_path / "m.bpk", keep=["*"])
+    cast(tmp_path / "m.bpk", tmp_path / "back.safetensors", keep=["*"])
+    back = tensors_of(tmp_path / "back.safetensors")
+    assert list(back) == list(tensors_of(tmp_path / "src.safetensors"))  # order kept
+    for name, a in arrays.items():
+        assert back[name].dtype == a.dtype and np.array_equal(back[name], a)
+    meta = open_checkpoint(tmp_path / "m.bpk").metadata
+    assert meta == {"format": "burnpack", "producer": "checkpoint-inspector",
+                    "version": meta["version"], "layout": "pytorch"}  # fmt: skip
+
+
+def test_a_cast_to_burnpack_equals_the_cast_to_safetensors(tmp_path):
+    torch.manual_seed(0)
+    sd = {"fc.weight": torch.randn(33, 17, dtype=torch.float64), "n": torch.tensor([3])}
+    torch.save(sd, tmp_path / "m.pt")
+    rep_bpk = cast(tmp_path / "m.pt", tmp_path / "m.bpk", target=F16)
+    rep_st = cast(tmp_path / "m.pt", tmp_path / "m.safetensors", target=F16)
+    a, b = tensors_of(tmp_path / "m.bpk"), tensors_of(tmp_path / "m.safetensors")
+    assert list(a) == list(b)
+    for k in a:
+        assert a[k].dtype == b[k].dtype and a[k].tobytes() == b[k].tobytes()
+    assert a["fc.weight"].tobytes() == sd["fc.weight"].to(torch.float16).numpy().tobytes()
+    assert rep_bpk.to_json() == rep_st.to_json()
+
+
+def test_a_sharded_folder_becomes_one_burnpack_file(tmp_path):
+    src = tmp_path / "src"
+    src.mkdir()
+    save_file({"a": np.ones(3, np.float32)}, str(src / "model-00001-of-00002.safetensors"))
+    save_file({"b": np.zeros(5, np.float64)}, str(src / "model-00002-of-00002.safetensors"))
+    (src / "model.safetensors.index.json").write_text(json.dumps({
+        "metadata": {}, "weight_map": {"a": "model-00001-of-00002.safetensors",
+                                       "b": "model-00002-of-00002.safetensors"}}))  # fmt: skip
+    (src / "config.json").write_text("{}")
+    cast(src, tmp_path / "one.bpk")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["one.bpk", "src"]
+    got = tensors_of(tmp_path / "one.bpk")
+    assert {k: v.dtype.name for k, v in got.items()} == {"a": "float32", "b": "float32"}
+    assert got["b"].tolist() == [0.0] * 5
+
+
+def test_a_dtype_burn_lacks_is_refused_before_anything_is_written(tmp_path):
+    save_file({"q": np.zeros(4, np.uint8)}, str(tmp_path / "s.safetensors"))
+    from inspector.core.save.writer import save_arrays
+
+    save_arrays(tmp_path / "f8.safetensors", [("q", DTYPES["F8_E4M3"], np.zeros(4, np.uint8))])
+    with pytest.raises(CheckpointError) as e:
+        cast(tmp_path / "f8.safetensors", tmp_path / "o.bpk", keep=["q"])
+    assert e.value.reason == (
+        "cannot be written as Burnpack: tensor 'q' is F8_E4M3, which burn has no dtype for; "
+        "cast it to a float burn has (F32, F16, BF16, F64) or write safetensors"
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["f8.safetensors", "s.safetensors"]
+
+
+def test_a_burnpack_source_into_a_folder_stays_burnpack(tmp_path):
+    (tmp_path / "out").mkdir()
+    shutil.copy(BURN_FILE, tmp_path / "m.bpk")
+    cast(tmp_path / "m.bpk", tmp_path / "out", target=F16)
+    assert open_checkpoint(tmp_path / "out" / "m.bpk").files[0].format == "burnpack"
+
+
+def test_burnpack_to_safetensors_names_its_format(tmp_path):
+    src = write_burnpack(tmp_path / "s.bpk", [plain("w", np.ones(2, np.float32))],
+                         {"format": "burnpack", "producer": "burn"})  # fmt: skip
+    cast(src, tmp_path / "o.safetensors")
+    assert open_checkpoint(tmp_path / "o.safetensors").metadata == {
+        "format": "safetensors", "producer": "burn",
+    }  # fmt: skip

@@ -1,0 +1,130 @@
+"""Malformed Burnpack files: one rule broken each, with the line a person must get.
+
+Each builder returns the file's bytes (made by tests/burnpack_files.py, which follows the spec,
+with one knob turned). Used by tests/core/burnpack/test_malformed.py, the CLI test and the fuzz
+target's seeds. Run as a script to write them to a folder: ``python -m
+tests.malformed.burnpack_corpus /tmp/bpk``.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import cbor2
+import numpy as np
+
+from tests.burnpack_files import burnpack_bytes, plain
+
+
+@dataclass(frozen=True)
+class BpkCase:
+    name: str
+    build: Callable[[], bytes]
+    reason: str  # the refusal, exactly (after "<path>: ")
+
+
+W = plain("w", np.ones(4, np.float32))
+V = plain("v", np.ones(70, np.float32))  # 280 bytes: the next tensor starts at 512
+
+
+def _doc(**descriptor) -> dict:
+    d = {"dtype": "F32", "shape": [4], "data_offsets": [0, 16]} | descriptor
+    return {"tensors": {"w": {k: v for k, v in d.items() if v is not ...}}}
+
+
+def _nested(depth: int) -> bytes:
+    return b"\x81" * depth + b"\x00"
+
+
+def _extra(value_cbor: bytes) -> bytes:
+    """The valid one-tensor metadata plus a top-level field holding ``value_cbor``."""
+    body = cbor2.dumps({"tensors": {"w": {"dtype": "F32", "shape": [4], "data_offsets": [0, 16]}}})
+    return b"\xa2" + body[1:] + cbor2.dumps("future") + value_cbor
+
+
+def _many_tensors(n: int) -> bytes:
+    doc = {"tensors": {f"t{i:06d}": {"dtype": "U8", "shape": [0], "data_offsets": [0, 0]}
+                       for i in range(n)}}  # fmt: skip
+    return burnpack_bytes([], doc=doc)
+
+
+def _cbor(doc: object) -> Callable[[], bytes]:
+    return lambda: burnpack_bytes([W], doc=doc)
+
+
+CASES: list[BpkCase] = [
+    BpkCase("short", lambda: b"NRUB\x01\x00", "file is too short to be Burnpack (6 bytes; the header is 10)"),
+    BpkCase("bad-magic", lambda: burnpack_bytes([W], magic=b"BURN"),
+            "not a Burnpack file: it starts with b'BURN', not the magic b'NRUB'"),
+    BpkCase("version-2", lambda: burnpack_bytes([W], version=2),
+            "Burnpack version 2; burn (and this tool) read version 1"),
+    BpkCase("metadata-over-100mb", lambda: burnpack_bytes([W], meta_size=100 * 1024 * 1024 + 1),
+            "metadata size 104,857,601 bytes is over burn's limit of 100 MB"),
+    BpkCase("metadata-past-eof", lambda: burnpack_bytes([W], meta_size=4000),
+            "metadata size 4,000 bytes runs past the end of the file (272 bytes): truncated or not Burnpack"),
+    BpkCase("cbor-truncated", lambda: burnpack_bytes([W], raw_metadata=b"\xa1\x67tensors\xa1"),
+            "metadata is not valid CBOR: premature end of stream (expected to read at least 1 bytes, got 0 instead)"),
+    BpkCase("cbor-too-deep", lambda: burnpack_bytes([W], raw_metadata=_nested(100_000)),
+            "metadata is not valid CBOR: maximum container nesting depth (400) exceeded"),
+    BpkCase("field-deeper-than-burn", lambda: burnpack_bytes([W], raw_metadata=_extra(_nested(200))),
+            "field 'future' nests deeper than burn's limit of 128"),
+    BpkCase("field-with-a-tag", lambda: burnpack_bytes([W], raw_metadata=_extra(b"\xc1\x01")),
+            "field 'future' holds a CBOR value burn cannot read (datetime)"),
+    BpkCase("metadata-size-too-big", lambda: burnpack_bytes(
+        [W], raw_metadata=cbor2.dumps(_doc()) + b"\x00\x00"),
+            "2 bytes of the metadata follow its CBOR value (the header's metadata size is wrong)"),
+    BpkCase("not-a-map", _cbor([1, 2]), "metadata is not a map with a 'tensors' map"),
+    BpkCase("no-tensors", _cbor({"metadata": {}}), "metadata is not a map with a 'tensors' map"),
+    BpkCase("unknown-dtype", _cbor(_doc(dtype="F8")), "tensor 'w': unknown burn dtype 'F8'"),
+    BpkCase("qfloat", _cbor(_doc(dtype={"QFloat": {"value": "Q8S"}})),
+            "tensor 'w' is burn-quantized (QFloat: packed values with inline scales); this tool "
+            "does not read burn's quantized tensors yet"),
+    BpkCase("bool-store-unknown", _cbor(_doc(dtype={"Bool": "U4"})), "tensor 'w': unknown burn dtype {'Bool': 'U4'}"),
+    BpkCase("shape-negative", _cbor(_doc(shape=[-4])), "tensor 'w': shape is not a list of sizes"),
+    BpkCase("shape-bool", _cbor(_doc(shape=[True])), "tensor 'w': shape is not a list of sizes"),
+    BpkCase("shape-float", _cbor(_doc(shape=[4.0])), "tensor 'w': shape is not a list of sizes"),
+    BpkCase("no-shape", _cbor(_doc(shape=...)), "tensor 'w': shape is not a list of sizes"),
+    BpkCase("offsets-three", _cbor(_doc(data_offsets=[0, 16, 32])), "tensor 'w': data_offsets is not [start, end]"),
+    BpkCase("offsets-backwards", _cbor(_doc(data_offsets=[16, 0])), "tensor 'w': data ends (0) before it starts (16)"),
+    BpkCase("size-disagrees", _cbor(_doc(shape=[5])),
+            "tensor 'w': shape [5] × F32 needs 20 bytes but data_offsets give 16"),
+    BpkCase("over-10gib", _cbor(_doc(shape=[2**34], dtype="U8", data_offsets=[0, 2**34])),
+            "tensor 'w': 17,179,869,184 bytes; burn refuses tensors over 10 GiB"),
+    BpkCase("misaligned", lambda: burnpack_bytes([W, V], offsets={"v": (16, 296)}),
+            "tensor 'v': data starts at byte 16, not on a 256-byte boundary"),
+    BpkCase("overlap", lambda: burnpack_bytes([V, W], offsets={"w": (256, 272)}),
+            "tensor 'w': data starts at byte 256, overlapping the tensor before it (which ends at 280)"),
+    BpkCase("gap", lambda: burnpack_bytes([W], offsets={"w": (512, 528)}),
+            "tensor 'w': data starts at byte 512, leaving 512 bytes after byte 0 that no tensor describes"),
+    BpkCase("outside-the-file", lambda: burnpack_bytes([W], offsets={"w": (0, 16)})[:-8],
+            "tensor data ends at byte 272 but the file holds only 264 bytes: truncated"),
+    BpkCase("trailing-data", lambda: burnpack_bytes([W], trailing=b"x" * 9),
+            "9 bytes after the last tensor are not described by the metadata (trailing data)"),
+    BpkCase("param-id-negative", _cbor(_doc(param_id=-1)), "tensor 'w': param_id is not a u64"),
+    BpkCase("metadata-not-strings", _cbor(_doc() | {"metadata": {"a": 1}}), "'metadata' is not a map of strings"),
+    BpkCase("scalar-bad", _cbor(_doc() | {"scalars": {"lr": {"Float": "x"}}}),
+            "scalar 'lr' is not an Int, UInt, Float or Bool"),
+    BpkCase("name-not-text", _cbor({"tensors": {1: {"dtype": "F32", "shape": [4], "data_offsets": [0, 16]}}}),
+            "tensor 1: not a name with a descriptor map"),
+    BpkCase("over-100k-tensors", lambda: _many_tensors(100_001),
+            "100,001 tensors; burn refuses files of more than 100,000"),
+]  # fmt: skip
+
+BY_NAME = {c.name: c for c in CASES}
+
+
+def write_all(root: Path) -> dict[str, Path]:
+    root.mkdir(parents=True, exist_ok=True)
+    out = {}
+    for case in CASES:
+        out[case.name] = root / f"{case.name}.bpk"
+        out[case.name].write_bytes(case.build())
+    return out
+
+
+if __name__ == "__main__":
+    for name, path in write_all(Path(sys.argv[1])).items():
+        print(f"{name}\t{path}")
