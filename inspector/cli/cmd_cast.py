@@ -84,6 +84,12 @@ def _cast(args: argparse.Namespace) -> int:
         f"wrote {printable(args.output)}: {what}"
         + (f"; report in {printable(args.report)}" if args.report else "")
     )
+    from ..core.burn_hint import written_burnpack_line
+    from ..core.cast.outputs import is_one_burnpack
+
+    if is_one_burnpack(args.output):
+        src = ckpt.files[0]
+        out(written_burnpack_line(args.output, src.format, src.metadata, target.name))
     if ckpt.training is not None:
         out(ckpt.training.line(len(ckpt)) + "; --keep-all writes everything")
     for line in _loss_lines(report):

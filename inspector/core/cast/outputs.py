@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ... import __version__
+from ..burn_hint import BURN_LAYOUT, PYTORCH_LAYOUT, has_pytorch_layout
 from ..dtypes import DType
 from ..errors import CheckpointError
 from ..formats.burnpack import FORMAT_NAME as BURNPACK
@@ -101,13 +102,14 @@ def output_layout(
         if facts is not None:
             return burnpack_layout(dest, entries, src.metadata, facts)
         meta = {"format": "burnpack", "producer": _PRODUCER, "version": __version__}
-        if (src.metadata or {}).get("producer") != "burn":
-            meta["layout"] = "pytorch"  # names and layouts as PyTorch's: PyTorchToBurnAdapter
+        if has_pytorch_layout(src.format, src.metadata):  # burn loads it via PyTorchToBurnAdapter
+            meta |= PYTORCH_LAYOUT
         return burnpack_layout(dest, entries, meta)
     if src.format == SAFETENSORS:
         meta = src.metadata
     elif src.format == BURNPACK:  # burn's own SafetensorsStore names the format so
-        meta = {**src.metadata, "format": "safetensors"} if src.metadata else None
+        layout = PYTORCH_LAYOUT if has_pytorch_layout(src.format, src.metadata) else BURN_LAYOUT
+        meta = {**(src.metadata or {}), "format": "safetensors"} | layout
     else:
         meta = PICKLE_METADATA
     return safetensors_layout(entries, meta)

@@ -167,5 +167,5 @@ def test_burnpack_to_safetensors_names_its_format(tmp_path):
                          {"format": "burnpack", "producer": "burn"})  # fmt: skip
     cast(src, tmp_path / "o.safetensors")
     assert open_checkpoint(tmp_path / "o.safetensors").metadata == {
-        "format": "safetensors", "producer": "burn",
+        "format": "safetensors", "producer": "burn", "layout": "burn",
     }  # fmt: skip
