@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 
 from inspector.core.checkpoint import Checkpoint
 from inspector.core.dtypes import CAST_TARGETS, DTYPES, DType
+from inspector.core.formats.burnpack import FORMAT_NAME as BURNPACK
 from inspector.core.model_folder.intended import FP32_NORMS
 from inspector.core.save.output_names import PICKLE_SUFFIXES
 from inspector.gui.i18n import translate
@@ -31,17 +32,19 @@ if TYPE_CHECKING:
 
 
 def proposed_output(ckpt: Checkpoint, target: DType) -> str:
-    """``<stem>.<target>.safetensors`` next to a file; ``<folder>.<target>`` for a sharded one."""
+    """``<stem>.<target>.safetensors`` next to a file (``.bpk`` for a Burnpack one: it stays
+    burn's); ``<folder>.<target>`` for a sharded one."""
     if ckpt.is_sharded or ckpt.folder is not None:  # a model folder gives a model folder
         folder = ckpt.folder or os.path.dirname(os.path.abspath(ckpt.index_path or ckpt.path))
         return f"{os.path.abspath(folder).rstrip(os.sep)}.{target.name}"
     path = os.path.abspath(ckpt.files[0].path)
     stem = os.path.basename(path)
-    for suffix in (".safetensors", *PICKLE_SUFFIXES):  # a pickle is converted to safetensors
+    out_suffix = ".bpk" if ckpt.files[0].format == BURNPACK else ".safetensors"
+    for suffix in (".safetensors", ".bpk", *PICKLE_SUFFIXES):  # a pickle becomes safetensors
         if stem.endswith(suffix):
             stem = stem[: -len(suffix)]
             break
-    return os.path.join(os.path.dirname(path), f"{stem}.{target.name}.safetensors")
+    return os.path.join(os.path.dirname(path), f"{stem}.{target.name}{out_suffix}")
 
 
 def parse_keep(text: str) -> tuple[str, ...]:
@@ -230,11 +233,13 @@ class CastDialog(QDialog):
                 self, translate("CastDialog", "Save shards into folder"), self.output
             )
         else:
+            filters = ["safetensors (*.safetensors)", "Burnpack, burn's format (*.bpk)"]
             path, _ = QFileDialog.getSaveFileName(
                 self,
                 translate("CastDialog", "Save cast checkpoint"),
                 self.output,
-                "safetensors (*.safetensors)",
+                ";;".join(filters),
+                filters[self.output.lower().endswith(".bpk")],
             )
         if path:
             self.out_edit.setText(path)

@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QInputDialog
 from inspector.core.checkpoint import Checkpoint
 from inspector.core.dtypes import DTYPES, DType
 from inspector.core.errors import AmbiguousCheckpointError, CheckpointError
+from inspector.core.formats.burnpack import burnpack_facts
 from inspector.core.formats.torch_pickle import pickle_facts
 from inspector.core.model_folder.config import ModelConfig, read_model_config, weights_disagree
 from inspector.core.model_folder.intended import IntendedMatcher, preset_globs
@@ -357,16 +358,20 @@ class WindowController(QObject):
         self.page.set_pickle(facts)
         self.page.set_lint(s.lint, os.path.basename((s.path or "").rstrip(os.sep)))
         metadata = s.checkpoint.metadata if s.checkpoint is not None else None
+        burn = burnpack_facts(s.checkpoint.files[0]) if s.checkpoint is not None else None
         self.page.plots_tabs.set_metadata(
-            metadata, s.checkpoint is not None and s.checkpoint.is_sharded
+            metadata, s.checkpoint is not None and s.checkpoint.is_sharded, burn
         )
+        if s.checkpoint is not None:
+            first = s.checkpoint.files[0]
+            self.page.plots_tabs.set_burn_source(first.path, first.format, first.metadata)
         shown = {
             PlotTab.HINT: summary is not None and summary.n_differ > 0,
             PlotTab.CAST: s.cast is not None,
             PlotTab.DIFF: s.diffs is not None,
             PlotTab.PICKLE: facts is not None,
             PlotTab.LINT: bool(s.lint),
-            PlotTab.METADATA: bool(metadata),
+            PlotTab.METADATA: bool(metadata) or bool(burn and burn.scalars),
         }
         self.page.set_plots({tab for tab, on in shown.items() if on})
 

@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (
 )
 
 from inspector.core.checkpoint import Checkpoint
+from inspector.core.formats.burnpack import burnpack_facts
 from inspector.core.layout import TensorInfo
 from inspector.core.wording import format_bytes
 
@@ -43,6 +44,7 @@ class DetailsPane(QWidget):
         QT_TRANSLATE_NOOP("DetailsPane", "Mean ± std"),
         QT_TRANSLATE_NOOP("DetailsPane", "NaN / inf"),
         QT_TRANSLATE_NOOP("DetailsPane", "Storage"),
+        QT_TRANSLATE_NOOP("DetailsPane", "Param ID"),
         QT_TRANSLATE_NOOP("DetailsPane", "Cast"),
         QT_TRANSLATE_NOOP("DetailsPane", "Reference"),
     )
@@ -74,6 +76,7 @@ class DetailsPane(QWidget):
             form.addRow(translate("DetailsPane", name) + ":", lab)
         lay.addLayout(form)
         form.setRowVisible(self.fields["Storage"], False)  # a quantized weight's own figures
+        form.setRowVisible(self.fields["Param ID"], False)  # a Burnpack tensor's param_id
         self.splitter = QSplitter(Qt.Orientation.Vertical)
         self.histogram = HistogramPlot()
         self.error_plot = ErrorHistogramPlot()
@@ -83,6 +86,7 @@ class DetailsPane(QWidget):
         lay.addWidget(self.splitter, 1)
         self.error_plot.hide()
         self.tensor: TensorInfo | None = None
+        self.dtype_text = ""  # the DType line's name: ours, or burn's own (Flex32, Bool(U8))
         self.values_kind: str | None = None
         self.stats: Any = None
 
@@ -106,7 +110,16 @@ class DetailsPane(QWidget):
         self.stats = None
         self.heading.setText(wrappable(t.name))
         self.heading.setToolTip(clip_middle(t.name, 2000))
-        self.fields["DType"].setText(f"{t.dtype.name} — {status}")
+        burn = burnpack_facts(ckpt.files[0]) if len(ckpt.files) == 1 else None
+        self.dtype_text = t.dtype.name
+        if burn is not None and t.name in burn.burn_dtypes:
+            self.dtype_text = translate("DetailsPane", "{dtype} (burn: {burn})").format(
+                dtype=t.dtype.name, burn=burn.dtype_text(t.name, t.dtype.name)
+            )
+        self.fields["DType"].setText(f"{self.dtype_text} — {status}")
+        pid = burn.param_ids.get(t.name) if burn is not None else None
+        self.fields["Param ID"].setText("" if pid is None else str(pid))
+        self.form.setRowVisible(self.fields["Param ID"], pid is not None)
         self.fields["Shape"].setText(
             translate("DetailsPane", "{shape} · {n} values").format(
                 shape=format_shape(t.shape), n=f"{t.numel:,}"
@@ -134,7 +147,7 @@ class DetailsPane(QWidget):
     def set_status(self, text: str) -> None:
         """The DType line after the model dtype changed: ``F64 — differs: F64 → F16``."""
         if self.tensor is not None:
-            self.fields["DType"].setText(f"{self.tensor.dtype.name} — {text}")
+            self.fields["DType"].setText(f"{self.dtype_text} — {text}")
 
     def set_cast_text(self, text: str) -> None:
         self.fields["Cast"].setText(text)

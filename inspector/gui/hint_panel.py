@@ -15,13 +15,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from inspector.core.burn_hint import burn_load_line
 from inspector.core.model_folder.config import ConfigMismatch
 from inspector.core.summary import Summary
 from inspector.gui.i18n import translate
-
-
-def burn_fix_line(target: str) -> str:
-    return f"PyTorchToBurnAdapter.chain(FloatCastAdapter::to(DType::{target}))"
 
 
 class HintPanel(QFrame):
@@ -66,9 +63,17 @@ class HintPanel(QFrame):
         grid.addWidget(self.config_note, 4, 0, 1, 2)
         grid.setRowStretch(5, 1)  # in a tall tab area the lines stay together at the top
         self.active = False
+        self._summary: Summary | None = None
+        self._source: tuple[str, str, dict[str, str] | None] = ("", "safetensors", None)
+
+    def set_source(self, path: str, fmt: str, metadata: dict[str, str] | None) -> None:
+        """The open file, its format and metadata: they decide burn-store's loading line."""
+        self._source = (path, fmt, metadata)
+        self.update_summary(self._summary)
 
     def update_summary(self, s: Summary | None) -> None:
         """Fill in the texts; ``active`` says whether anything differs (the window shows it)."""
+        self._summary = s
         self.active = s is not None and s.n_differ > 0
         if s is None or s.n_differ == 0:
             return
@@ -97,7 +102,7 @@ class HintPanel(QFrame):
                 "<code>matmul: dtype mismatch</code>. Fix it there (or cast this file, Ctrl+S):",
             )
         )
-        self.fix.setText(burn_fix_line(s.target))
+        self.fix.setText(burn_load_line(*self._source, s.target))
         self.fix.setCursorPosition(0)
         self.copy_button.setText(translate("HintPanel", "Copy"))
 

@@ -1,14 +1,18 @@
 """The "Metadata" tab: a safetensors file's ``__metadata__`` (or a sharded checkpoint's index
-``metadata``), key by key. Written by whoever saved the file: shown as text, never interpreted."""
+``metadata``, or a Burnpack file's ``metadata`` and typed scalars), key by key. Written by
+whoever saved the file: shown as text, never interpreted."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtWidgets import QTreeWidgetItem, QWidget
 
 from .caption_tree import CaptionTree
 from .i18n import translate
+
+if TYPE_CHECKING:
+    from inspector.core.formats.burnpack import BurnpackFacts
 
 _SHOWN = 5000  # a header may hold millions of keys: the tab shows the first ones
 _CHARS = 2000  # and a value of megabytes is clipped
@@ -21,23 +25,34 @@ class MetadataPanel(CaptionTree):
         )
         self.tree.setUniformRowHeights(True)
 
-    def set_metadata(self, metadata: dict[str, Any] | None, sharded: bool = False) -> None:
-        """Show ``metadata`` (None or empty clears the tab)."""
+    def set_metadata(
+        self,
+        metadata: dict[str, Any] | None,
+        sharded: bool = False,
+        burn: BurnpackFacts | None = None,
+    ) -> None:
+        """Show ``metadata`` (None or empty clears the tab); ``burn``: a Burnpack file's facts,
+        whose scalars follow its metadata."""
         self.tree.clear()
-        if not metadata:
+        scalars = burn.scalar_values() if burn is not None else {}
+        if not metadata and not scalars:
             self.caption.setText("")
             return
-        what = (
-            translate("MetadataPanel", "the index's <b>metadata</b>")
-            if sharded
-            else translate("MetadataPanel", "the file's <b>__metadata__</b>")
-        )
+        if burn is not None:
+            what = translate("MetadataPanel", "the Burnpack file's <b>metadata</b> and scalars")
+        elif sharded:
+            what = translate("MetadataPanel", "the index's <b>metadata</b>")
+        else:
+            what = translate("MetadataPanel", "the file's <b>__metadata__</b>")
+        entries = list((metadata or {}).items())
+        scalar = translate("MetadataPanel", "{name} (scalar)")
+        entries += [(scalar.format(name=k), repr(v)) for k, v in scalars.items()]
         self.caption.setText(
             translate("MetadataPanel", "{what}: {n} entries, as saved (cast keeps them).").format(
-                what=what, n=f"{len(metadata):,}"
+                what=what, n=f"{len(entries):,}"
             )
         )
-        for key, value in list(metadata.items())[:_SHOWN]:
+        for key, value in entries[:_SHOWN]:
             text = value if isinstance(value, str) else repr(value)
             if len(text) > _CHARS:
                 text = text[:_CHARS] + "…"

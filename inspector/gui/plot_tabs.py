@@ -21,6 +21,7 @@ from .table_text import cast_error_value
 if TYPE_CHECKING:
     from inspector.core.checkpoint import Checkpoint
     from inspector.core.diff import DiffSummary, TensorDiff
+    from inspector.core.formats.burnpack import BurnpackFacts
     from inspector.core.formats.torch_pickle import PickleFacts
     from inspector.core.model_folder.findings import Finding
     from inspector.core.summary import Summary
@@ -73,6 +74,10 @@ class PlotTabs(QTabWidget):
     # ---- public API -----------------------------------------------------------------------
     def set_summary(self, summary: Summary | None) -> None:
         self.hint.update_summary(summary)
+
+    def set_burn_source(self, path: str, fmt: str, metadata: dict[str, str] | None) -> None:
+        """What the open checkpoint is, for burn-store's loading line in the hint."""
+        self.hint.set_source(path, fmt, metadata)
 
     def set_cast(self, cast: CastResult | None, ckpt: Checkpoint | None) -> None:
         """Per-tensor max relative error of the last cast, in file order (or nothing)."""
@@ -180,5 +185,7 @@ class PlotTabs(QTabWidget):
                     break
         return bool(tabs)
 
-    def set_metadata(self, metadata: dict | None, sharded: bool = False) -> None:
-        self.metadata_panel.set_metadata(metadata, sharded)
+    def set_metadata(
+        self, metadata: dict | None, sharded: bool = False, burn: BurnpackFacts | None = None
+    ) -> None:
+        self.metadata_panel.set_metadata(metadata, sharded, burn)

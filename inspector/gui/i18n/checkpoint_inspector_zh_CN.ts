@@ -172,117 +172,117 @@
 <context>
     <name>CastDialog</name>
     <message>
-        <location filename="../cast_dialog.py" line="85"/>
+        <location filename="../cast_dialog.py" line="88"/>
         <source>Dequantize &amp; save</source>
         <translation>反量化并保存</translation>
     </message>
     <message>
-        <location filename="../cast_dialog.py" line="87"/>
+        <location filename="../cast_dialog.py" line="90"/>
         <source>Cast &amp; save</source>
         <translation>转换并保存</translation>
     </message>
     <message>
-        <location filename="../cast_dialog.py" line="98"/>
+        <location filename="../cast_dialog.py" line="101"/>
         <source>Browse…</source>
         <translation>浏览…</translation>
     </message>
     <message>
-        <location filename="../cast_dialog.py" line="105"/>
+        <location filename="../cast_dialog.py" line="108"/>
         <source>e.g. *.LayerNorm.* *inv_freq  (glob patterns, kept as is)</source>
         <translation>例如 *.LayerNorm.* *inv_freq（glob 通配符，匹配的张量保持原 dtype）</translation>
     </message>
     <message>
-        <location filename="../cast_dialog.py" line="107"/>
+        <location filename="../cast_dialog.py" line="110"/>
         <source>Target dtype:</source>
         <translation>目标 dtype：</translation>
     </message>
     <message>
-        <location filename="../cast_dialog.py" line="109"/>
+        <location filename="../cast_dialog.py" line="112"/>
         <source>Save as:</source>
         <translation>另存为：</translation>
     </message>
     <message>
-        <location filename="../cast_dialog.py" line="111"/>
+        <location filename="../cast_dialog.py" line="114"/>
         <source>Save into folder:</source>
         <translation>保存到文件夹：</translation>
     </message>
     <message>
-        <location filename="../cast_dialog.py" line="116"/>
+        <location filename="../cast_dialog.py" line="119"/>
         <source>+ F32 norms</source>
         <translation>+ F32 归一化层</translation>
     </message>
     <message>
-        <location filename="../cast_dialog.py" line="118"/>
+        <location filename="../cast_dialog.py" line="121"/>
         <source>Add the fp32-norms globs: norms, rotary inv_freq and MoE routers, which models keep in F32 on purpose</source>
         <translation>加入 fp32-norms 模式：归一化层、旋转位置编码 inv_freq 和 MoE 路由，模型有意将它们保持为 F32</translation>
     </message>
     <message>
-        <location filename="../cast_dialog.py" line="126"/>
+        <location filename="../cast_dialog.py" line="129"/>
         <source>Keep dtype of:</source>
         <translation>保持原 dtype：</translation>
     </message>
     <message>
-        <location filename="../cast_dialog.py" line="135"/>
+        <location filename="../cast_dialog.py" line="138"/>
         <source>Dequantize &amp;&amp; Save</source>
         <translation>反量化并保存</translation>
     </message>
     <message>
-        <location filename="../cast_dialog.py" line="137"/>
+        <location filename="../cast_dialog.py" line="140"/>
         <source>Cast &amp;&amp; Save</source>
         <translation>转换并保存</translation>
     </message>
     <message>
-        <location filename="../cast_dialog.py" line="162"/>
+        <location filename="../cast_dialog.py" line="165"/>
         <source>Cannot dequantize: {why}.</source>
         <translation>无法反量化：{why}。</translation>
     </message>
     <message>
-        <location filename="../cast_dialog.py" line="165"/>
+        <location filename="../cast_dialog.py" line="168"/>
         <source>Choose where to save.</source>
         <translation>请选择保存位置。</translation>
     </message>
     <message>
-        <location filename="../cast_dialog.py" line="171"/>
+        <location filename="../cast_dialog.py" line="174"/>
         <source>The output would overwrite the checkpoint being read; choose another name.</source>
         <translation>输出会覆盖正在读取的 checkpoint，请换一个文件名。</translation>
     </message>
     <message>
-        <location filename="../cast_dialog.py" line="177"/>
+        <location filename="../cast_dialog.py" line="180"/>
         <source>Folder {folder} does not exist.</source>
         <translation>文件夹 {folder} 不存在。</translation>
     </message>
     <message>
-        <location filename="../cast_dialog.py" line="191"/>
+        <location filename="../cast_dialog.py" line="194"/>
         <source>{n} of {total} tensors will be cast to {target}</source>
         <translation>{total} 个张量中有 {n} 个将转换为 {target}</translation>
     </message>
     <message>
-        <location filename="../cast_dialog.py" line="196"/>
+        <location filename="../cast_dialog.py" line="199"/>
         <source>{n} kept by pattern</source>
         <translation>{n} 个按规则保持原 dtype</translation>
     </message>
     <message>
-        <location filename="../cast_dialog.py" line="198"/>
+        <location filename="../cast_dialog.py" line="201"/>
         <source>{n} kept (not a float)</source>
         <translation>{n} 个保持不变（非浮点）</translation>
     </message>
     <message>
-        <location filename="../cast_dialog.py" line="202"/>
+        <location filename="../cast_dialog.py" line="205"/>
         <source>{n} quantized weights ({scheme}) are dequantized to {target}: their scales are left out and config.json loses its quantization_config.</source>
         <translation>{n} 个量化权重（{scheme}）将反量化为 {target}：不写出其缩放因子，config.json 中的 quantization_config 被移除。</translation>
     </message>
     <message>
-        <location filename="../cast_dialog.py" line="218"/>
+        <location filename="../cast_dialog.py" line="221"/>
         <source>The existing output will be replaced.</source>
         <translation>已有的输出文件将被替换。</translation>
     </message>
     <message>
-        <location filename="../cast_dialog.py" line="230"/>
+        <location filename="../cast_dialog.py" line="233"/>
         <source>Save shards into folder</source>
         <translation>把分片保存到文件夹</translation>
     </message>
     <message>
-        <location filename="../cast_dialog.py" line="235"/>
+        <location filename="../cast_dialog.py" line="239"/>
         <source>Save cast checkpoint</source>
         <translation>保存转换后的 checkpoint</translation>
     </message>
@@ -290,87 +290,87 @@
 <context>
     <name>Controller</name>
     <message>
-        <location filename="../controller.py" line="118"/>
+        <location filename="../controller.py" line="119"/>
         <source>Opening {name}…</source>
         <translation>正在打开 {name}…</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="147"/>
+        <location filename="../controller.py" line="148"/>
         <source>The reference {name} was cleared: it was chosen for the previous checkpoint.</source>
         <translation>参考文件 {name} 已清除：它是为上一个 checkpoint 选择的。</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="152"/>
+        <location filename="../controller.py" line="153"/>
         <source>Compare with {name} again</source>
         <translation>再次与 {name} 对比</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="158"/>
+        <location filename="../controller.py" line="159"/>
         <source>{kind} checkpoint: showing the model&apos;s {n} tensors (prefix {prefix} taken off); {left} optimizer and other tensors are left out, and a cast leaves them out too.</source>
         <translation>{kind} 检查点：显示模型的 {n} 个张量（已去掉前缀 {prefix}）；{left} 个优化器及其他张量未显示，转换时也不会写入。</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="170"/>
+        <location filename="../controller.py" line="171"/>
         <source>Show everything</source>
         <translation>显示全部</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="175"/>
+        <location filename="../controller.py" line="176"/>
         <source>Note: {text}.</source>
         <translation>注意：{text}。</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="183"/>
+        <location filename="../controller.py" line="184"/>
         <source>Could not open {what}</source>
         <translation>无法打开 {what}</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="185"/>
+        <location filename="../controller.py" line="186"/>
         <source> — still showing the previous checkpoint.</source>
         <translation> — 仍显示之前的 checkpoint。</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="194"/>
+        <location filename="../controller.py" line="195"/>
         <source>Open which checkpoint?</source>
         <translation>打开哪个 checkpoint？</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="195"/>
+        <location filename="../controller.py" line="196"/>
         <source>This folder holds several checkpoints. Open:</source>
         <translation>此文件夹包含多个 checkpoint。打开：</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="258"/>
+        <location filename="../controller.py" line="259"/>
         <source>Opening reference {name}…</source>
         <translation>正在打开参考文件 {name}…</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="280"/>
+        <location filename="../controller.py" line="281"/>
         <source>Comparing with {name}</source>
         <translation>正在与 {name} 对比</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="284"/>
+        <location filename="../controller.py" line="285"/>
         <source>Comparison cancelled.</source>
         <translation>对比已取消。</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="291"/>
+        <location filename="../controller.py" line="292"/>
         <source>Could not open the reference {what}</source>
         <translation>无法打开参考文件 {what}</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="301"/>
+        <location filename="../controller.py" line="302"/>
         <source>Comparison failed: {why}</source>
         <translation>对比失败：{why}</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="320"/>
+        <location filename="../controller.py" line="321"/>
         <source>Compared with {ref}: {n} differing (worst max |Δ| {worst}), {equal} equal</source>
         <translation>已与 {ref} 对比：{n} 个张量有差异（最大 |Δ| 为 {worst}），{equal} 个完全相同</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="325"/>
+        <location filename="../controller.py" line="326"/>
         <source>; {n} only in one file or shaped differently</source>
         <translation>；{n} 个只存在于其中一个文件或形状不同</translation>
     </message>
@@ -447,219 +447,229 @@
 <context>
     <name>DetailsPane</name>
     <message>
-        <location filename="../details_pane.py" line="37"/>
+        <location filename="../details_pane.py" line="38"/>
         <source>Name</source>
         <translation>名称</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="38"/>
+        <location filename="../details_pane.py" line="39"/>
         <source>DType</source>
         <translation>dtype</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="39"/>
+        <location filename="../details_pane.py" line="40"/>
         <source>Shape</source>
         <translation>形状</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="40"/>
+        <location filename="../details_pane.py" line="41"/>
         <source>File</source>
         <translation>文件</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="41"/>
+        <location filename="../details_pane.py" line="42"/>
         <source>Bytes</source>
         <translation>字节</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="42"/>
+        <location filename="../details_pane.py" line="43"/>
         <source>Range</source>
         <translation>范围</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="43"/>
+        <location filename="../details_pane.py" line="44"/>
         <source>Mean ± std</source>
         <translation>均值 ± 标准差</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="44"/>
+        <location filename="../details_pane.py" line="45"/>
         <source>NaN / inf</source>
         <translation>NaN / inf</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="45"/>
+        <location filename="../details_pane.py" line="46"/>
         <source>Storage</source>
         <translation>存储</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="46"/>
+        <location filename="../details_pane.py" line="47"/>
+        <source>Param ID</source>
+        <translation>参数 ID</translation>
+    </message>
+    <message>
+        <location filename="../details_pane.py" line="48"/>
         <source>Cast</source>
         <translation>转换</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="47"/>
+        <location filename="../details_pane.py" line="49"/>
         <source>Reference</source>
         <translation>参考</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="54"/>
-        <location filename="../details_pane.py" line="95"/>
+        <location filename="../details_pane.py" line="56"/>
+        <location filename="../details_pane.py" line="99"/>
         <source>No tensor selected</source>
         <translation>未选择张量</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="111"/>
-        <location filename="../details_pane.py" line="200"/>
+        <location filename="../details_pane.py" line="116"/>
+        <source>{dtype} (burn: {burn})</source>
+        <translation>{dtype}（burn：{burn}）</translation>
+    </message>
+    <message>
+        <location filename="../details_pane.py" line="124"/>
+        <location filename="../details_pane.py" line="213"/>
         <source>{shape} · {n} values</source>
         <translation>{shape} · {n} 个值</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="122"/>
+        <location filename="../details_pane.py" line="135"/>
         <source>from {start:,}, a strided view (strides {s}), {size}</source>
         <translation>自 {start:,} 起，跨步视图（strides {s}），{size}</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="127"/>
+        <location filename="../details_pane.py" line="140"/>
         <source>computing…</source>
         <translation>计算中…</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="128"/>
+        <location filename="../details_pane.py" line="141"/>
         <source>not cast yet (Ctrl+S)</source>
         <translation>尚未转换 (Ctrl+S)</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="130"/>
+        <location filename="../details_pane.py" line="143"/>
         <source>Values (computing…)</source>
         <translation>数值（计算中…）</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="154"/>
+        <location filename="../details_pane.py" line="167"/>
         <source>Values ({dtype})</source>
         <translation>数值（{dtype}）</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="160"/>
+        <location filename="../details_pane.py" line="173"/>
         <source>unavailable: {reason}</source>
         <translation>不可用：{reason}</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="162"/>
+        <location filename="../details_pane.py" line="175"/>
         <source>Values: unavailable</source>
         <translation>数值：不可用</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="182"/>
+        <location filename="../details_pane.py" line="195"/>
         <source>codes used {used} of {possible} · saturated {saturated} · scales {scales} · {bad} scales 0, negative, inf or NaN</source>
         <translation>已用编码 {used}/{possible} · 饱和 {saturated} · 缩放因子 {scales} · {bad} 个缩放因子为 0、负数、inf 或 NaN</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="217"/>
+        <location filename="../details_pane.py" line="230"/>
         <source>written unchanged as {dtype} ({why})</source>
         <translation>按原样写为 {dtype}（{why}）</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="223"/>
+        <location filename="../details_pane.py" line="236"/>
         <source>lossless (every value exact)</source>
         <translation>无损（所有值完全一致）</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="225"/>
+        <location filename="../details_pane.py" line="238"/>
         <source>every value overflowed ({n})</source>
         <translation>所有值均溢出（{n} 个）</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="229"/>
+        <location filename="../details_pane.py" line="242"/>
         <source>max rel. err {rel} · max abs. err {abs}</source>
         <translation>最大相对误差 {rel} · 最大绝对误差 {abs}</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="232"/>
+        <location filename="../details_pane.py" line="245"/>
         <source>overflow {o} · underflow {u} · NaN {n}</source>
         <translation>上溢 {o} · 下溢 {u} · NaN {n}</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="244"/>
+        <location filename="../details_pane.py" line="257"/>
         <source>(reference stores {dtype})</source>
         <translation>（参考文件存为 {dtype}）</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="246"/>
+        <location filename="../details_pane.py" line="259"/>
         <source>not in the reference</source>
         <translation>参考文件中没有</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="248"/>
+        <location filename="../details_pane.py" line="261"/>
         <source>only in the reference</source>
         <translation>只在参考文件中</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="250"/>
+        <location filename="../details_pane.py" line="263"/>
         <source>shape differs: {a} here, {b} in reference</source>
         <translation>形状不同：此处为 {a}，参考文件为 {b}</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="254"/>
+        <location filename="../details_pane.py" line="267"/>
         <source>equal values</source>
         <translation>数值相同</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="256"/>
+        <location filename="../details_pane.py" line="269"/>
         <source>within tolerance: max |Δ| {d}</source>
         <translation>在容差内：最大 |Δ| {d}</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="261"/>
+        <location filename="../details_pane.py" line="274"/>
         <source>max |Δ| {abs} · max rel. {rel}</source>
         <translation>最大 |Δ| {abs} · 最大相对差 {rel}</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="268"/>
+        <location filename="../details_pane.py" line="281"/>
         <source>original</source>
         <translation>原始</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="269"/>
+        <location filename="../details_pane.py" line="282"/>
         <source>saved</source>
         <translation>保存后</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="271"/>
+        <location filename="../details_pane.py" line="284"/>
         <source>Values before / after the cast</source>
         <translation>转换前 / 后的数值</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="273"/>
+        <location filename="../details_pane.py" line="286"/>
         <source>, every {n}th value</source>
         <translation>，每 {n} 个取一个</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="280"/>
+        <location filename="../details_pane.py" line="293"/>
         <source>No finite values to draw</source>
         <translation>没有可绘制的有限值</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="286"/>
+        <location filename="../details_pane.py" line="299"/>
         <source> · not drawn: {what}</source>
         <translation> · 未绘制：{what}</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="293"/>
+        <location filename="../details_pane.py" line="306"/>
         <source>Relative error of saved values — {pct}% exact</source>
         <translation>保存值的相对误差 — {pct}% 完全一致</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="298"/>
+        <location filename="../details_pane.py" line="311"/>
         <source>Every changed value overflowed ({n}): no finite error</source>
         <translation>所有改变的值都溢出了（{n} 个）：没有有限误差</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="302"/>
+        <location filename="../details_pane.py" line="315"/>
         <source>{n} values overflowed; the others are exact</source>
         <translation>{n} 个值溢出；其余完全一致</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="306"/>
+        <location filename="../details_pane.py" line="319"/>
         <source>100% exact: every saved value equals the original</source>
         <translation>100% 一致：所有保存值都等于原始值</translation>
     </message>
@@ -681,23 +691,23 @@
     <name>EmptyPage</name>
     <message>
         <location filename="../empty_page.py" line="12"/>
-        <source>Drop a .safetensors file, a PyTorch .pt/.bin/.ckpt, an index.json or a model folder</source>
-        <translation>拖入 .safetensors 文件、PyTorch .pt/.bin/.ckpt、index.json 或模型文件夹</translation>
+        <source>Drop a .safetensors file, a PyTorch .pt/.bin/.ckpt, a burn .bpk, an index.json or a model folder</source>
+        <translation>拖入 .safetensors 文件、PyTorch .pt/.bin/.ckpt、burn .bpk、index.json 或模型文件夹</translation>
     </message>
     <message>
-        <location filename="../empty_page.py" line="33"/>
+        <location filename="../empty_page.py" line="34"/>
         <source>or use File ▸ Open (Ctrl+O). Tensors whose dtype differs from the model dtype are highlighted; Cast &amp; Save (Ctrl+S) fixes them and plots the precision lost.
 Shift+drop a second checkpoint to compare against it.</source>
         <translation>或使用 文件 ▸ 打开 (Ctrl+O)。dtype 与模型 dtype 不一致的张量会被高亮；转换并保存 (Ctrl+S) 可修正它们并绘制精度损失。
 按住 Shift 拖入另一个 checkpoint 可与之对比。</translation>
     </message>
     <message>
-        <location filename="../empty_page.py" line="42"/>
+        <location filename="../empty_page.py" line="43"/>
         <source>Open…</source>
         <translation>打开…</translation>
     </message>
     <message>
-        <location filename="../empty_page.py" line="64"/>
+        <location filename="../empty_page.py" line="65"/>
         <source>Recent</source>
         <translation>最近打开</translation>
     </message>
@@ -786,48 +796,48 @@ Shift+drop a second checkpoint to compare against it.</source>
 <context>
     <name>HintPanel</name>
     <message>
-        <location filename="../hint_panel.py" line="49"/>
+        <location filename="../hint_panel.py" line="46"/>
         <source>burn-store fix</source>
         <translation>burn-store 修复方法</translation>
     </message>
     <message>
-        <location filename="../hint_panel.py" line="54"/>
-        <location filename="../hint_panel.py" line="102"/>
+        <location filename="../hint_panel.py" line="51"/>
+        <location filename="../hint_panel.py" line="107"/>
         <source>Copy</source>
         <translation>复制</translation>
     </message>
     <message>
-        <location filename="../hint_panel.py" line="55"/>
+        <location filename="../hint_panel.py" line="52"/>
         <source>Copy the line to the clipboard</source>
         <translation>把这一行复制到剪贴板</translation>
     </message>
     <message>
-        <location filename="../hint_panel.py" line="77"/>
+        <location filename="../hint_panel.py" line="82"/>
         <source>{n} tensor ({kinds}) differs from the model dtype {target}.</source>
         <translation>{n} 个张量（{kinds}）与模型 dtype {target} 不一致。</translation>
     </message>
     <message>
-        <location filename="../hint_panel.py" line="79"/>
+        <location filename="../hint_panel.py" line="84"/>
         <source>{n} tensors ({kinds}) differ from the model dtype {target}.</source>
         <translation>{n} 个张量（{kinds}）与模型 dtype {target} 不一致。</translation>
     </message>
     <message>
-        <location filename="../hint_panel.py" line="87"/>
+        <location filename="../hint_panel.py" line="92"/>
         <source>&lt;b&gt;PyTorch&lt;/b&gt; &lt;code&gt;load_state_dict&lt;/code&gt; copies each tensor into the parameter&apos;s dtype: they become {target} silently.</source>
         <translation>&lt;b&gt;PyTorch&lt;/b&gt; 的 &lt;code&gt;load_state_dict&lt;/code&gt; 会把每个张量复制到参数的 dtype 中：它们会被静默地转为 {target}。</translation>
     </message>
     <message>
-        <location filename="../hint_panel.py" line="94"/>
+        <location filename="../hint_panel.py" line="99"/>
         <source>&lt;b&gt;burn-store&lt;/b&gt; keeps the stored dtype, so the model fails with &lt;code&gt;matmul: dtype mismatch&lt;/code&gt;. Fix it there (or cast this file, Ctrl+S):</source>
         <translation>&lt;b&gt;burn-store&lt;/b&gt; 保留文件中的 dtype，模型会报错 &lt;code&gt;matmul: dtype mismatch&lt;/code&gt;。可以在 burn 中这样修复（或转换此文件，Ctrl+S）：</translation>
     </message>
     <message>
-        <location filename="../hint_panel.py" line="111"/>
+        <location filename="../hint_panel.py" line="116"/>
         <source>&lt;b&gt;config.json&lt;/b&gt;: {key} = {dtype}, but {n} of {total} float tensors are {kinds}. transformers&apos; &lt;code&gt;from_pretrained&lt;/code&gt; casts them to {dtype} silently (the config wins); burn and &lt;code&gt;safe_open&lt;/code&gt; keep {kinds}, and burn&apos;s first matmul with the model&apos;s dtype panics.</source>
         <translation>&lt;b&gt;config.json&lt;/b&gt;：{key} = {dtype}，但 {total} 个浮点张量中有 {n} 个是 {kinds}。transformers 的 &lt;code&gt;from_pretrained&lt;/code&gt; 会静默地把它们转换为 {dtype}（以 config 为准）；burn 和 &lt;code&gt;safe_open&lt;/code&gt; 保持 {kinds}，burn 与模型 dtype 的第一次 matmul 会 panic。</translation>
     </message>
     <message>
-        <location filename="../hint_panel.py" line="129"/>
+        <location filename="../hint_panel.py" line="134"/>
         <source>Copied</source>
         <translation>已复制</translation>
     </message>
@@ -1060,27 +1070,37 @@ Shift+drop a second checkpoint to compare against it.</source>
 <context>
     <name>MetadataPanel</name>
     <message>
-        <location filename="../metadata_panel.py" line="20"/>
+        <location filename="../metadata_panel.py" line="24"/>
         <source>key</source>
         <translation>键</translation>
     </message>
     <message>
-        <location filename="../metadata_panel.py" line="20"/>
+        <location filename="../metadata_panel.py" line="24"/>
         <source>value</source>
         <translation>值</translation>
     </message>
     <message>
-        <location filename="../metadata_panel.py" line="31"/>
+        <location filename="../metadata_panel.py" line="42"/>
+        <source>the Burnpack file&apos;s &lt;b&gt;metadata&lt;/b&gt; and scalars</source>
+        <translation>Burnpack 文件的 &lt;b&gt;metadata&lt;/b&gt; 与标量</translation>
+    </message>
+    <message>
+        <location filename="../metadata_panel.py" line="44"/>
         <source>the index&apos;s &lt;b&gt;metadata&lt;/b&gt;</source>
         <translation>索引的 &lt;b&gt;metadata&lt;/b&gt;</translation>
     </message>
     <message>
-        <location filename="../metadata_panel.py" line="33"/>
+        <location filename="../metadata_panel.py" line="46"/>
         <source>the file&apos;s &lt;b&gt;__metadata__&lt;/b&gt;</source>
         <translation>文件的 &lt;b&gt;__metadata__&lt;/b&gt;</translation>
     </message>
     <message>
-        <location filename="../metadata_panel.py" line="36"/>
+        <location filename="../metadata_panel.py" line="48"/>
+        <source>{name} (scalar)</source>
+        <translation>{name}（标量）</translation>
+    </message>
+    <message>
+        <location filename="../metadata_panel.py" line="51"/>
         <source>{what}: {n} entries, as saved (cast keeps them).</source>
         <translation>{what}：{n} 项，与保存时相同（转换会保留）。</translation>
     </message>
@@ -1164,103 +1184,103 @@ Shift+drop a second checkpoint to compare against it.</source>
 <context>
     <name>PlotTabs</name>
     <message>
-        <location filename="../plot_tabs.py" line="49"/>
+        <location filename="../plot_tabs.py" line="50"/>
         <source>Max relative error per tensor</source>
         <translation>每个张量的最大相对误差</translation>
     </message>
     <message>
-        <location filename="../plot_tabs.py" line="50"/>
+        <location filename="../plot_tabs.py" line="51"/>
         <source>max rel. error</source>
         <translation>最大相对误差</translation>
     </message>
     <message>
-        <location filename="../plot_tabs.py" line="51"/>
+        <location filename="../plot_tabs.py" line="52"/>
         <source>changed</source>
         <translation>有变化</translation>
     </message>
     <message>
-        <location filename="../plot_tabs.py" line="51"/>
+        <location filename="../plot_tabs.py" line="52"/>
         <source>lossless</source>
         <translation>无损</translation>
     </message>
     <message>
-        <location filename="../plot_tabs.py" line="54"/>
+        <location filename="../plot_tabs.py" line="55"/>
         <source>Max |Δ| per tensor vs reference</source>
         <translation>每个张量与参考的最大 |Δ|</translation>
     </message>
     <message>
-        <location filename="../plot_tabs.py" line="56"/>
+        <location filename="../plot_tabs.py" line="57"/>
         <source>differs</source>
         <translation>有差异</translation>
     </message>
     <message>
-        <location filename="../plot_tabs.py" line="56"/>
+        <location filename="../plot_tabs.py" line="57"/>
         <source>equal</source>
         <translation>相同</translation>
     </message>
     <message>
-        <location filename="../plot_tabs.py" line="62"/>
+        <location filename="../plot_tabs.py" line="63"/>
         <source>Why it matters</source>
         <translation>为什么重要</translation>
     </message>
     <message>
-        <location filename="../plot_tabs.py" line="63"/>
+        <location filename="../plot_tabs.py" line="64"/>
         <source>Precision lost (cast)</source>
         <translation>精度损失（转换）</translation>
     </message>
     <message>
-        <location filename="../plot_tabs.py" line="64"/>
+        <location filename="../plot_tabs.py" line="65"/>
         <source>Difference to reference</source>
         <translation>与参考的差异</translation>
     </message>
     <message>
-        <location filename="../plot_tabs.py" line="66"/>
+        <location filename="../plot_tabs.py" line="67"/>
         <source>Pickle</source>
         <translation>Pickle</translation>
     </message>
     <message>
-        <location filename="../plot_tabs.py" line="68"/>
-        <location filename="../plot_tabs.py" line="168"/>
+        <location filename="../plot_tabs.py" line="69"/>
+        <location filename="../plot_tabs.py" line="173"/>
         <source>Lint</source>
         <translation>检查</translation>
     </message>
     <message>
-        <location filename="../plot_tabs.py" line="70"/>
+        <location filename="../plot_tabs.py" line="71"/>
         <source>Metadata</source>
         <translation>元数据</translation>
     </message>
     <message>
-        <location filename="../plot_tabs.py" line="92"/>
+        <location filename="../plot_tabs.py" line="97"/>
         <source>Max relative error per tensor, cast to {target}</source>
         <translation>每个张量的最大相对误差，转换为 {target}</translation>
     </message>
     <message>
-        <location filename="../plot_tabs.py" line="98"/>
+        <location filename="../plot_tabs.py" line="103"/>
         <source>&lt;b&gt;{n} tensors cast to {target}&lt;/b&gt; ({out}): {lossless} lossless · overflow {o} · underflow {u} · NaN {nan}</source>
         <translation>&lt;b&gt;{n} 个张量转换为 {target}&lt;/b&gt;（{out}）：{lossless} 个无损 · 上溢 {o} · 下溢 {u} · NaN {nan}</translation>
     </message>
     <message>
-        <location filename="../plot_tabs.py" line="124"/>
+        <location filename="../plot_tabs.py" line="129"/>
         <source>Relative Frobenius error of the dequantized weights vs {ref}</source>
         <translation>反量化权重相对 {ref} 的 Frobenius 相对误差</translation>
     </message>
     <message>
-        <location filename="../plot_tabs.py" line="133"/>
+        <location filename="../plot_tabs.py" line="138"/>
         <source>Max |Δ| per tensor vs {ref}</source>
         <translation>每个张量与 {ref} 的最大 |Δ|</translation>
     </message>
     <message>
-        <location filename="../plot_tabs.py" line="136"/>
+        <location filename="../plot_tabs.py" line="141"/>
         <source>&lt;b&gt;{n} differing from {ref}&lt;/b&gt; (worst max |Δ| {worst}), {equal} equal</source>
         <translation>&lt;b&gt;{n} 个张量与 {ref} 有差异&lt;/b&gt;（最大 |Δ| 为 {worst}），{equal} 个相同</translation>
     </message>
     <message>
-        <location filename="../plot_tabs.py" line="146"/>
+        <location filename="../plot_tabs.py" line="151"/>
         <source>, {n} within tolerance</source>
         <translation>，{n} 个在容差内</translation>
     </message>
     <message>
-        <location filename="../plot_tabs.py" line="166"/>
+        <location filename="../plot_tabs.py" line="171"/>
         <source>Lint ({n})</source>
         <translation>检查（{n}）</translation>
     </message>
