@@ -68,9 +68,17 @@ CASES: list[BpkCase] = [
     BpkCase("cbor-truncated", lambda: burnpack_bytes([W], raw_metadata=b"\xa1\x67tensors\xa1"),
             "metadata is not valid CBOR: premature end of stream (expected to read at least 1 bytes, got 0 instead)"),
     BpkCase("cbor-too-deep", lambda: burnpack_bytes([W], raw_metadata=_nested(100_000)),
-            "metadata is not valid CBOR: maximum container nesting depth (400) exceeded"),
-    BpkCase("field-deeper-than-burn", lambda: burnpack_bytes([W], raw_metadata=_extra(_nested(200))),
-            "field 'future' nests deeper than burn's limit of 128"),
+            "metadata is not valid CBOR: maximum container nesting depth (128) exceeded"),
+    BpkCase("field-deeper-than-burn", lambda: burnpack_bytes([W], raw_metadata=_extra(_nested(130))),
+            "metadata is not valid CBOR: maximum container nesting depth (128) exceeded"),
+    BpkCase("field-cycle", lambda: burnpack_bytes([W], raw_metadata=_extra(b"\xd8\x1c\x81\xd8\x1d\x00")),
+            "field 'future' holds a shared reference (CBOR tag 29)"),
+    BpkCase("field-shared-twice", lambda: burnpack_bytes(
+        [W], raw_metadata=_extra(b"\x82\xd8\x1c\x80\xd8\x1d\x00")),
+            "field 'future' holds a shared reference (CBOR tag 29)"),
+    BpkCase("duplicate-key", lambda: burnpack_bytes([W], raw_metadata=b"\xa2" + cbor2.dumps(_doc())[1:]
+                                                    + cbor2.dumps("tensors") + b"\xa0"),
+            "metadata is not valid CBOR: error decoding map: Duplicate map key: 'tensors'"),
     BpkCase("field-with-a-tag", lambda: burnpack_bytes([W], raw_metadata=_extra(b"\xc1\x01")),
             "field 'future' holds a CBOR value burn cannot read (datetime)"),
     BpkCase("metadata-size-too-big", lambda: burnpack_bytes(
@@ -108,7 +116,10 @@ CASES: list[BpkCase] = [
     BpkCase("scalar-bad", _cbor(_doc() | {"scalars": {"lr": {"Float": "x"}}}),
             "scalar 'lr' is not an Int, UInt, Float or Bool"),
     BpkCase("name-not-text", _cbor({"tensors": {1: {"dtype": "F32", "shape": [4], "data_offsets": [0, 16]}}}),
-            "tensor 1: not a name with a descriptor map"),
+            "metadata is not valid CBOR: error decoding map: map key must be a text string or byte "
+            "string, not int"),
+    BpkCase("name-bytes", _cbor({"tensors": {b"w": {"dtype": "F32", "shape": [4], "data_offsets": [0, 16]}}}),
+            "tensor b'w': not a name with a descriptor map"),
     BpkCase("over-100k-tensors", lambda: _many_tensors(100_001),
             "100,001 tensors; burn refuses files of more than 100,000"),
 ]  # fmt: skip

@@ -11,15 +11,18 @@ from __future__ import annotations
 
 import io
 import math
+import operator
 import os
 import struct
 
+from ...collector_pause import collector_paused
 from ...errors import CheckpointError
 from ...layout import _BITS, Header, TensorInfo
 from ...regular_file import open_regular
 from ...wording import _q
 from .dtypes import _BY_NAME, describe, is_burn_quantized, our_dtype
 from .facts import BurnpackFacts
+from .fast import fast_tensors
 from .spec import (
     ALIGNMENT,
     FORMAT_NAME,
@@ -36,6 +39,7 @@ from .spec import (
 )
 
 _U64_MAX = 2**64 - 1
+_DATA_ORDER = operator.attrgetter("data_offsets")
 _SCALAR_TYPES = {"Int": int, "UInt": int, "Float": float, "Bool": bool}
 
 
@@ -61,10 +65,11 @@ def read_burnpack(path: str | os.PathLike[str]) -> Header:
             raise CheckpointError(path, f"cannot read: {e.strerror or e}") from None
     if len(raw) != meta_size:
         raise CheckpointError(path, "file changed while reading its metadata")
-    doc = _decode(path, raw)
-    del raw
     data_start = data_section_start(meta_size)
-    tensors, facts = _tensors(path, doc, version)
+    with collector_paused():  # a million small acyclic objects for 100k tensors
+        doc = _decode(path, raw)
+        del raw
+        tensors, by_name, facts = _tensors(path, doc, version)
     _check_layout(path, tensors, data_start, size)
     metadata = _string_map(path, doc.get("metadata", {}), "metadata")
     return Header(
@@ -74,7 +79,7 @@ def read_burnpack(path: str | os.PathLike[str]) -> Header:
         data_start,
         size,
         FORMAT_NAME,
-        by_name={t.name: t for t in tensors},
+        by_name=by_name,
         facts=facts,
     )
 
@@ -103,7 +108,13 @@ def _decode(path: str, raw: bytes) -> dict:
 
     stream = io.BytesIO(raw)
     try:
-        doc = cbor2.CBORDecoder(stream).decode()
+        doc = cbor2.CBORDecoder(
+            stream,
+            read_size=1 << 16,
+            max_depth=MAX_CBOR_DEPTH,  # burn's limit
+            allow_duplicate_keys=False,  # nothing hidden behind a later key of the same name
+            strict_hashable_types=True,  # keys are strings: no crafted hash collisions
+        ).decode()
     except Exception as e:  # cbor2 raises its own errors, ValueError, OverflowError…
         raise CheckpointError(path, f"metadata is not valid CBOR: {_first_line(e)}") from None
     if stream.tell() != len(raw):
@@ -121,7 +132,9 @@ def _first_line(e: BaseException) -> str:
     return (str(e).splitlines() or [type(e).__name__])[0][:200]
 
 
-def _tensors(path: str, doc: dict, version: int) -> tuple[list[TensorInfo], BurnpackFacts]:
+def _tensors(
+    path: str, doc: dict, version: int
+) -> tuple[list[TensorInfo], dict[str, TensorInfo], BurnpackFacts]:
     entries = doc["tensors"]
     if len(entries) > MAX_TENSORS:
         raise CheckpointError(
@@ -132,8 +145,12 @@ def _tensors(path: str, doc: dict, version: int) -> tuple[list[TensorInfo], Burn
     facts.extra = {k: v for k, v in doc.items() if k not in ("tensors", "metadata", "scalars")}
     for key, value in facts.extra.items():
         _check_plain(path, value, f"field {_q(key)}")
+    fast = fast_tensors(path, entries)
+    if fast is not None:
+        facts.param_ids = fast[2]
+        return fast[0], fast[1], facts
     tensors = []
-    by_name, bits_of, prod = _BY_NAME, _BITS, math.prod
+    by_name = _BY_NAME
     for name, d in entries.items():
         if type(name) is not str or type(d) is not dict:
             raise CheckpointError(path, f"tensor {_q(name)}: not a name with a descriptor map")
@@ -149,21 +166,6 @@ def _tensors(path: str, doc: dict, version: int) -> tuple[list[TensorInfo], Burn
             or not all(type(n) is int and 0 <= n <= _U64_MAX for n in offsets)
         ):
             raise CheckpointError(path, f"tensor {_q(name)}: data_offsets is not [start, end]")
-        start, end = offsets
-        if end < start:
-            raise CheckpointError(
-                path, f"tensor {_q(name)}: data ends ({end}) before it starts ({start})"
-            )
-        if end - start > MAX_TENSOR_BYTES:
-            raise CheckpointError(
-                path, f"tensor {_q(name)}: {end - start:,} bytes; burn refuses tensors over 10 GiB"
-            )
-        if prod(shape) * bits_of[dtype] != (end - start) * 8:
-            raise CheckpointError(
-                path,
-                f"tensor {_q(name)}: shape {shape} × {dtype} needs {prod(shape) * bits_of[dtype] // 8:,} "
-                f"bytes but data_offsets give {end - start:,}",
-            )
         if "param_id" in d:
             pid = d["param_id"]
             if pid is not None:
@@ -176,13 +178,13 @@ def _tensors(path: str, doc: dict, version: int) -> tuple[list[TensorInfo], Burn
             TensorInfo(
                 dtype_name=dtype,
                 shape=tuple(shape),
-                data_offsets=(start, end),
+                data_offsets=(offsets[0], offsets[1]),
                 name=name,
                 file=path,
             )
         )
-    tensors.sort(key=lambda t: t.data_offsets)  # the data's order: the module's, as burn wrote it
-    return tensors, facts
+    tensors.sort(key=_DATA_ORDER)  # the data's order: the module's, as burn wrote it
+    return tensors, {t.name: t for t in tensors}, facts
 
 
 def _other_dtype(path: str, name: str, value: object) -> str | None:
@@ -224,8 +226,9 @@ def _string_map(path: str, value: object, what: str) -> dict[str, str]:
 
 
 def _check_plain(path: str, value: object, what: str) -> None:
-    """A field of a newer burn: plain CBOR data (kept when written back), no deeper than burn's
-    limit; walked once per container, so shared references cannot make it exponential."""
+    """A field of a newer burn: plain CBOR data, kept when the file is written back. A container
+    reached twice (CBOR's shared references, cycles included) is refused: burn's serde cannot
+    read one, and writing it back would not end."""
     seen: set[int] = set()
     stack = [(value, 1)]
     while stack:
@@ -234,13 +237,9 @@ def _check_plain(path: str, value: object, what: str) -> None:
             raise CheckpointError(path, f"{what} nests deeper than burn's limit of 128")
         if isinstance(v, (list, dict)):
             if id(v) in seen:
-                continue
+                raise CheckpointError(path, f"{what} holds a shared reference (CBOR tag 29)")
             seen.add(id(v))
-            items = v.items() if isinstance(v, dict) else enumerate(v)
-            for k, x in items:
-                if isinstance(v, dict) and not isinstance(k, (str, int)):
-                    raise CheckpointError(path, f"{what} has a key that is not a string or number")
-                stack.append((x, depth + 1))
+            stack.extend((x, depth + 1) for x in (v.values() if isinstance(v, dict) else v))
         elif v is not None and type(v) not in (str, int, float, bool, bytes):
             raise CheckpointError(
                 path, f"{what} holds a CBOR value burn cannot read ({type(v).__name__})"
@@ -248,11 +247,29 @@ def _check_plain(path: str, value: object, what: str) -> None:
 
 
 def _check_layout(path: str, tensors: list[TensorInfo], data_start: int, size: int) -> None:
-    """In data order: each tensor on its 256-byte boundary right after the one before (burn's
-    writer), none overlapping, and the file ending where the last one does."""
+    """In data order: each tensor's bytes exactly its shape times its dtype, on its 256-byte
+    boundary right after the one before (burn's writer), none overlapping, and the file ending
+    where the last one does. One loop for both parsing paths (100k tensors: ~40 ms)."""
     pos = 0
+    bits_of, prod = _BITS, math.prod
     for t in tensors:
         start, end = t.data_offsets
+        if end < start:
+            raise CheckpointError(
+                path, f"tensor {_q(t.name)}: data ends ({end}) before it starts ({start})"
+            )
+        if end - start > MAX_TENSOR_BYTES:
+            raise CheckpointError(
+                path,
+                f"tensor {_q(t.name)}: {end - start:,} bytes; burn refuses tensors over 10 GiB",
+            )
+        if prod(t.shape) * bits_of[t.dtype_name] != (end - start) * 8:
+            need = prod(t.shape) * bits_of[t.dtype_name] // 8
+            raise CheckpointError(
+                path,
+                f"tensor {_q(t.name)}: shape {list(t.shape)} × {t.dtype_name} needs {need:,} "
+                f"bytes but data_offsets give {end - start:,}",
+            )
         if start % ALIGNMENT:
             raise CheckpointError(
                 path,
@@ -264,11 +281,11 @@ def _check_layout(path: str, tensors: list[TensorInfo], data_start: int, size: i
                 f"tensor {_q(t.name)}: data starts at byte {start}, overlapping the tensor "
                 f"before it (which ends at {pos})",
             )
-        if start > aligned(pos):
+        if start > -(-pos // ALIGNMENT) * ALIGNMENT:
             raise CheckpointError(
                 path,
-                f"tensor {_q(t.name)}: data starts at byte {start}, leaving {start - aligned(pos):,} "
-                f"bytes after byte {aligned(pos)} that no tensor describes",
+                f"tensor {_q(t.name)}: data starts at byte {start}, leaving "
+                f"{start - aligned(pos):,} bytes after byte {aligned(pos)} that no tensor describes",
             )
         pos = end
     if data_start + pos > size:
