@@ -59,12 +59,14 @@ bench: $(VENV)/.installed-test
 	$(BIN)/python bench/cast_vs_torch.py
 	$(BIN)/python bench/list_vs_safe_open.py
 	$(BIN)/python bench/pickle_vs_torch.py
+	$(BIN)/python bench/burnpack_vs_safetensors.py
 	QT_QPA_PLATFORM=offscreen $(BIN)/python bench/gui_open_200k.py
 
 fuzz: $(VENV)/.installed-test
 	$(PIP) install atheris
 	$(BIN)/python tests/fuzz/fuzz_header.py -max_total_time=300
 	$(BIN)/python tests/fuzz/fuzz_pickle.py -max_total_time=300
+	$(BIN)/python tests/fuzz/fuzz_burnpack.py -max_total_time=300
 
 # mutation testing of inspector/core/ (mutmut; not in CI: hours on 2 cores). Config: pyproject [tool.mutmut]
 # One OpenMP thread: mutmut forks each mutant's run from a process that already ran torch, and

@@ -56,6 +56,12 @@ def _in_folder(name: str) -> Callable[[Path, Path], Path]:
     return build
 
 
+def _bpk(name: str) -> Callable[[Path], bytes]:
+    from tests.malformed.burnpack_corpus import BY_NAME
+
+    return lambda _canary: BY_NAME[name].build()
+
+
 def _protocol0(canary: Path) -> bytes:
     return f"cos\nsystem\n(S'touch {canary}'\ntR.".encode()
 
@@ -111,6 +117,10 @@ CASES: list[HostileCase] = [
     *(  # no code in them: torch reads them too, slowly or not at all; we must stay bounded
         HostileCase(f"bounds-{name}", _file("pytorch_model.bin", build), unsafe=False)
         for name, build in BOUNDS.items()
+    ),
+    *(  # Burnpack whose counts and sizes claim what the file does not hold
+        HostileCase(f"burnpack-{name}", _file("model.bpk", _bpk(name)), unsafe=False)
+        for name in ("metadata-over-100mb", "over-100k-tensors", "cbor-too-deep", "field-cycle")
     ),
 ]
 

@@ -1,0 +1,101 @@
+"""Coverage-guided fuzzing of the Burnpack reader with atheris (``make fuzz``; not part of CI).
+
+Each input is tried two ways: as a whole file, and as CBOR metadata behind a correct 10-byte
+header and zero padding (so the fuzzer spends its time inside the metadata rules). Properties:
+
+- nothing but ``CheckpointError`` escapes ``read_burnpack`` / ``open_checkpoint``, every reason
+  is one line;
+- a file we accept is written back by a cast to ``.bpk`` and read again to the same tensors
+  (names, dtypes, shapes, param ids), without an error.
+
+Seeds are the malformed Burnpack corpus (tests/malformed/burnpack_corpus.py) and burn's own file
+(tests/data/burn/mnist.bpk). Usage::
+
+    python tests/fuzz/fuzz_burnpack.py -max_total_time=300 [CORPUS_DIR ...]
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import struct
+import sys
+import tempfile
+from pathlib import Path
+
+import atheris
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+with atheris.instrument_imports(include=["inspector"]):
+    from inspector.core.cast.job import cast_checkpoint
+    from inspector.core.dtypes import DTYPES
+    from inspector.core.errors import CheckpointError
+    from inspector.core.formats.burnpack import burnpack_facts, read_burnpack
+    from inspector.core.opening import open_checkpoint
+    from inspector.core.progress import run_job
+
+BASE = Path("/dev/shm" if os.path.isdir("/dev/shm") else tempfile.gettempdir())
+WORK = BASE / "checkpoint-inspector-fuzz-bpk" / str(os.getpid())
+TARGET = WORK / "input.bpk"
+AGAIN = WORK / "again.bpk"
+
+
+def _shape_of(path: Path) -> list[tuple]:
+    header = read_burnpack(path)
+    ids = burnpack_facts(header).param_ids
+    return [(t.name, t.dtype_name, t.shape, ids.get(t.name)) for t in header.tensors]
+
+
+def _check(blob: bytes) -> None:
+    TARGET.write_bytes(blob)
+    try:
+        before = _shape_of(TARGET)
+    except CheckpointError as e:
+        if "\n" in str(e):
+            raise AssertionError(f"multi-line reason: {e!r}") from None
+        return
+    with open_checkpoint(TARGET) as ckpt:
+        run_job(cast_checkpoint(ckpt, DTYPES["F32"], str(AGAIN), keep=["*"], report=False))
+    if _shape_of(AGAIN) != before:
+        raise AssertionError("written back, the file reads otherwise")
+    with contextlib.suppress(OSError):
+        AGAIN.unlink()
+
+
+def TestOneInput(data: bytes) -> None:  # atheris' name
+    _check(data)
+    if data:
+        body = data
+        head = b"NRUB" + struct.pack("<HI", 1, len(body)) + body
+        _check(head + bytes(-len(head) % 256) + b"\0" * (data[0] % 65))
+
+
+def _seed_dir() -> str:
+    sys.path.insert(0, str(ROOT))
+    from tests.malformed.burnpack_corpus import CASES
+
+    seeds = WORK / "seeds"
+    seeds.mkdir(parents=True, exist_ok=True)
+    for case in CASES:
+        raw = case.build()
+        if len(raw) < 1 << 20:
+            (seeds / case.name).write_bytes(raw)
+    burn = (ROOT / "tests" / "data" / "burn" / "mnist.bpk").read_bytes()
+    n = struct.unpack("<I", burn[6:10])[0]
+    (seeds / "burn-metadata").write_bytes(burn[10 : 10 + n])
+    return str(seeds)
+
+
+def main() -> None:
+    WORK.mkdir(parents=True, exist_ok=True)
+    argv = list(sys.argv)
+    if not any(not a.startswith("-") for a in argv[1:]):
+        argv.append(_seed_dir())
+    atheris.Setup(argv, TestOneInput)
+    atheris.Fuzz()
+
+
+if __name__ == "__main__":
+    main()
