@@ -12,6 +12,7 @@ from .output import notices, out, printable, progress_printer
 
 def cmd_diff(args: argparse.Namespace) -> int:
     from ..core.diff import DiffSummary, diff_checkpoints, diff_document
+    from ..core.diff_pairing import pairing
     from ..core.opening import open_checkpoint
     from ..core.progress import run_job
     from ..core.status import DiffStatus
@@ -29,6 +30,14 @@ def cmd_diff(args: argparse.Namespace) -> int:
             FolderConfig.of(args.b).quant(b.tensors),
         )
     )
+    pair = pairing(a, b)
+    if pair is not None and not args.json:
+        burn, torch = ("A", "B") if pair.a_is_burn else ("B", "A")
+        out(
+            f"{burn} has burn's names and layouts, {torch} PyTorch's: compared as "
+            "PyTorchToBurnAdapter maps them (norms' gamma/beta as weight/bias, Linear weights "
+            "transposed)"
+        )
     job = diff_checkpoints(a, b, atol=args.atol, quant_a=quant_a, quant_b=quant_b)
     diffs = run_job(job, progress_printer("diff"))
     equal = all(d.is_equal for d in diffs)
@@ -49,6 +58,10 @@ def cmd_diff(args: argparse.Namespace) -> int:
                 detail += f" ({d.dtype_a} vs {d.dtype_b})"
             if d.status is DiffStatus.SHAPE_MISMATCH:
                 detail += f" {list(d.shape_a or ())} vs {list(d.shape_b or ())}"
+            if d.name_b is not None:
+                detail += f" [B: {printable(d.name_b)}]"
+            if d.transposed:
+                detail += " [transposed]"
             out(f"{d.status!s:<{width}} {printable(d.name)}  {detail}".rstrip())
         summary = DiffSummary.of(diffs)
         verdict = "equal" if equal else "different"

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .checkpoint import Checkpoint
+from .diff_pairing import Pairing, pairing, transposed_chunks
 from .layout import TensorInfo
 from .progress import Job, Progress
 from .quant.compare import ErrorFigures, aligned
@@ -45,6 +46,9 @@ class TensorDiff:
     quant: str | None = None
     rel_fro_err: float | None = None
     sqnr_db: float | None = None
+    # burn against PyTorch: B's tensor under its own name, and whether it was read transposed
+    name_b: str | None = None
+    transposed: bool = False
 
     @property
     def is_equal(self) -> bool:
@@ -66,6 +70,8 @@ class TensorDiff:
                 if self.quant is not None
                 else {}
             ),
+            **({"name_b": self.name_b} if self.name_b is not None else {}),
+            **({"transposed": True} if self.transposed else {}),
         }
 
 
@@ -132,13 +138,19 @@ def _compare_integers(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
 
 
 def diff_tensors(
-    a: Checkpoint, ta: TensorInfo, b: Checkpoint, tb: TensorInfo
+    a: Checkpoint, ta: TensorInfo, b: Checkpoint, tb: TensorInfo, transposed: bool = False
 ) -> Iterator[tuple[int, float, float]]:
-    """Yield (bytes of A done, running max abs, running max rel) chunk by chunk."""
+    """Yield (bytes of A done, running max abs, running max rel) chunk by chunk; ``transposed``:
+    B's 2-D tensor read transposed (burn's Linear weights against PyTorch's)."""
     max_abs = max_rel = 0.0
     done = 0
     same_dtype = ta.dtype.name == tb.dtype.name and not ta.dtype.is_packed
-    for ca, cb in zip(_elements(a, ta), _elements(b, tb), strict=True):
+    pairs = (
+        aligned(_elements(a, ta), transposed_chunks(b, tb, _CHUNK_ELEMS))
+        if transposed
+        else zip(_elements(a, ta), _elements(b, tb), strict=True)
+    )
+    for ca, cb in pairs:
         if not (same_dtype and _same_bytes(ca, cb)):  # equal bytes: equal values, NaNs included
             for i in range(0, ca.size, _BLOCK):
                 # blocks that fit the CPU cache: the float64 temporaries never leave it
@@ -232,18 +244,22 @@ def diff_checkpoints(
     quantized side (``quant_a``/``quant_b``) is compared by logical weight, dequantized."""
     if (quant_a is not None and quant_a.weights) or (quant_b is not None and quant_b.weights):
         return (yield from diff_quantized(a, b, atol, quant_a, quant_b))
-    total = sum(t.nbytes for t in a.tensors if t.name in b)
+    pair = pairing(a, b)
+    counterpart = {t.name: _counterpart(t.name, b, pair) for t in a.tensors}
+    total = sum(t.nbytes for t in a.tensors if counterpart[t.name] is not None)
     done = 0
     out: list[TensorDiff] = []
     yield Progress(0, total)
     for ta in a.tensors:
-        if ta.name not in b:
+        name_b = counterpart[ta.name]
+        if name_b is None:
             out.append(
                 TensorDiff(ta.name, DiffStatus.ONLY_A, None, None, ta.dtype.name, None, ta.shape)
             )
             continue
-        tb = b[ta.name]
-        if ta.shape != tb.shape:
+        tb = b[name_b]
+        turn = pair.transposed(ta, tb) if pair is not None else False
+        if ta.shape != tb.shape and not turn:
             out.append(
                 TensorDiff(
                     ta.name,
@@ -260,10 +276,17 @@ def diff_checkpoints(
             continue
         max_abs = max_rel = 0.0
         base = done
-        for part, run_abs, run_rel in diff_tensors(a, ta, b, tb):
+        for part, run_abs, run_rel in diff_tensors(a, ta, b, tb, transposed=bool(turn)):
             max_abs, max_rel = run_abs, run_rel
             done = base + part
             yield Progress(done, total, ta.name)
+        if turn is None and max_abs != 0.0:  # square: burn's Linear weight is stored transposed
+            t_abs = t_rel = 0.0
+            for _part, run_abs, run_rel in diff_tensors(a, ta, b, tb, transposed=True):
+                t_abs, t_rel = run_abs, run_rel
+                yield Progress(done, total, ta.name)
+            if t_abs < max_abs:
+                max_abs, max_rel, turn = t_abs, t_rel, True
         done = base + ta.nbytes
         if max_abs == 0.0:
             status = DiffStatus.EQUAL if ta.dtype.name == tb.dtype.name else DiffStatus.DTYPE_ONLY
@@ -272,12 +295,13 @@ def diff_checkpoints(
         else:
             status = DiffStatus.DIFFER
         out.append(
-            TensorDiff(
-                ta.name, status, max_abs, max_rel, ta.dtype.name, tb.dtype.name, ta.shape, tb.shape
-            )
-        )
+            TensorDiff(ta.name, status, max_abs, max_rel, ta.dtype.name, tb.dtype.name, ta.shape,
+                       tb.shape, name_b=None if name_b == ta.name else name_b,
+                       transposed=bool(turn))
+        )  # fmt: skip
+    matched = pair.names_in_a(a, b) if pair is not None else a
     for tb in b.tensors:
-        if tb.name not in a:
+        if tb.name not in matched:
             out.append(
                 TensorDiff(
                     tb.name, DiffStatus.ONLY_B, None, None, None, tb.dtype.name, None, tb.shape
@@ -285,6 +309,12 @@ def diff_checkpoints(
             )
     yield Progress(total, total)
     return out
+
+
+def _counterpart(name: str, b: Checkpoint, pair: Pairing | None) -> str | None:
+    if pair is None:
+        return name if name in b else None
+    return pair.name_in_b(name, b)
 
 
 def diff_document(diffs: list[TensorDiff]) -> str:

@@ -75,6 +75,8 @@ def test_diff_burnpack_against_safetensors(tmp_path, capsys):
     code, out, _ = run(capsys, "diff", bpk, tmp_path / "m.safetensors")
     assert code == 0  # the same values in another dtype
     assert out.splitlines() == [
+        "A has burn's names and layouts, B PyTorch's: compared as PyTorchToBurnAdapter maps "
+        "them (norms' gamma/beta as weight/bias, Linear weights transposed)",
         "dtype_only      fc.weight  max abs 0, max rel 0 (F64 vs F32)",
         "equal: 1 dtype_only",
     ]
