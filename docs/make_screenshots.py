@@ -84,6 +84,7 @@ def main() -> None:
         llm_screenshots(tmp)
         pickle_and_folder_screenshots(tmp)
         quantized_screenshot(tmp)
+        burnpack_screenshot(tmp)
         subprocess.run(
             [*CLI, "--screenshot", str(DOCS / "screenshot-zh_CN.png"), "--lang", "zh_CN",
              "--target", "F16", "--reference", f32, bf16],
@@ -208,6 +209,20 @@ def quantized_screenshot(tmp: str) -> None:
          str(original), str(folder / "model.safetensors")],
         check=True,
     )  # fmt: skip
+
+
+def burnpack_screenshot(tmp: str) -> None:
+    """burn's own MNIST file (tests/data/burn), cast to F16 as a .bpk: param ids, the hint's
+    BurnpackStore line."""
+    f16 = os.path.join(tmp, "mnist.bpk")
+    subprocess.run(
+        [*CLI, "cast", str(ROOT / "tests" / "data" / "burn" / "mnist.bpk"), "--target", "F16",
+         "-o", f16], check=True, stdout=subprocess.DEVNULL,
+    )  # fmt: skip
+    subprocess.run(
+        [*CLI, "--screenshot", str(DOCS / "screenshot-burnpack.png"), "--target", "F32", f16],
+        check=True,
+    )
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (
 )
 
 from inspector.core.burn_hint import burn_load_line
+from inspector.core.formats.burnpack import FORMAT_NAME as BURNPACK
 from inspector.core.model_folder.config import ConfigMismatch
 from inspector.core.summary import Summary
 from inspector.gui.i18n import translate
@@ -88,6 +89,8 @@ class HintPanel(QFrame):
         self.title.setText(
             "<b>" + title.format(n=s.n_differ, kinds=kinds, target=s.target) + "</b>"
         )
+        # PyTorch does not read Burnpack: its line would describe another file
+        self.torch.setVisible(self._source[1] != BURNPACK)
         self.torch.setText(
             translate(
                 "HintPanel",

@@ -49,6 +49,7 @@ def test_a_burnpack_file_in_the_window(qtbot, window, tmp_path):
     window.tensor_page.select_row_of("fc.bias")
     assert d.field("Param ID") == "78"
     assert d.field("DType").startswith("F32 (burn: Flex32) — ")
+    assert window.hint.torch.isHidden()  # PyTorch does not read Burnpack
     window.hint.copy_button.click()
     assert QApplication.clipboard().text() == (
         'BurnpackStore::from_file("model.bpk").with_from_adapter(FloatCastAdapter::to(DType::F32))'
