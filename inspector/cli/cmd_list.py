@@ -123,7 +123,7 @@ def _quantized_lines(w: QuantizedWeight, name_w: int, stats=None, storage=None) 
 
     size = format_bytes(sum(t.nbytes for t in w.stored))
     lines = [
-        f"{printable(w.name):<{name_w}}  {w.codes.dtype_name:<8} {_shape(w.shape):<20} "
+        f"{printable(w.name):<{name_w}}  {w.stored_dtype:<8} {_shape(w.shape):<20} "
         f"{size:>10}  quantized: {w.storage()}"
     ]
     s = stats.get(w.name) if stats else None

@@ -219,7 +219,7 @@ def diff_quantized(
 
 def _dtype_and_shape(item: TensorInfo | QuantizedWeight) -> tuple[str, tuple[int, ...]]:
     if isinstance(item, QuantizedWeight):
-        return item.codes.dtype.name, tuple(item.shape)
+        return item.stored_dtype, tuple(item.shape)
     return item.dtype.name, tuple(item.shape)
 
 

@@ -41,7 +41,7 @@ def listing_rows(
         if isinstance(t, QuantizedWeight):
             yield {
                 "name": t.name,
-                "dtype": t.codes.dtype_name,
+                "dtype": t.stored_dtype,
                 "shape": t.shape,
                 "file": file_names[t.codes.file],
                 "nbytes": t.nbytes,
@@ -84,6 +84,7 @@ def listing_document(
     """The ``list --json`` document: rows, then target, metadata, training, values, quantization,
     and for Burnpack its version and scalars."""
     from .formats.burnpack import burnpack_facts
+    from .formats.gguf import gguf_facts
     from .formats.torch_pickle import pickle_facts
 
     file_names = {h.path: os.path.basename(h.path) for h in ckpt.files}
@@ -95,6 +96,14 @@ def listing_document(
         extra["values"] = [{"name": v.name, "value": v.text} for v in values]
     if quant is not None:
         extra["quantization"] = quant.to_json()
+    gguf = gguf_facts(ckpt.files[0])
+    if gguf is not None:
+        extra["gguf"] = {
+            "version": gguf.version,
+            "architecture": gguf.architecture,
+            "types": gguf.type_counts(),
+            "metadata": gguf.kv_json(),
+        }
     burn = burnpack_facts(ckpt.files[0]) if len(ckpt.files) == 1 else None
     if burn is not None:
         extra["burnpack"] = {"version": burn.version, "scalars": burn.scalar_values()}
@@ -111,7 +120,7 @@ def listing_csv(items: Iterable[TensorInfo | QuantizedWeight], target: DType) ->
     for t in items:
         if isinstance(t, QuantizedWeight):
             name, dtype, shape, params, nbytes, status, file = (
-                t.name, t.codes.dtype_name, t.shape, t.params, t.nbytes, "quantized", t.codes.file
+                t.name, t.stored_dtype, t.shape, t.params, t.nbytes, "quantized", t.codes.file
             )  # fmt: skip
         else:
             name, dtype, shape, params, nbytes, file = (

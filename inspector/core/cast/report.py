@@ -90,7 +90,7 @@ def report_entry(
     e: TensorEntry, src: TensorInfo | QuantizedWeight, acc: ErrorAccumulator | None
 ) -> TensorCastReport:
     if isinstance(src, QuantizedWeight):
-        rep = TensorCastReport(e.name, src.codes.dtype.name, e.dtype.name)
+        rep = TensorCastReport(e.name, src.stored_dtype, e.dtype.name)
         rep.dequantized = src.scheme.value
     else:
         rep = TensorCastReport(e.name, src.dtype.name, e.dtype.name)

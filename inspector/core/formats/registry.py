@@ -13,11 +13,12 @@ from ..errors import CheckpointError
 from ..layout import Header
 from ..regular_file import open_regular
 from .burnpack.plugin import BURNPACK
+from .gguf.plugin import GGUF
 from .protocol import Claim, FileFormat
 from .safetensors.plugin import SAFETENSORS
 from .torch_pickle.plugin import TORCH_PICKLE
 
-FORMATS: tuple[FileFormat, ...] = (SAFETENSORS, TORCH_PICKLE, BURNPACK)
+FORMATS: tuple[FileFormat, ...] = (SAFETENSORS, TORCH_PICKLE, BURNPACK, GGUF)
 
 
 def read_file(path: str) -> Header:

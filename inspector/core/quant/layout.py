@@ -52,10 +52,17 @@ class QuantizedWeight:
     parts: dict[Part, TensorInfo] = field(default_factory=dict)
     args: WeightArgs | None = None
     others: list[TensorInfo] = field(default_factory=list)  # Part.OTHER companions
+    block_type: str | None = None  # GGUF: the ggml type of the codes (Q4_K, IQ4_XS…)
+    bits_per_weight: float | None = None  # GGUF: bytes on disk per weight, in bits
 
     @property
     def params(self) -> int:
         return math.prod(self.shape)
+
+    @property
+    def stored_dtype(self) -> str:
+        """What the codes are stored as: a GGUF block type (``Q4_K``), else the codes' dtype."""
+        return self.block_type or self.codes.dtype_name
 
     @property
     def numel(self) -> int:  # as TensorInfo says it, for the statistics
@@ -77,6 +84,8 @@ class QuantizedWeight:
 
     def storage(self) -> str:
         """``F8_E4M3, block 128×128, scales F32`` — what a person needs to read the codes."""
+        if self.block_type is not None:
+            return f"{self.block_type}, {self.bits_per_weight:.4g} bits/weight"
         bits = [self.codes.dtype.name]
         if self.scheme in (QuantScheme.CT_PACK, QuantScheme.GPTQ, QuantScheme.AWQ) and self.args:
             bits = [f"int{self.args.num_bits} packed in {self.codes.dtype.name}"]
@@ -93,8 +102,10 @@ class QuantizedWeight:
         """DESIGN's ``quant`` object."""
         doc: dict[str, object] = {
             "scheme": self.scheme.value,
-            "storage_dtype": self.codes.dtype.name,
+            "storage_dtype": self.block_type or self.codes.dtype.name,
         }
+        if self.bits_per_weight is not None:
+            doc["bits_per_weight"] = self.bits_per_weight
         if self.args is not None and self.args.block is not None:
             doc["block"] = list(self.args.block)
         elif self.args is not None and self.args.group_size:

@@ -22,12 +22,16 @@ from .by_scheme import (
     gptq_awq,
 )
 from .config_groups import ConfigProblem
+from .gguf_blocks import gguf_layout
 from .layout import QuantLayout
 from .schemes import QuantScheme
 
 
 def recognise(tensors: Iterable[TensorInfo], quant_config: Any = None) -> QuantLayout | None:
     by_name = {t.name: t for t in tensors}
+    blocks = gguf_layout(by_name.values())  # a GGUF file says its types itself
+    if blocks is not None:
+        return blocks
     if quant_config is not None:
         return _from_config(by_name, quant_config)
     return _from_names(by_name)

@@ -19,7 +19,7 @@ from ..dtypes import DTYPES, DType
 from ..errors import CheckpointError
 from ..layout import StridedTensorInfo, TensorInfo
 from ..wording import _q
-from . import bnb, gptq_awq
+from . import bnb, gguf_blocks, gptq_awq
 from . import kernels as k
 from .layout import Part, QuantizedWeight
 from .schemes import QuantScheme
@@ -61,6 +61,11 @@ def prepare(ckpt: Checkpoint, w: QuantizedWeight) -> DequantPlan:
         raise _refuse(w, "this scheme cannot be dequantized by this tool yet")
     if isinstance(w.codes, StridedTensorInfo) or len(w.codes.shape) < 1:
         raise _refuse(w, "codes are not a plain row-major tensor")
+    if w.scheme is QuantScheme.GGUF:  # the scales are inside the blocks
+        if w.block_type not in gguf_blocks.dequantizable_types():
+            raise _refuse(w, f"the gguf package cannot dequantize {w.block_type}")
+        rows = math.prod(w.shape[:-1]) if len(w.shape) > 1 else 1
+        return DequantPlan(w, F32, rows, w.shape[-1] if w.shape else 1, np.empty(0), F32)
     scale_t = w.parts.get(Part.SCALE)
     if scale_t is None:
         raise _refuse(w, "no scale tensor")
@@ -241,6 +246,8 @@ def chunks(ckpt: Checkpoint, plan: DequantPlan, chunk_bytes: int) -> Iterator[np
 def dequantize_rows(plan: DequantPlan, raw: np.ndarray, r0: int, r1: int) -> np.ndarray:
     """Rows ``r0:r1`` (their stored bytes in ``raw``) as the reference computes them."""
     w, n, cols = plan.weight, r1 - r0, plan.cols
+    if w.scheme is QuantScheme.GGUF:
+        return gguf_blocks.dequantize_rows(w, raw, n)
     if plan.bnb4 is not None:
         return bnb.dequantize_4bit(raw, plan.bnb4, r0 * cols, r1 * cols).reshape(n, cols)
     if w.scheme is QuantScheme.BNB_8BIT:

@@ -19,6 +19,7 @@ class QuantScheme(str, Enum):
     AWQ = "awq"
     BNB_4BIT = "bitsandbytes-4bit"
     BNB_8BIT = "bitsandbytes-8bit"
+    GGUF = "gguf"  # llama.cpp's block types (Q4_K, Q8_0, IQ4_XS…), one per tensor
 
     def __str__(self) -> str:
         return self.value
@@ -47,6 +48,7 @@ _LABELS = {
     QuantScheme.AWQ: "AWQ",
     QuantScheme.BNB_4BIT: "bitsandbytes 4-bit",
     QuantScheme.BNB_8BIT: "bitsandbytes 8-bit",
+    QuantScheme.GGUF: "GGUF (llama.cpp)",
 }
 _DEQUANTIZABLE = frozenset(
     {
@@ -61,5 +63,6 @@ _DEQUANTIZABLE = frozenset(
         QuantScheme.AWQ,
         QuantScheme.BNB_4BIT,
         QuantScheme.BNB_8BIT,
+        QuantScheme.GGUF,
     }
 )

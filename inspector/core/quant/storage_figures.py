@@ -10,7 +10,7 @@ import numpy as np
 
 from ..checkpoint import Checkpoint
 from ..stats import STATS_CHUNK_BYTES, as_float64
-from . import gptq_awq, rows
+from . import gguf_blocks, gptq_awq, rows
 from .layout import Part, QuantizedWeight
 from .schemes import QuantScheme
 
@@ -35,6 +35,13 @@ class StorageFigures:
         }
 
     def line(self) -> str:
+        if self.codes_possible == 0:  # GGUF: the blocks' own scales only
+            if self.scale_min is None or self.scale_max is None:
+                return f"block scales: none finite · {self.bad_scales:,} bad"
+            return (
+                f"block scales {self.scale_min:.4g} … {self.scale_max:.4g} · "
+                f"{self.bad_scales:,} bad"
+            )
         scales = (
             f"scales {self.scale_min:.4g} … {self.scale_max:.4g}"
             if self.scale_min is not None and self.scale_max is not None
@@ -48,6 +55,10 @@ class StorageFigures:
 
 def storage_figures(ckpt: Checkpoint, w: QuantizedWeight) -> StorageFigures:
     plan = rows.prepare(ckpt, w)  # checks the companions: one clear line when they do not fit
+    if w.scheme is QuantScheme.GGUF:  # no codes to count: the scales live in the blocks
+        values = gguf_blocks.block_scales(ckpt, plan)
+        low, high, bad = _float_figures(values) if values is not None else (None, None, 0)
+        return StorageFigures(0, 0, 0, low, high, bad)
     counts, possible, top = _code_counts(ckpt, w, plan)
     if plan.bnb4 is not None:  # the scales as bitsandbytes resolves them (nested or not)
         scale_min, scale_max, bad = _float_figures(plan.bnb4.absmax.astype(np.float64))

@@ -1,0 +1,98 @@
+"""GGUF's quantized tensors as logical weights, dequantized by the ggml project's own Python
+reference (the ``gguf`` package's ``quants.dequantize``: numpy, F32 out, as ggml computes).
+
+Each GGUF block tensor is one weight of its own (no companions: the scales live in the blocks);
+its rows are whole blocks, so a block of rows is read and dequantized at a time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..formats.gguf import GgufBlocksInfo
+from ..layout import TensorInfo
+from .layout import QuantizedWeight, QuantLayout
+from .schemes import QuantScheme
+
+if TYPE_CHECKING:
+    from ..checkpoint import Checkpoint
+    from .rows import DequantPlan
+
+# where each block keeps its F16 scale ``d`` (ggml-common.h's block structs)
+_D_OFFSET = {
+    "Q4_0": 0, "Q4_1": 0, "Q5_0": 0, "Q5_1": 0, "Q8_0": 0, "IQ4_NL": 0, "IQ4_XS": 0,
+    "Q2_K": 80, "Q3_K": 108, "Q4_K": 0, "Q5_K": 0, "Q6_K": 208,
+}  # fmt: skip
+
+
+def gguf_layout(tensors: Iterable[TensorInfo]) -> QuantLayout | None:
+    """The quantized tensors of a GGUF file; None when it has none (all F32/F16/BF16…)."""
+    blocks = [t for t in tensors if isinstance(t, GgufBlocksInfo)]
+    if not blocks:
+        return None
+    counts: dict[str, int] = {}
+    for t in blocks:
+        counts[t.ggml.name] = counts.get(t.ggml.name, 0) + 1
+    text = "GGUF " + ", ".join(f"{k}×{v}" for k, v in sorted(counts.items(), key=_most))
+    layout = QuantLayout(text, confirmed=True)
+    missing = sorted({t.ggml.name for t in blocks} - dequantizable_types())
+    if missing:
+        layout.unsupported = (
+            f"the gguf package cannot dequantize {', '.join(missing)}; a cast would write "
+            "the blocks as values, so it is refused"
+        )
+    for t in blocks:
+        layout.add(
+            QuantizedWeight(t.name, QuantScheme.GGUF, t, t.logical, block_type=t.ggml.name,
+                            bits_per_weight=t.ggml.bits_per_weight)
+        )  # fmt: skip
+    return layout
+
+
+def _most(kv: tuple[str, int]) -> tuple[int, str]:
+    return (-kv[1], kv[0])
+
+
+def dequantizable_types() -> set[str]:
+    """The block types the installed gguf package dequantizes."""
+    from gguf import quants
+
+    return {name for name in _BLOCK_TYPES if hasattr(quants, name)}
+
+
+_BLOCK_TYPES = (
+    "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K", "IQ2_XXS",
+    "IQ2_XS", "IQ2_S", "IQ3_XXS", "IQ3_S", "IQ1_S", "IQ1_M", "IQ4_NL", "IQ4_XS", "TQ1_0",
+    "TQ2_0", "MXFP4", "NVFP4", "Q1_0",
+)  # fmt: skip
+
+
+def dequantize_rows(w: QuantizedWeight, raw: np.ndarray, n: int) -> np.ndarray:
+    """``n`` rows of ``w`` (their blocks in ``raw``) as F32, the ggml reference's values."""
+    from gguf import GGMLQuantizationType, quants
+
+    assert isinstance(w.codes, GgufBlocksInfo)
+    qtype = GGMLQuantizationType(w.codes.ggml_id)
+    out = quants.dequantize(raw.reshape(n, -1), qtype)
+    return np.ascontiguousarray(out, dtype=np.float32).reshape(n, -1)
+
+
+def block_scales(ckpt: Checkpoint, plan: DequantPlan) -> np.ndarray | None:
+    """Every block's F16 scale ``d`` as F64, read a block of rows at a time; None for the block
+    types whose scale is not one F16 at a fixed place."""
+    from .rows import raw_chunks
+
+    w = plan.weight
+    assert isinstance(w.codes, GgufBlocksInfo)
+    ggml = w.codes.ggml
+    off = _D_OFFSET.get(ggml.name)
+    if off is None:
+        return None
+    parts = []
+    for raw, _r0, _r1 in raw_chunks(ckpt, plan, 8 << 20):
+        blocks = raw.reshape(-1, ggml.type_size)
+        parts.append(np.ascontiguousarray(blocks[:, off : off + 2]).view("<f2").reshape(-1))
+    return np.concatenate(parts).astype(np.float64) if parts else np.empty(0)
