@@ -31,12 +31,18 @@ def cmd_diff(args: argparse.Namespace) -> int:
         )
     )
     pair = pairing(a, b)
-    if pair is not None and not args.json:
+    if pair is not None and pair.a_is_burn is not None and not args.json:
         burn, torch = ("A", "B") if pair.a_is_burn else ("B", "A")
         out(
             f"{burn} has burn's names and layouts, {torch} PyTorch's: compared as "
             "PyTorchToBurnAdapter maps them (norms' gamma/beta as weight/bias, Linear weights "
             "transposed)"
+        )
+    elif pair is not None and not args.json:
+        side = "A" if pair.gguf_a is not None else "B"
+        out(
+            f"{side} is GGUF: its tensors are compared under the HF names they were converted "
+            "from, with llama's Q/K rows put back in order"
         )
     job = diff_checkpoints(a, b, atol=args.atol, quant_a=quant_a, quant_b=quant_b)
     diffs = run_job(job, progress_printer("diff"))

@@ -13,12 +13,13 @@ equal), ``within_atol`` (values differ, by at most ``--atol``), ``differ``, ``sh
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 import numpy as np
 
 from .checkpoint import Checkpoint
 from .diff_pairing import Pairing, pairing, transposed_chunks
+from .diff_result import DiffSummary, TensorDiff, diff_document
+from .gguf_names import unpermute_rows
 from .layout import TensorInfo
 from .progress import Job, Progress
 from .quant.compare import ErrorFigures, aligned
@@ -30,49 +31,6 @@ from .status import DiffStatus
 STATUSES = tuple(s.value for s in DiffStatus)
 _CHUNK_ELEMS = 1 << 20  # a multiple of 4, so packed F4/F6 chunks end on byte boundaries
 _BLOCK = 1 << 16  # elements compared at a time: ~12 float64 temporaries of 512 KiB stay in cache
-
-
-@dataclass(frozen=True)
-class TensorDiff:
-    name: str
-    status: DiffStatus
-    max_abs_diff: float | None
-    max_rel_diff: float | None
-    dtype_a: str | None
-    dtype_b: str | None
-    shape_a: tuple[int, ...] | None = None
-    shape_b: tuple[int, ...] | None = None
-    # a quantized side (dequantized for the comparison): the scheme and the precision it lost
-    quant: str | None = None
-    rel_fro_err: float | None = None
-    sqnr_db: float | None = None
-    # burn against PyTorch: B's tensor under its own name, and whether it was read transposed
-    name_b: str | None = None
-    transposed: bool = False
-
-    @property
-    def is_equal(self) -> bool:
-        """Equal values (within atol), whatever the dtypes."""
-        return DiffStatus(self.status).is_equal
-
-    def to_json(self) -> dict[str, object]:
-        return {
-            "name": self.name,
-            "status": str(self.status),
-            "max_abs_diff": self.max_abs_diff,
-            "max_rel_diff": self.max_rel_diff,
-            "dtype_a": self.dtype_a,
-            "dtype_b": self.dtype_b,
-            "shape_a": list(self.shape_a) if self.shape_a is not None else None,
-            "shape_b": list(self.shape_b) if self.shape_b is not None else None,
-            **(
-                {"quant": self.quant, "rel_fro_err": self.rel_fro_err, "sqnr_db": self.sqnr_db}
-                if self.quant is not None
-                else {}
-            ),
-            **({"name_b": self.name_b} if self.name_b is not None else {}),
-            **({"transposed": True} if self.transposed else {}),
-        }
 
 
 def _elements(ckpt: Checkpoint, t: TensorInfo) -> Iterator[np.ndarray]:
@@ -138,18 +96,30 @@ def _compare_integers(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
 
 
 def diff_tensors(
-    a: Checkpoint, ta: TensorInfo, b: Checkpoint, tb: TensorInfo, transposed: bool = False
+    a: Checkpoint,
+    ta: TensorInfo,
+    b: Checkpoint,
+    tb: TensorInfo,
+    transposed: bool = False,
+    heads: tuple[int, int] = (0, 0),
 ) -> Iterator[tuple[int, float, float]]:
     """Yield (bytes of A done, running max abs, running max rel) chunk by chunk; ``transposed``:
-    B's 2-D tensor read transposed (burn's Linear weights against PyTorch's)."""
+    B's 2-D tensor read transposed (burn's Linear weights against PyTorch's); ``heads``: rows
+    per head to put back in order on each side (GGUF's permuted Q/K)."""
     max_abs = max_rel = 0.0
     done = 0
     same_dtype = ta.dtype.name == tb.dtype.name and not ta.dtype.is_packed
-    pairs = (
-        aligned(_elements(a, ta), transposed_chunks(b, tb, _CHUNK_ELEMS))
-        if transposed
-        else zip(_elements(a, ta), _elements(b, tb), strict=True)
-    )
+    if transposed or any(heads):
+        xs, ys = _elements(a, ta), _elements(b, tb)
+        if transposed:
+            ys = transposed_chunks(b, tb, _CHUNK_ELEMS)
+        if heads[0]:
+            xs = unpermute_rows(xs, ta.shape[-1], heads[0])
+        if heads[1]:
+            ys = unpermute_rows(ys, tb.shape[-1], heads[1])
+        pairs = aligned(xs, ys)
+    else:
+        pairs = zip(_elements(a, ta), _elements(b, tb), strict=True)
     for ca, cb in pairs:
         if not (same_dtype and _same_bytes(ca, cb)):  # equal bytes: equal values, NaNs included
             for i in range(0, ca.size, _BLOCK):
@@ -174,12 +144,14 @@ def diff_quantized(
     against the other side's (the precision the quantization lost, with Frobenius and SQNR)."""
     items_a = logical_items(a.tensors, quant_a)
     items_b = {i.name: i for i in logical_items(b.tensors, quant_b)}
-    total = sum(i.nbytes for i in items_a if i.name in items_b)
+    pair = pairing(a, b, [i.name for i in items_a])
+    name_b = {i.name: _counterpart(i.name, items_b, pair) for i in items_a}
+    total = sum(i.nbytes for i in items_a if name_b[i.name] is not None)
     done = 0
     out: list[TensorDiff] = []
     yield Progress(0, total)
     for ia in items_a:
-        ib = items_b.get(ia.name)
+        ib = items_b.get(name_b[ia.name] or "")
         da, sa = _dtype_and_shape(ia)
         if ib is None:
             out.append(TensorDiff(ia.name, DiffStatus.ONLY_A, None, None, da, None, sa))
@@ -190,7 +162,11 @@ def diff_quantized(
             done += ia.nbytes
             continue
         figures = ErrorFigures()
-        for xa, xb in aligned(_values(a, ia), _values(b, ib)):
+        ha, hb = pair.head_rows(ia.name, ib.name) if pair is not None else (0, 0)
+        xs, ys = _values(a, ia), _values(b, ib)
+        xs = unpermute_rows(xs, sa[-1], ha) if ha else xs
+        ys = unpermute_rows(ys, sb[-1], hb) if hb else ys
+        for xa, xb in aligned(xs, ys):
             figures.add(xa, xb)
             done += ia.nbytes * xa.size // max(1, ia.numel)
             yield Progress(min(done, total), total, ia.name)
@@ -206,9 +182,10 @@ def diff_quantized(
             TensorDiff(ia.name, status, figures.max_abs, figures.max_rel, da, db, sa, sb,
                        "/".join(schemes) or None,
                        figures.rel_fro_err if schemes else None,
-                       figures.sqnr_db if schemes else None)
+                       figures.sqnr_db if schemes else None,
+                       name_b=ib.name if ib.name != ia.name else None)
         )  # fmt: skip
-    names_a = {i.name for i in items_a}
+    names_a = {n for n in name_b.values() if n is not None}
     for ib in items_b.values():
         if ib.name not in names_a:
             db, sb = _dtype_and_shape(ib)
@@ -276,7 +253,8 @@ def diff_checkpoints(
             continue
         max_abs = max_rel = 0.0
         base = done
-        for part, run_abs, run_rel in diff_tensors(a, ta, b, tb, transposed=bool(turn)):
+        heads = pair.head_rows(ta.name, name_b) if pair is not None else (0, 0)
+        for part, run_abs, run_rel in diff_tensors(a, ta, b, tb, bool(turn), heads):
             max_abs, max_rel = run_abs, run_rel
             done = base + part
             yield Progress(done, total, ta.name)
@@ -299,7 +277,7 @@ def diff_checkpoints(
                        tb.shape, name_b=None if name_b == ta.name else name_b,
                        transposed=bool(turn))
         )  # fmt: skip
-    matched = pair.names_in_a(a, b) if pair is not None else a
+    matched = pair.names_in_a(counterpart, b) if pair is not None else a
     for tb in b.tensors:
         if tb.name not in matched:
             out.append(
@@ -311,58 +289,10 @@ def diff_checkpoints(
     return out
 
 
-def _counterpart(name: str, b: Checkpoint, pair: Pairing | None) -> str | None:
+def _counterpart(name: str, b: Checkpoint | dict, pair: Pairing | None) -> str | None:
     if pair is None:
         return name if name in b else None
-    return pair.name_in_b(name, b)
+    return pair.name_in_b(name, b)  # type: ignore[arg-type]
 
 
-def diff_document(diffs: list[TensorDiff]) -> str:
-    """``diff --json``: one row per tensor, then ``equal`` (the exit code's verdict)."""
-    from .json_output import rows_document
-
-    return rows_document([d.to_json() for d in diffs], {"equal": all(d.is_equal for d in diffs)})
-
-
-@dataclass(frozen=True)
-class DiffSummary:
-    """Counts of a diff, by the same statuses ``diff`` prints: the window and CLI agree."""
-
-    counts: dict[DiffStatus, int]
-    worst_abs: float  # the largest max |Δ| over tensors present in both
-
-    @classmethod
-    def of(cls, diffs: list[TensorDiff]) -> DiffSummary:
-        counts: dict[DiffStatus, int] = {}
-        worst = 0.0
-        for d in diffs:
-            status = DiffStatus(d.status)
-            counts[status] = counts.get(status, 0) + 1
-            if d.max_abs_diff is not None and d.max_abs_diff > worst:
-                worst = d.max_abs_diff
-        return cls(counts, worst)
-
-    def count(self, *statuses: DiffStatus) -> int:
-        return sum(self.counts.get(s, 0) for s in statuses)
-
-    @property
-    def n_equal(self) -> int:
-        """Values equal (same dtype or not)."""
-        return self.count(DiffStatus.EQUAL, DiffStatus.DTYPE_ONLY)
-
-    @property
-    def n_within(self) -> int:
-        return self.count(DiffStatus.WITHIN_ATOL)
-
-    @property
-    def n_differ(self) -> int:
-        return self.count(DiffStatus.DIFFER)
-
-    @property
-    def n_unmatched(self) -> int:
-        """Only in one file, or shaped differently: no values compared."""
-        return self.count(DiffStatus.ONLY_A, DiffStatus.ONLY_B, DiffStatus.SHAPE_MISMATCH)
-
-    @property
-    def is_equal(self) -> bool:
-        return self.n_differ == 0 and self.n_unmatched == 0
+__all__ = ["DiffSummary", "TensorDiff", "diff_checkpoints", "diff_document", "diff_tensors"]

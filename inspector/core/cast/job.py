@@ -29,6 +29,7 @@ from .dequantize import dequantize_and_cast, dequantizing
 from .kernels import can_cast
 from .outputs import (
     file_outputs,
+    hf_renames,
     index_output,
     index_text,
     is_one_burnpack,
@@ -110,7 +111,10 @@ def cast_checkpoint(
     single = is_one_burnpack(out)
     with AtomicWriter(protect, root=out if ckpt.is_sharded and not single else None) as writer:
         paths = output_paths(ckpt, out, writer)
-        outputs_of = {h.path: file_outputs(h.tensors, dst_of, target, deq) for h in ckpt.files}
+        renames, head_rows = hf_renames(ckpt)  # GGUF: back to the HF names and row order
+        outputs_of = {
+            h.path: file_outputs(h.tensors, dst_of, target, deq, renames) for h in ckpt.files
+        }
         if deq is not None and ckpt.is_sharded:  # a shard of scales only: nothing left to write
             paths = {p: d for p, d in paths.items() if outputs_of[p]}
         groups: dict[str, list[Header]] = {}  # output file -> its sources, in checkpoint order
@@ -148,7 +152,7 @@ def cast_checkpoint(
                 batch = OutputBatch(bg, f)
                 pos, i = len(layout.head), 0  # where the data so far ends; the entry's index
                 for header in sources:
-                    reader = SourceReader(ckpt, header, chunk_bytes, f)
+                    reader = SourceReader(ckpt, header, chunk_bytes, f, head_rows)
                     measured = []
                     with reader:
                         for t, entry, w in outputs_of[header.path]:
@@ -159,6 +163,7 @@ def cast_checkpoint(
                             if w is not None:  # codes and scales in, the weight's values out
                                 assert deq is not None
                                 plan = deq.plan(ckpt, w)
+                                plan.head_rows = head_rows.get(w.codes.name, 0)
                                 acc = ErrorAccumulator(plan.compute, target) if report else None
                                 start, src_bytes = done, sum(p.nbytes for p in w.stored)
                                 for raw, r0, r1 in raw_chunks(ckpt, plan, chunk_bytes):

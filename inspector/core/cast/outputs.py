@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from ... import __version__
@@ -147,14 +147,36 @@ def file_outputs(
     dst_of: dict[str, DType],
     target: DType,
     deq: Dequantizing | None,
+    renames: Mapping[str, str] | None = None,
 ) -> list[tuple[TensorInfo, TensorEntry, QuantizedWeight | None]]:
     """What one file's output holds, in its order: each tensor as planned, or (quantized) each
-    weight's values where its codes were, and no companions."""
+    weight's values where its codes were, and no companions. ``renames``: output names (a
+    GGUF file's tensors under their HF names)."""
+    renames = renames or {}
     out = []
     for t in tensors:
         w = deq.weight(t.name) if deq is not None else None
         if w is not None:
-            out.append((t, TensorEntry(w.name, target, tuple(w.shape)), w))
+            name = renames.get(w.name, w.name)
+            out.append((t, TensorEntry(name, target, tuple(w.shape)), w))
         elif deq is None or deq.output_name(t.name) is not None:
-            out.append((t, TensorEntry(t.name, dst_of[t.name], tuple(t.shape)), None))
+            name = renames.get(t.name, t.name)
+            out.append((t, TensorEntry(name, dst_of[t.name], tuple(t.shape)), None))
     return out
+
+
+def hf_renames(ckpt: Checkpoint) -> tuple[dict[str, str], dict[str, int]]:
+    """A GGUF checkpoint's output names (its tensors under the HF names they came from, when
+    the architecture is known; a name two tensors would share is left as it is) and the Q/K
+    rows to put back in order. Empty for every other checkpoint."""
+    from ..gguf_names import gguf_naming
+
+    naming = gguf_naming(ckpt)
+    if naming is None:
+        return {}, {}
+    wanted = {t.name: naming.hf_name(t.name) for t in ckpt.tensors}
+    taken: dict[str, int] = {}
+    for hf in wanted.values():
+        taken[hf] = taken.get(hf, 0) + 1
+    renames = {k: v for k, v in wanted.items() if taken[v] == 1 and v != k}
+    return renames, dict(naming.head_rows)

@@ -3,13 +3,14 @@ output written in order through the background writer, and how many processes to
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
 import numpy as np
 
 from ..checkpoint import Checkpoint, read_byte_chunks
 from ..dtypes import DType
 from ..errors import CheckpointError
+from ..gguf_names import unpermute_rows
 from ..layout import Header, StridedTensorInfo, TensorInfo
 from ..save.pending_file import PendingFile
 from ..save.writeback import BackgroundWriter
@@ -52,8 +53,14 @@ class SourceReader:
     worker process as byte ranges. ``out_pos``: where the current tensor starts in ``out``."""
 
     def __init__(
-        self, ckpt: Checkpoint, header: Header, chunk_bytes: int, out: PendingFile
+        self,
+        ckpt: Checkpoint,
+        header: Header,
+        chunk_bytes: int,
+        out: PendingFile,
+        head_rows: Mapping[str, int] | None = None,
     ) -> None:
+        self.head_rows = head_rows or {}  # GGUF's permuted Q/K: rows put back, a head at a time
         self.ckpt, self.header, self.path, self.base = ckpt, header, header.path, header.data_start
         self.chunk = max(8, chunk_bytes // 8 * 8)  # whole elements of every dtype
         self.fh = None
@@ -78,7 +85,7 @@ class SourceReader:
     ) -> Iterator[int]:
         """Queue ``t`` chunk by chunk: copied, cast on a thread, or read, cast and written in
         place by a worker process. Yields each chunk's source bytes."""
-        if casts.has_processes and in_process_range(t, dst):
+        if casts.has_processes and in_process_range(t, dst) and t.name not in self.head_rows:
             start, end = self.base + t.start, self.base + t.end
             size_in, size_out = t.dtype.bits // 8, dst.bits // 8
             for pos in range(start, end, self.chunk):
@@ -102,7 +109,12 @@ class SourceReader:
                 yield chunk.view(np.uint8)
             return
         start, end = self.base + t.start, self.base + t.end
-        yield from read_byte_chunks(self.fh, self.path, start, end, self.chunk)
+        raw = read_byte_chunks(self.fh, self.path, start, end, self.chunk)
+        heads = self.head_rows.get(t.name)
+        if heads:  # whole heads of rows (bytes), put back in the HF order
+            row = t.nbytes // max(1, t.shape[0])
+            raw = (c.view(np.uint8) for c in unpermute_rows(raw, row, heads))
+        yield from raw
 
 
 def in_process_range(t: TensorInfo, dst: DType) -> bool:

@@ -8,7 +8,6 @@ its rows are whole blocks, so a block of rows is read and dequantized at a time.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -17,12 +16,8 @@ from ..layout import TensorInfo
 from .layout import QuantizedWeight, QuantLayout
 from .schemes import QuantScheme
 
-if TYPE_CHECKING:
-    from ..checkpoint import Checkpoint
-    from .rows import DequantPlan
-
 # where each block keeps its F16 scale ``d`` (ggml-common.h's block structs)
-_D_OFFSET = {
+D_OFFSET = {
     "Q4_0": 0, "Q4_1": 0, "Q5_0": 0, "Q5_1": 0, "Q8_0": 0, "IQ4_NL": 0, "IQ4_XS": 0,
     "Q2_K": 80, "Q3_K": 108, "Q4_K": 0, "Q5_K": 0, "Q6_K": 208,
 }  # fmt: skip
@@ -78,21 +73,3 @@ def dequantize_rows(w: QuantizedWeight, raw: np.ndarray, n: int) -> np.ndarray:
     qtype = GGMLQuantizationType(w.codes.ggml_id)
     out = quants.dequantize(raw.reshape(n, -1), qtype)
     return np.ascontiguousarray(out, dtype=np.float32).reshape(n, -1)
-
-
-def block_scales(ckpt: Checkpoint, plan: DequantPlan) -> np.ndarray | None:
-    """Every block's F16 scale ``d`` as F64, read a block of rows at a time; None for the block
-    types whose scale is not one F16 at a fixed place."""
-    from .rows import raw_chunks
-
-    w = plan.weight
-    assert isinstance(w.codes, GgufBlocksInfo)
-    ggml = w.codes.ggml
-    off = _D_OFFSET.get(ggml.name)
-    if off is None:
-        return None
-    parts = []
-    for raw, _r0, _r1 in raw_chunks(ckpt, plan, 8 << 20):
-        blocks = raw.reshape(-1, ggml.type_size)
-        parts.append(np.ascontiguousarray(blocks[:, off : off + 2]).view("<f2").reshape(-1))
-    return np.concatenate(parts).astype(np.float64) if parts else np.empty(0)

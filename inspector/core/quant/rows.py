@@ -39,6 +39,7 @@ class DequantPlan:
     global_scale: np.float32 | None = None
     packing: gptq_awq.IntPacking | None = None  # GPTQ/AWQ: codes gathered by output columns
     bnb4: bnb.Bnb4 | None = None  # bitsandbytes 4-bit: its quant state
+    head_rows: int = 0  # GGUF's permuted Q/K: rows put back in HF order, a head at a time
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -199,6 +200,8 @@ def _gpt_oss_plan(w: QuantizedWeight, scale: np.ndarray, scale_dtype: DType) -> 
 
 def rows_per_chunk(plan: DequantPlan, chunk_bytes: int) -> int:
     step = max(1, chunk_bytes // max(1, plan.cols * 4))
+    if plan.head_rows:  # whole heads, to put their rows back in order
+        return max(plan.head_rows, step - step % plan.head_rows)
     if plan.packing is not None:  # whole int32 words of outputs
         return max(gptq_awq.STEP, step - step % gptq_awq.STEP)
     block = plan.weight.args.block if plan.weight.args else None
@@ -247,7 +250,11 @@ def dequantize_rows(plan: DequantPlan, raw: np.ndarray, r0: int, r1: int) -> np.
     """Rows ``r0:r1`` (their stored bytes in ``raw``) as the reference computes them."""
     w, n, cols = plan.weight, r1 - r0, plan.cols
     if w.scheme is QuantScheme.GGUF:
-        return gguf_blocks.dequantize_rows(w, raw, n)
+        values = gguf_blocks.dequantize_rows(w, raw, n)
+        if plan.head_rows:  # llama's Q/K: each head's interleaved halves put back
+            heads = values.reshape(-1, plan.head_rows // 2, 2, cols)
+            values = np.ascontiguousarray(heads.swapaxes(1, 2)).reshape(n, cols)
+        return values
     if plan.bnb4 is not None:
         return bnb.dequantize_4bit(raw, plan.bnb4, r0 * cols, r1 * cols).reshape(n, cols)
     if w.scheme is QuantScheme.BNB_8BIT:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..checkpoint import Checkpoint
+from ..formats.gguf import GgufBlocksInfo
 from ..stats import STATS_CHUNK_BYTES, as_float64
 from . import gguf_blocks, gptq_awq, rows
 from .layout import Part, QuantizedWeight
@@ -56,7 +57,7 @@ class StorageFigures:
 def storage_figures(ckpt: Checkpoint, w: QuantizedWeight) -> StorageFigures:
     plan = rows.prepare(ckpt, w)  # checks the companions: one clear line when they do not fit
     if w.scheme is QuantScheme.GGUF:  # no codes to count: the scales live in the blocks
-        values = gguf_blocks.block_scales(ckpt, plan)
+        values = _block_scales(ckpt, plan)
         low, high, bad = _float_figures(values) if values is not None else (None, None, 0)
         return StorageFigures(0, 0, 0, low, high, bad)
     counts, possible, top = _code_counts(ckpt, w, plan)
@@ -135,3 +136,19 @@ def _float_figures(values: np.ndarray) -> tuple[float | None, float | None, int]
     if good.size == 0:
         return None, None, int((~ok).sum())
     return float(good.min()), float(good.max()), int((~ok).sum())
+
+
+def _block_scales(ckpt: Checkpoint, plan: rows.DequantPlan) -> np.ndarray | None:
+    """Every GGUF block's F16 scale ``d`` as F64, read a block of rows at a time; None for the
+    block types whose scale is not one F16 at a fixed place."""
+    w = plan.weight
+    assert isinstance(w.codes, GgufBlocksInfo)
+    ggml = w.codes.ggml
+    off = gguf_blocks.D_OFFSET.get(ggml.name)
+    if off is None:
+        return None
+    parts = []
+    for raw, _r0, _r1 in rows.raw_chunks(ckpt, plan, STATS_CHUNK_BYTES):
+        blocks = raw.reshape(-1, ggml.type_size)
+        parts.append(np.ascontiguousarray(blocks[:, off : off + 2]).view("<f2").reshape(-1))
+    return np.concatenate(parts).astype(np.float64) if parts else np.empty(0)
