@@ -60,8 +60,10 @@ def _quant_line(quant) -> str:
     refusal = quant.cast_refusal()
     if refusal is None:
         them = "it" if len(quant.weights) == 1 else "them"
-        return (
-            f"{quant.describe()}; a cast dequantizes {them} (writes a plain model, "
-            "quantization_config removed)"
+        what = (
+            "writes safetensors under the HF names where the architecture is known"
+            if quant.scheme_text.startswith("GGUF")
+            else "writes a plain model, quantization_config removed"
         )
+        return f"{quant.describe()}; a cast dequantizes {them} ({what})"
     return f"{quant.describe()}; a cast is refused: {refusal}"

@@ -62,8 +62,8 @@ KEEP_ALL_HELP = (
     "tensor under its full name (default: the model's weights, named as the model expects)"
 )
 PATH_HELP = (
-    "a .safetensors file, a PyTorch pickle (.pt .pth .bin .ckpt), a burn .bpk, an *.index.json, "
-    "or a folder"
+    "a .safetensors file, a PyTorch pickle (.pt .pth .bin .ckpt), a burn .bpk, a .gguf, an "
+    "*.index.json, or a folder"
 )
 
 

@@ -40,7 +40,7 @@ def proposed_output(ckpt: Checkpoint, target: DType) -> str:
     path = os.path.abspath(ckpt.files[0].path)
     stem = os.path.basename(path)
     out_suffix = ".bpk" if ckpt.files[0].format == BURNPACK else ".safetensors"
-    for suffix in (".safetensors", ".bpk", *PICKLE_SUFFIXES):  # a pickle becomes safetensors
+    for suffix in (".safetensors", ".bpk", ".gguf", *PICKLE_SUFFIXES):  # converted: safetensors
         if stem.endswith(suffix):
             stem = stem[: -len(suffix)]
             break

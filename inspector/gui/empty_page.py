@@ -11,8 +11,8 @@ from inspector.gui.i18n import translate
 
 EMPTY_TEXT = QT_TRANSLATE_NOOP(
     "EmptyPage",
-    "Drop a .safetensors file, a PyTorch .pt/.bin/.ckpt, a burn .bpk, an index.json or a model "
-    "folder",
+    "Drop a .safetensors file, a PyTorch .pt/.bin/.ckpt, a burn .bpk, a .gguf, an index.json or "
+    "a model folder",
 )
 
 

@@ -11,9 +11,9 @@ if TYPE_CHECKING:
     from PySide6.QtWidgets import QWidget
 
 OPEN_FILTER = (
-    "Checkpoints (*.safetensors *.json *.pt *.pth *.bin *.ckpt *.bpk);;safetensors (*.safetensors "
-    "*.safetensors.index.json);;PyTorch pickles (*.pt *.pth *.bin *.ckpt);;Burnpack (*.bpk);;"
-    "All files (*)"
+    "Checkpoints (*.safetensors *.json *.pt *.pth *.bin *.ckpt *.bpk *.gguf);;safetensors "
+    "(*.safetensors *.safetensors.index.json);;PyTorch pickles (*.pt *.pth *.bin *.ckpt);;"
+    "Burnpack (*.bpk);;GGUF (*.gguf);;All files (*)"
 )
 
 

@@ -30,12 +30,15 @@ class QuantRows:
         self.companions = frozenset(companions)
 
     def cell(self, i: int, col: int) -> str | None:
-        """The Name, Shape and Params cells of a weight's codes row: the weight's own."""
+        """The Name, DType, Shape and Params cells of a weight's codes row: the weight's own
+        (DType: what its codes are stored as, a GGUF block type such as ``Q4_K``)."""
         w = self.weights.get(i)
         if w is None:
             return None
         if col == Col.NAME:
             return w.name
+        if col == Col.DTYPE:
+            return w.stored_dtype
         if col == Col.SHAPE:
             return format_shape(w.shape)
         if col == Col.PARAMS:

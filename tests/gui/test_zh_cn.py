@@ -29,7 +29,7 @@ KEEP = {
     "mismatch", "nan", "inf", "ctrl", "shift", "esc", "glob", "kib", "mib", "gib", "b", "k", "m",
     "index", "json", "torch", "floatcastadapter", "pytorchtoburnadapter", "chain", "to", "max",
     "float64", "log10", "embed", "lm_head", "bias", "layernorm", "inv_freq", "inspector", "f",
-    "config", "pt", "pth", "bin", "ckpt", "bpk", "burnpack",  # file names and suffixes
+    "config", "pt", "pth", "bin", "ckpt", "bpk", "burnpack", "gguf",  # file names and suffixes
 }  # fmt: skip
 WORD = re.compile(r"[A-Za-z_][A-Za-z_0-9]+")
 

@@ -17,7 +17,8 @@ from typing import Any
 from ..errors import CheckpointError, path_problem
 from ..formats.burnpack import FORMAT_NAME as BURNPACK
 from ..formats.burnpack import read_burnpack
-from ..formats.burnpack.spec import MAGIC as BURNPACK_MAGIC
+from ..formats.gguf import FORMAT_NAME as GGUF
+from ..formats.gguf import read_gguf
 from ..formats.safetensors import read_header
 from ..formats.torch_pickle import (
     LEGACY_MAGIC,
@@ -88,7 +89,9 @@ class ScanReport:
 # a walk reads headers and pickles only, but a folder of millions of files is no model folder
 MAX_FOLDER_FILES = 100_000
 # what a folder walk found that torch would never load as a checkpoint: listed, judged clean
-DATA_ONLY = ("safetensors", BURNPACK)  # formats whose files hold no code at all
+DATA_ONLY = ("safetensors", BURNPACK, GGUF)  # formats whose files hold no code at all
+# the other data-only formats, by their first bytes, read when safetensors refuses a file
+_DATA_FORMATS = {b"NRUB": (BURNPACK, read_burnpack), b"GGUF": (GGUF, read_gguf)}
 NOT_CHECKPOINTS = ("not a checkpoint", "special file", "broken symlink", "symlink to a folder")
 
 
@@ -197,10 +200,11 @@ def scan_file(path: str, in_folder: bool = False) -> FileScan:
         try:
             read_header(path)
         except CheckpointError:
-            if not head.startswith(BURNPACK_MAGIC):
+            other = _DATA_FORMATS.get(head[:4])
+            if other is None:
                 raise
-            read_burnpack(path)  # data only too; its own refusal if it is not valid
-            fmt = BURNPACK
+            fmt, read_other = other
+            read_other(path)  # data only too; its own refusal if it is not valid
     except CheckpointError as e:
         if pickles or stream.imports or stream.findings or looks_like_pickle(path, head):
             return stream

@@ -691,8 +691,8 @@
     <name>EmptyPage</name>
     <message>
         <location filename="../empty_page.py" line="12"/>
-        <source>Drop a .safetensors file, a PyTorch .pt/.bin/.ckpt, a burn .bpk, an index.json or a model folder</source>
-        <translation>拖入 .safetensors 文件、PyTorch .pt/.bin/.ckpt、burn .bpk、index.json 或模型文件夹</translation>
+        <source>Drop a .safetensors file, a PyTorch .pt/.bin/.ckpt, a burn .bpk, a .gguf, an index.json or a model folder</source>
+        <translation>拖入 .safetensors 文件、PyTorch .pt/.bin/.ckpt、burn .bpk、.gguf、index.json 或模型文件夹</translation>
     </message>
     <message>
         <location filename="../empty_page.py" line="34"/>
@@ -796,48 +796,48 @@ Shift+drop a second checkpoint to compare against it.</source>
 <context>
     <name>HintPanel</name>
     <message>
-        <location filename="../hint_panel.py" line="46"/>
+        <location filename="../hint_panel.py" line="47"/>
         <source>burn-store fix</source>
         <translation>burn-store 修复方法</translation>
     </message>
     <message>
-        <location filename="../hint_panel.py" line="51"/>
-        <location filename="../hint_panel.py" line="107"/>
+        <location filename="../hint_panel.py" line="52"/>
+        <location filename="../hint_panel.py" line="110"/>
         <source>Copy</source>
         <translation>复制</translation>
     </message>
     <message>
-        <location filename="../hint_panel.py" line="52"/>
+        <location filename="../hint_panel.py" line="53"/>
         <source>Copy the line to the clipboard</source>
         <translation>把这一行复制到剪贴板</translation>
     </message>
     <message>
-        <location filename="../hint_panel.py" line="82"/>
+        <location filename="../hint_panel.py" line="83"/>
         <source>{n} tensor ({kinds}) differs from the model dtype {target}.</source>
         <translation>{n} 个张量（{kinds}）与模型 dtype {target} 不一致。</translation>
     </message>
     <message>
-        <location filename="../hint_panel.py" line="84"/>
+        <location filename="../hint_panel.py" line="85"/>
         <source>{n} tensors ({kinds}) differ from the model dtype {target}.</source>
         <translation>{n} 个张量（{kinds}）与模型 dtype {target} 不一致。</translation>
     </message>
     <message>
-        <location filename="../hint_panel.py" line="92"/>
+        <location filename="../hint_panel.py" line="95"/>
         <source>&lt;b&gt;PyTorch&lt;/b&gt; &lt;code&gt;load_state_dict&lt;/code&gt; copies each tensor into the parameter&apos;s dtype: they become {target} silently.</source>
         <translation>&lt;b&gt;PyTorch&lt;/b&gt; 的 &lt;code&gt;load_state_dict&lt;/code&gt; 会把每个张量复制到参数的 dtype 中：它们会被静默地转为 {target}。</translation>
     </message>
     <message>
-        <location filename="../hint_panel.py" line="99"/>
+        <location filename="../hint_panel.py" line="102"/>
         <source>&lt;b&gt;burn-store&lt;/b&gt; keeps the stored dtype, so the model fails with &lt;code&gt;matmul: dtype mismatch&lt;/code&gt;. Fix it there (or cast this file, Ctrl+S):</source>
         <translation>&lt;b&gt;burn-store&lt;/b&gt; 保留文件中的 dtype，模型会报错 &lt;code&gt;matmul: dtype mismatch&lt;/code&gt;。可以在 burn 中这样修复（或转换此文件，Ctrl+S）：</translation>
     </message>
     <message>
-        <location filename="../hint_panel.py" line="116"/>
+        <location filename="../hint_panel.py" line="119"/>
         <source>&lt;b&gt;config.json&lt;/b&gt;: {key} = {dtype}, but {n} of {total} float tensors are {kinds}. transformers&apos; &lt;code&gt;from_pretrained&lt;/code&gt; casts them to {dtype} silently (the config wins); burn and &lt;code&gt;safe_open&lt;/code&gt; keep {kinds}, and burn&apos;s first matmul with the model&apos;s dtype panics.</source>
         <translation>&lt;b&gt;config.json&lt;/b&gt;：{key} = {dtype}，但 {total} 个浮点张量中有 {n} 个是 {kinds}。transformers 的 &lt;code&gt;from_pretrained&lt;/code&gt; 会静默地把它们转换为 {dtype}（以 config 为准）；burn 和 &lt;code&gt;safe_open&lt;/code&gt; 保持 {kinds}，burn 与模型 dtype 的第一次 matmul 会 panic。</translation>
     </message>
     <message>
-        <location filename="../hint_panel.py" line="134"/>
+        <location filename="../hint_panel.py" line="137"/>
         <source>Copied</source>
         <translation>已复制</translation>
     </message>
@@ -1573,7 +1573,7 @@ Shift+drop a second checkpoint to compare against it.</source>
         <translation>{target} 模型中的 F32：归一化层、旋转位置编码 inv_freq 和 MoE 路由常被有意保持为 F32。转换它们会损失模型所需的精度；可用 fp32-norms 模式保留（转换对话框，或 --keep-preset）。</translation>
     </message>
     <message>
-        <location filename="../quant_rows.py" line="51"/>
+        <location filename="../quant_rows.py" line="54"/>
         <source>{name}
 stored as {codes} ({storage}), with: {companions}</source>
         <translation>{name}
