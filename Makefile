@@ -60,6 +60,7 @@ bench: $(VENV)/.installed-test
 	$(BIN)/python bench/list_vs_safe_open.py
 	$(BIN)/python bench/pickle_vs_torch.py
 	$(BIN)/python bench/burnpack_vs_safetensors.py
+	$(BIN)/python bench/gguf_vs_reader.py
 	QT_QPA_PLATFORM=offscreen $(BIN)/python bench/gui_open_200k.py
 
 fuzz: $(VENV)/.installed-test
@@ -67,6 +68,7 @@ fuzz: $(VENV)/.installed-test
 	$(BIN)/python tests/fuzz/fuzz_header.py -max_total_time=300
 	$(BIN)/python tests/fuzz/fuzz_pickle.py -max_total_time=300
 	$(BIN)/python tests/fuzz/fuzz_burnpack.py -max_total_time=300
+	$(BIN)/python tests/fuzz/fuzz_gguf.py -max_total_time=300
 
 # mutation testing of inspector/core/ (mutmut; not in CI: hours on 2 cores). Config: pyproject [tool.mutmut]
 # One OpenMP thread: mutmut forks each mutant's run from a process that already ran torch, and

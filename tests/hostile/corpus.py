@@ -62,6 +62,12 @@ def _bpk(name: str) -> Callable[[Path], bytes]:
     return lambda _canary: BY_NAME[name].build()
 
 
+def _gguf(name: str) -> Callable[[Path], bytes]:
+    from tests.malformed.gguf_corpus import BY_NAME
+
+    return lambda _canary: BY_NAME[name].build()
+
+
 def _protocol0(canary: Path) -> bytes:
     return f"cos\nsystem\n(S'touch {canary}'\ntR.".encode()
 
@@ -121,6 +127,10 @@ CASES: list[HostileCase] = [
     *(  # Burnpack whose counts and sizes claim what the file does not hold
         HostileCase(f"burnpack-{name}", _file("model.bpk", _bpk(name)), unsafe=False)
         for name in ("metadata-over-100mb", "over-100k-tensors", "cbor-too-deep", "field-cycle")
+    ),
+    *(  # GGUF whose counts and lengths claim what the file does not hold
+        HostileCase(f"gguf-{name}", _file("model.gguf", _gguf(name)), unsafe=False)
+        for name in ("huge-tensor-count", "array-count-huge", "key-past-eof", "dims-overflow")
     ),
 ]
 
