@@ -13,6 +13,7 @@ from .checkpoint import Checkpoint
 from .errors import AmbiguousCheckpointError, CheckpointError, path_problem
 from .formats.burnpack import SUFFIX as BURNPACK_SUFFIX
 from .formats.registry import read_file
+from .gguf_split import split_series
 from .index_file import SHARD_NAME, is_index_name, read_index
 from .layout import Header, TensorInfo, file_identity
 from .save.journal import leftover_journals
@@ -67,6 +68,9 @@ def open_checkpoint(path: str | os.PathLike[str], keep_all: bool = False) -> Che
     if path.endswith(".json"):
         return open_index(path)
     header = read_checkpoint_file(path, st)
+    series = split_series(header, read_checkpoint_file)
+    if series is not None:  # a GGUF split: every part, as one checkpoint
+        return Checkpoint(series[0].path, series, [t for h in series for t in h.tensors])
     found = None if keep_all else model_tensors(header)
     if found is None:
         return Checkpoint(path, [header], list(header.tensors))

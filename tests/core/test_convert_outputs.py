@@ -165,3 +165,12 @@ def test_a_source_truncated_after_opening_names_itself_in_the_cast(tmp_path):
         "file was truncated on disk since it was opened; reopen it",
     )
     assert not (tmp_path / "o.safetensors").exists()
+
+
+def test_a_folder_that_is_not_there_is_refused_before_any_work(tmp_path):
+    """``-o out/`` for a missing folder was written in full, then failed at the rename."""
+    torch.save({"w": torch.ones(2)}, tmp_path / "weights.pt")
+    with pytest.raises(CheckpointError) as e:
+        _cast(tmp_path / "weights.pt", str(tmp_path / "missing") + "/")
+    assert e.value.reason == "no such folder: create it first, or give a file name without the '/'"
+    assert sorted(os.listdir(tmp_path)) == ["weights.pt"]

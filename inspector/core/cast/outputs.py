@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
@@ -56,6 +57,11 @@ def output_paths(ckpt: Checkpoint, out: str, writer: AtomicWriter) -> dict[str, 
     if is_one_burnpack(out):
         return {h.path: out for h in ckpt.files}
     fmt = ckpt.files[0].format
+    if len(ckpt.files) > 1 and not ckpt.is_sharded:  # a GGUF split series: one output file
+        if os.path.isdir(out):
+            stem = re.sub(r"-\d{5}-of-\d{5}(\.gguf)$", r"\1", os.path.basename(ckpt.path))
+            out = os.path.join(out, _kept_name(stem, fmt))
+        return {h.path: out for h in ckpt.files}
     if not ckpt.is_sharded and ckpt.folder is None:
         src = ckpt.files[0].path
         if os.path.isdir(out):

@@ -134,6 +134,10 @@ class AtomicWriter:
         """
         if not path:
             raise CheckpointError(None, f"the {what} path is empty")
+        if path.endswith((os.sep, "/")) and not os.path.isdir(path):  # a folder that is not there
+            raise CheckpointError(
+                path, "no such folder: create it first, or give a file name without the '/'"
+            )
         apath = os.path.abspath(path)
         if apath in self._reserved:
             other = self._reserved[apath]
