@@ -15,6 +15,7 @@ from inspector.core.checkpoint import Checkpoint
 from inspector.core.dtypes import DTYPES, DType
 from inspector.core.errors import AmbiguousCheckpointError, CheckpointError
 from inspector.core.formats.burnpack import burnpack_facts
+from inspector.core.formats.gguf import FORMAT_NAME as GGUF
 from inspector.core.formats.torch_pickle import pickle_facts
 from inspector.core.model_folder.config import ModelConfig, read_model_config, weights_disagree
 from inspector.core.model_folder.intended import IntendedMatcher, preset_globs
@@ -359,8 +360,9 @@ class WindowController(QObject):
         self.page.set_lint(s.lint, os.path.basename((s.path or "").rstrip(os.sep)))
         metadata = s.checkpoint.metadata if s.checkpoint is not None else None
         burn = burnpack_facts(s.checkpoint.files[0]) if s.checkpoint is not None else None
+        gguf = s.checkpoint is not None and s.checkpoint.files[0].format == GGUF
         self.page.plots_tabs.set_metadata(
-            metadata, s.checkpoint is not None and s.checkpoint.is_sharded, burn
+            metadata, s.checkpoint is not None and s.checkpoint.is_sharded, burn, gguf
         )
         if s.checkpoint is not None:
             first = s.checkpoint.files[0]

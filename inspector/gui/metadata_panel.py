@@ -30,15 +30,19 @@ class MetadataPanel(CaptionTree):
         metadata: dict[str, Any] | None,
         sharded: bool = False,
         burn: BurnpackFacts | None = None,
+        gguf: bool = False,
     ) -> None:
         """Show ``metadata`` (None or empty clears the tab); ``burn``: a Burnpack file's facts,
-        whose scalars follow its metadata."""
+        whose scalars follow its metadata; ``gguf``: the entries are a GGUF file's key/values
+        (long arrays summarised)."""
         self.tree.clear()
         scalars = burn.scalar_values() if burn is not None else {}
         if not metadata and not scalars:
             self.caption.setText("")
             return
-        if burn is not None:
+        if gguf:
+            what = translate("MetadataPanel", "the GGUF file's <b>key/values</b>")
+        elif burn is not None:
             what = translate("MetadataPanel", "the Burnpack file's <b>metadata</b> and scalars")
         elif sharded:
             what = translate("MetadataPanel", "the index's <b>metadata</b>")

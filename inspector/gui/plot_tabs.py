@@ -186,6 +186,10 @@ class PlotTabs(QTabWidget):
         return bool(tabs)
 
     def set_metadata(
-        self, metadata: dict | None, sharded: bool = False, burn: BurnpackFacts | None = None
+        self,
+        metadata: dict | None,
+        sharded: bool = False,
+        burn: BurnpackFacts | None = None,
+        gguf: bool = False,
     ) -> None:
-        self.metadata_panel.set_metadata(metadata, sharded, burn)
+        self.metadata_panel.set_metadata(metadata, sharded, burn, gguf)

@@ -290,87 +290,87 @@
 <context>
     <name>Controller</name>
     <message>
-        <location filename="../controller.py" line="119"/>
+        <location filename="../controller.py" line="120"/>
         <source>Opening {name}…</source>
         <translation>正在打开 {name}…</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="148"/>
+        <location filename="../controller.py" line="149"/>
         <source>The reference {name} was cleared: it was chosen for the previous checkpoint.</source>
         <translation>参考文件 {name} 已清除：它是为上一个 checkpoint 选择的。</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="153"/>
+        <location filename="../controller.py" line="154"/>
         <source>Compare with {name} again</source>
         <translation>再次与 {name} 对比</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="159"/>
+        <location filename="../controller.py" line="160"/>
         <source>{kind} checkpoint: showing the model&apos;s {n} tensors (prefix {prefix} taken off); {left} optimizer and other tensors are left out, and a cast leaves them out too.</source>
         <translation>{kind} 检查点：显示模型的 {n} 个张量（已去掉前缀 {prefix}）；{left} 个优化器及其他张量未显示，转换时也不会写入。</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="171"/>
+        <location filename="../controller.py" line="172"/>
         <source>Show everything</source>
         <translation>显示全部</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="176"/>
+        <location filename="../controller.py" line="177"/>
         <source>Note: {text}.</source>
         <translation>注意：{text}。</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="184"/>
+        <location filename="../controller.py" line="185"/>
         <source>Could not open {what}</source>
         <translation>无法打开 {what}</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="186"/>
+        <location filename="../controller.py" line="187"/>
         <source> — still showing the previous checkpoint.</source>
         <translation> — 仍显示之前的 checkpoint。</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="195"/>
+        <location filename="../controller.py" line="196"/>
         <source>Open which checkpoint?</source>
         <translation>打开哪个 checkpoint？</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="196"/>
+        <location filename="../controller.py" line="197"/>
         <source>This folder holds several checkpoints. Open:</source>
         <translation>此文件夹包含多个 checkpoint。打开：</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="259"/>
+        <location filename="../controller.py" line="260"/>
         <source>Opening reference {name}…</source>
         <translation>正在打开参考文件 {name}…</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="281"/>
+        <location filename="../controller.py" line="282"/>
         <source>Comparing with {name}</source>
         <translation>正在与 {name} 对比</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="285"/>
+        <location filename="../controller.py" line="286"/>
         <source>Comparison cancelled.</source>
         <translation>对比已取消。</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="292"/>
+        <location filename="../controller.py" line="293"/>
         <source>Could not open the reference {what}</source>
         <translation>无法打开参考文件 {what}</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="302"/>
+        <location filename="../controller.py" line="303"/>
         <source>Comparison failed: {why}</source>
         <translation>对比失败：{why}</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="321"/>
+        <location filename="../controller.py" line="322"/>
         <source>Compared with {ref}: {n} differing (worst max |Δ| {worst}), {equal} equal</source>
         <translation>已与 {ref} 对比：{n} 个张量有差异（最大 |Δ| 为 {worst}），{equal} 个完全相同</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="326"/>
+        <location filename="../controller.py" line="327"/>
         <source>; {n} only in one file or shaped differently</source>
         <translation>；{n} 个只存在于其中一个文件或形状不同</translation>
     </message>
@@ -1080,27 +1080,32 @@ Shift+drop a second checkpoint to compare against it.</source>
         <translation>值</translation>
     </message>
     <message>
-        <location filename="../metadata_panel.py" line="42"/>
+        <location filename="../metadata_panel.py" line="44"/>
+        <source>the GGUF file&apos;s &lt;b&gt;key/values&lt;/b&gt;</source>
+        <translation>GGUF 文件的 &lt;b&gt;键/值&lt;/b&gt;</translation>
+    </message>
+    <message>
+        <location filename="../metadata_panel.py" line="46"/>
         <source>the Burnpack file&apos;s &lt;b&gt;metadata&lt;/b&gt; and scalars</source>
         <translation>Burnpack 文件的 &lt;b&gt;metadata&lt;/b&gt; 与标量</translation>
     </message>
     <message>
-        <location filename="../metadata_panel.py" line="44"/>
+        <location filename="../metadata_panel.py" line="48"/>
         <source>the index&apos;s &lt;b&gt;metadata&lt;/b&gt;</source>
         <translation>索引的 &lt;b&gt;metadata&lt;/b&gt;</translation>
     </message>
     <message>
-        <location filename="../metadata_panel.py" line="46"/>
+        <location filename="../metadata_panel.py" line="50"/>
         <source>the file&apos;s &lt;b&gt;__metadata__&lt;/b&gt;</source>
         <translation>文件的 &lt;b&gt;__metadata__&lt;/b&gt;</translation>
     </message>
     <message>
-        <location filename="../metadata_panel.py" line="48"/>
+        <location filename="../metadata_panel.py" line="52"/>
         <source>{name} (scalar)</source>
         <translation>{name}（标量）</translation>
     </message>
     <message>
-        <location filename="../metadata_panel.py" line="51"/>
+        <location filename="../metadata_panel.py" line="55"/>
         <source>{what}: {n} entries, as saved (cast keeps them).</source>
         <translation>{what}：{n} 项，与保存时相同（转换会保留）。</translation>
     </message>
