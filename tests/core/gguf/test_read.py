@@ -75,3 +75,25 @@ def test_opening_reads_the_header_only(tmp_path):
     with open_checkpoint(path) as ckpt:
         assert ckpt["w"].shape == (n,)
     assert resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before < 100  # touched: 500+
+
+
+def test_a_type_the_package_cannot_dequantize_is_listed_and_its_cast_refused(tmp_path):
+    """Q8_K (an intermediate type of ggml's dot products) has no dequantize in the package."""
+    from inspector.core.cast.job import cast_checkpoint
+    from inspector.core.dtypes import DTYPES
+    from inspector.core.errors import CheckpointError
+    from inspector.core.progress import run_job
+
+    head = raw_gguf([kv_str(b"general.architecture", b"llama")], [info(b"w", (256,), 15, 0)])
+    path = tmp_path / "k.gguf"
+    path.write_bytes(head + bytes(292))
+    with open_checkpoint(path) as ckpt:
+        layout = recognise(ckpt.tensors)
+        assert layout.weights["w"].stored_dtype == "Q8_K"
+        with pytest.raises(CheckpointError) as e:
+            run_job(cast_checkpoint(ckpt, DTYPES["F32"], str(tmp_path / "o.safetensors")))
+    assert e.value.reason == (
+        "the gguf package cannot dequantize Q8_K; a cast would write the blocks as values, "
+        "so it is refused"
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["k.gguf"]
