@@ -82,7 +82,12 @@ def run(
     from .i18n import install_translator
     from .main_window import MainWindow
 
-    install_translator(app, lang)
+    used = install_translator(app, lang)
+    wanted = lang or os.environ.get("CHECKPOINT_INSPECTOR_LANG")
+    if wanted and used == "en" and not (wanted == "en" or wanted.startswith("en_")):
+        sys.stderr.write(
+            f"checkpoint-inspector: no {wanted} translation; the window is in English\n"
+        )
 
     icon = window_icon()
     app.setWindowIcon(icon)

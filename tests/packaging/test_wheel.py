@@ -39,6 +39,7 @@ def test_wheel_declares_both_entry_points(wheel):
     assert "[gui_scripts]\ncheckpoint-inspector-gui = inspector.cli:gui_main" in text
     assert "inspector/resources/icons/checkpoint-inspector.png" in names
     assert "inspector/resources/sample.safetensors" in names
+    assert "inspector/gui/i18n/checkpoint_inspector_zh_CN.qm" in names  # `pip install .` too
     assert not [n for n in names if n.startswith(("tests/", "packaging/"))]
 
 
@@ -78,3 +79,23 @@ def test_installed_scripts_run_and_find_resources(wheel, tmp_path):
     )
     assert r.returncode == 0, r.stderr
     assert "embeddings.position_ids" in r.stdout
+
+
+def test_an_installed_wheel_shows_the_window_in_chinese(wheel, tmp_path):
+    """`pip install .` has no `make` step: the translation must come with the wheel."""
+    target = tmp_path / "site"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-index", "--target",
+         str(target), str(wheel)], check=True, capture_output=True,
+    )  # fmt: skip
+    env = dict(os.environ, PYTHONPATH=str(target), QT_QPA_PLATFORM="offscreen")
+    code = (
+        "from inspector.gui.app import ensure_app; from inspector.gui.i18n import "
+        "install_translator; from PySide6.QtCore import QCoreApplication as Q; "
+        "app = ensure_app(); print(install_translator(app, 'zh_CN'), "
+        "Q.translate('Actions', '&File'))"
+    )
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                       cwd=tmp_path, check=True)  # fmt: skip
+    lang, text = r.stdout.split()
+    assert lang == "zh_CN" and text != "&File"
