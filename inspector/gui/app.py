@@ -89,6 +89,9 @@ def run(
             f"checkpoint-inspector: no {wanted} translation; the window is in English\n"
         )
 
+    from .file_open_events import FileOpenRouter
+
+    router = FileOpenRouter(app)  # macOS Finder/Dock opens, which may come before the window
     icon = window_icon()
     app.setWindowIcon(icon)
     settings = QSettings()
@@ -97,6 +100,7 @@ def run(
     if screenshot:
         return _screenshot(app, win, path, screenshot, reference)
     win.show()
+    router.attach(win.open_path)
     if path:
         win.open_path(path)
         if reference:

@@ -373,17 +373,23 @@ def test_spec_two_executables_one_folder(monkeypatch):
     assert not [d for d in dests if d.endswith((".py", ".sh"))]
 
 
-def test_spec_macos_bundle_registers_safetensors(monkeypatch):
+def test_spec_macos_bundle_registers_every_format_it_reads(monkeypatch):
     b = _run_spec("darwin", monkeypatch)
     (bundle,) = b["BUNDLE"]
     plist = bundle.kwargs["info_plist"]
     plistlib.dumps(plist)  # serialisable as an Info.plist
+    docs = {d["LSItemContentTypes"][0]: d for d in plist["CFBundleDocumentTypes"]}
+    exported = {e["UTTypeIdentifier"]: e for e in plist["UTExportedTypeDeclarations"]}
+    assert set(docs) == set(exported)
+    extensions = {
+        ext
+        for e in exported.values()
+        for ext in e["UTTypeTagSpecification"]["public.filename-extension"]
+    }
+    assert extensions == {"safetensors", "pt", "pth", "bin", "ckpt", "bpk", "gguf"}
     uti = "io.github.checkpoint-inspector.safetensors"
-    (doc,) = plist["CFBundleDocumentTypes"]
-    assert doc["LSItemContentTypes"] == [uti] and doc["CFBundleTypeRole"] == "Viewer"
-    (exported,) = plist["UTExportedTypeDeclarations"]
-    assert exported["UTTypeIdentifier"] == uti
-    assert exported["UTTypeTagSpecification"]["public.filename-extension"] == ["safetensors"]
+    assert docs[uti]["CFBundleTypeRole"] == "Viewer" and docs[uti]["LSHandlerRank"] == "Owner"
+    assert docs["io.github.checkpoint-inspector.pytorch"]["LSHandlerRank"] == "Alternate"
     assert plist["CFBundleExecutable"] == "checkpoint-inspector-gui"
     # the .app starts the first executable of the COLLECT: the windowed one
     first = b["COLLECT"][0].args[0]
