@@ -54,6 +54,7 @@ lint: $(VENV)/.installed-test
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
+	$(BIN)/check-jsonschema --builtin-schema vendor.github-workflows .github/workflows/*.yml
 
 bench: $(VENV)/.installed-test
 	$(BIN)/python bench/cast_vs_torch.py
