@@ -189,3 +189,20 @@ def test_pickles_and_model_folders(bundle, tmp_path):
     assert r.returncode == 1, r.stderr
     codes = {f["code"] for f in json.loads(r.stdout)["findings"]}
     assert "config_dtype" in codes
+
+
+def test_burnpack_and_gguf(bundle, tmp_path):
+    """The bundle reads burn's own .bpk (cbor2 inside it) and a GGUF with a quantized tensor
+    (the gguf package and its yaml inside it), and dequantizes it in a cast."""
+    import numpy as np
+
+    from tests.gguf_files import Q, write_gguf
+
+    bpk = ROOT / "tests" / "data" / "burn" / "mnist.bpk"
+    r = run(CLI, "list", bpk)
+    assert r.returncode == 0 and "fc1.weight" in r.stdout, r.stderr
+    a = np.random.default_rng(0).standard_normal((8, 64)).astype(np.float32)
+    gguf = write_gguf(tmp_path / "m.gguf", {"w": (a, Q.Q8_0)})
+    r = run(CLI, "cast", gguf, "--target", "F32", "-o", tmp_path / "m.safetensors")
+    assert r.returncode == 0, r.stderr
+    assert "1 quantized weight dequantized to F32 (gguf)" in r.stdout
