@@ -29,16 +29,20 @@ def listing_rows(
     stats: Mapping[str, Any] | None = None,
     storage: Mapping[str, Any] | None = None,
     burn: BurnpackFacts | None = None,
+    file_dims: Mapping[str, tuple[int, ...]] | None = None,
 ) -> Iterator[dict[str, object]]:
     """The ``list --json`` rows, made while they are written (no list of 200k dicts).
 
     ``burn``: a Burnpack file's facts, whose ``param_id`` and burn dtype name (where it is not
-    the plain one: ``Flex32``, ``Bool(Native)``) each row then carries."""
+    the plain one: ``Flex32``, ``Bool(Native)``) each row then carries; ``file_dims``: a GGUF
+    file's dimensions in its own order (innermost first), as ``gguf_dims``."""
+    file_dims = file_dims or {}
     matches: dict[str, bool | None] = {}
     param_ids = burn.param_ids if burn else {}
     burn_dtypes = burn.burn_dtypes if burn else {}
     for t in items:
         if isinstance(t, QuantizedWeight):
+            gguf_dims = file_dims.get(t.name)
             yield {
                 "name": t.name,
                 "dtype": t.stored_dtype,
@@ -50,6 +54,7 @@ def listing_rows(
                 "quant": t.to_json(),
                 **(stats[t.name].to_json() if stats and t.name in stats else {}),
                 **({"storage": storage[t.name].to_json()} if storage and t.name in storage else {}),
+                **({"gguf_dims": list(gguf_dims)} if gguf_dims is not None else {}),
             }
             continue
         start, end = t.data_offsets
@@ -64,6 +69,8 @@ def listing_rows(
             "nbytes": end - start,
             "matches_target": m,
         }
+        if t.name in file_dims:
+            row["gguf_dims"] = list(file_dims[t.name])
         if t.name in param_ids:
             row["param_id"] = param_ids[t.name]
         if t.name in burn_dtypes:
@@ -109,7 +116,9 @@ def listing_document(
         extra["burnpack"] = {"version": burn.version, "scalars": burn.scalar_values()}
     if items is None:
         items = logical_items(ckpt.tensors, quant)
-    return rows_document(listing_rows(items, file_names, target, stats, storage, burn), extra)
+    dims = {k: v for h in ckpt.files if (g := gguf_facts(h)) for k, v in g.dims.items()}
+    rows = listing_rows(items, file_names, target, stats, storage, burn, dims)
+    return rows_document(rows, extra)
 
 
 def listing_csv(items: Iterable[TensorInfo | QuantizedWeight], target: DType) -> str:

@@ -97,3 +97,23 @@ def test_a_type_the_package_cannot_dequantize_is_listed_and_its_cast_refused(tmp
         "so it is refused"
     )
     assert sorted(p.name for p in tmp_path.iterdir()) == ["k.gguf"]
+
+
+def test_list_json_has_both_orders_and_the_header(tmp_path):
+    import json
+
+    from inspector.core.dtypes import DTYPES
+    from inspector.core.listing import listing_document
+
+    a = RNG.standard_normal((64, 256)).astype(np.float32)
+    path = write_gguf(tmp_path / "m.gguf", {"q": (a, Q.Q8_0), "e": (a, None)}, tokens=100)
+    with open_checkpoint(path) as ckpt:
+        doc = json.loads(listing_document(ckpt, DTYPES["F32"], recognise(ckpt.tensors)))
+    rows = {r["name"]: r for r in doc["tensors"]}
+    assert rows["q"]["shape"] == [64, 256] and rows["q"]["gguf_dims"] == [256, 64]
+    assert rows["q"]["dtype"] == "Q8_0" and rows["q"]["quant"]["bits_per_weight"] == 8.5
+    assert rows["e"]["shape"] == [64, 256] and rows["e"]["gguf_dims"] == [256, 64]
+    g = doc["gguf"]
+    assert (g["version"], g["architecture"]) == (3, "llama")
+    assert g["types"] == {"F32": 1, "Q8_0": 1}
+    assert g["metadata"]["tokenizer.ggml.tokens"] == {"array_of": "string", "count": 100}
