@@ -12,7 +12,11 @@ def _clip(text: str, limit: int) -> str:
 
 def _q(name: object) -> str:
     """A tensor or key name for a message: quoted, and clipped so one line stays one line."""
-    return _clip(repr(name), 80)
+    try:
+        text = repr(name)
+    except (ValueError, RecursionError):  # an integer of 5,000 digits, a deep structure
+        text = f"<{type(name).__name__}>"
+    return _clip(text, 80)
 
 
 def _dump(v: Any) -> str:

@@ -51,6 +51,26 @@ def _many_tensors(n: int) -> bytes:
     return burnpack_bytes([], doc=doc)
 
 
+_TAGS = ("metadata holds CBOR tag {} (a shared or string reference, a date, a bignum…); "
+         "burn's writer never writes tags, and this tool reads none")  # fmt: skip
+
+
+def _shared_shape() -> bytes:
+    """Two tensors, the second one's shape a reference to the first one's (tags 28/29)."""
+    E = cbor2.dumps
+
+    def t(name: str, shape: bytes, off: list) -> bytes:
+        return (E(name) + b"\xa3" + E("dtype") + E("F32") + E("shape") + shape
+                + E("data_offsets") + E(off))  # fmt: skip
+
+    return (b"\xa1" + E("tensors") + b"\xa2" + t("v", b"\xd8\x1c" + E([4]), [0, 16])
+            + t("w", b"\xd8\x1d\x00", [256, 272]))  # fmt: skip
+
+
+def _cbor_raw(raw: bytes) -> Callable[[], bytes]:
+    return lambda: burnpack_bytes([W], raw_metadata=raw)
+
+
 def _cbor(doc: object) -> Callable[[], bytes]:
     return lambda: burnpack_bytes([W], doc=doc)
 
@@ -68,19 +88,36 @@ CASES: list[BpkCase] = [
     BpkCase("cbor-truncated", lambda: burnpack_bytes([W], raw_metadata=b"\xa1\x67tensors\xa1"),
             "metadata is not valid CBOR: premature end of stream (expected to read at least 1 bytes, got 0 instead)"),
     BpkCase("cbor-too-deep", lambda: burnpack_bytes([W], raw_metadata=_nested(100_000)),
-            "metadata is not valid CBOR: maximum container nesting depth (128) exceeded"),
+            "metadata nests deeper than burn's limit of 128 containers"),
+    BpkCase("field-one-deeper-than-burn", lambda: burnpack_bytes([W], raw_metadata=_extra(_nested(128))),
+            "metadata nests deeper than burn's limit of 128 containers"),
     BpkCase("field-deeper-than-burn", lambda: burnpack_bytes([W], raw_metadata=_extra(_nested(130))),
-            "metadata is not valid CBOR: maximum container nesting depth (128) exceeded"),
+            "metadata nests deeper than burn's limit of 128 containers"),
     BpkCase("field-cycle", lambda: burnpack_bytes([W], raw_metadata=_extra(b"\xd8\x1c\x81\xd8\x1d\x00")),
-            "field 'future' holds a shared reference (CBOR tag 29)"),
-    BpkCase("field-shared-twice", lambda: burnpack_bytes(
-        [W], raw_metadata=_extra(b"\x82\xd8\x1c\x80\xd8\x1d\x00")),
-            "field 'future' holds a shared reference (CBOR tag 29)"),
+            _TAGS.format(29)),
+    BpkCase("shared-shape", lambda: burnpack_bytes([W], raw_metadata=_shared_shape()), _TAGS.format(28)),
+    BpkCase("string-refs", lambda: burnpack_bytes([W], raw_metadata=cbor2.dumps(_doc(), string_referencing=True)),
+            _TAGS.format(256)),
+    BpkCase("bignum-dtype", _cbor_raw(b"\xa1" + cbor2.dumps("tensors") + b"\xa1" + cbor2.dumps("w") + b"\xa3"
+                                      + cbor2.dumps("dtype") + b"\xc2\x59\x01\x00" + b"\x01" * 256
+                                      + cbor2.dumps("shape") + cbor2.dumps([4]) + cbor2.dumps("data_offsets")
+                                      + cbor2.dumps([0, 16])), _TAGS.format(2)),
+    BpkCase("indefinite-dtype", _cbor_raw(b"\xa1" + cbor2.dumps("tensors") + b"\xa1" + cbor2.dumps("w") + b"\xa3"
+                                          + cbor2.dumps("dtype") + b"\x7f\x63F32\xff" + cbor2.dumps("shape")
+                                          + cbor2.dumps([4]) + cbor2.dumps("data_offsets") + cbor2.dumps([0, 16])),
+            "metadata is not valid CBOR: error decoding text string: encountered indefinite length but it has been disabled"),
+    BpkCase("shape-product-overflows", _cbor(_doc(shape=[2**64 - 1] * 3, data_offsets=[0, 0])),
+            "tensor 'w': its shape overflows u64"),
+    BpkCase("shape-300-dims", _cbor(_doc(shape=[2**64 - 1] * 300, data_offsets=[0, 0])),
+            "tensor 'w': 300 dimensions"),
+    BpkCase("shape-huge-then-zero", _cbor(_doc(shape=[2**64 - 1] * 20 + [0], data_offsets=[0, 0])),
+            "tensor 'w': its shape overflows u64"),
+    BpkCase("shape-65-dims", _cbor(_doc(shape=[1] * 65, data_offsets=[0, 4])), "tensor 'w': 65 dimensions"),
     BpkCase("duplicate-key", lambda: burnpack_bytes([W], raw_metadata=b"\xa2" + cbor2.dumps(_doc())[1:]
                                                     + cbor2.dumps("tensors") + b"\xa0"),
             "metadata is not valid CBOR: error decoding map: Duplicate map key: 'tensors'"),
     BpkCase("field-with-a-tag", lambda: burnpack_bytes([W], raw_metadata=_extra(b"\xc1\x01")),
-            "field 'future' holds a CBOR value burn cannot read (datetime)"),
+            _TAGS.format(1)),
     BpkCase("metadata-size-too-big", lambda: burnpack_bytes(
         [W], raw_metadata=cbor2.dumps(_doc()) + b"\x00\x00"),
             "2 bytes of the metadata follow its CBOR value (the header's metadata size is wrong)"),

@@ -65,7 +65,6 @@ def burnpack_layout(
             burn_dtypes=source.burn_dtypes if source else None,
             param_ids=source.param_ids if source else None,
             scalars=source.scalars if source else None,
-            extra=source.extra if source else None,
         )
     except NotBurnpackable as e:
         raise CheckpointError(path, f"cannot be written as Burnpack: {e}") from None

@@ -12,7 +12,7 @@ import pytest
 
 from inspector.core.formats.burnpack import burnpack_facts, read_burnpack
 from inspector.core.opening import open_checkpoint
-from tests.burnpack_files import BurnTensor, plain, write_burnpack
+from tests.burnpack_files import BurnTensor, burnpack_bytes, plain, write_burnpack
 
 BURN_FILE = Path(__file__).parents[2] / "data" / "burn" / "mnist.bpk"
 
@@ -103,3 +103,14 @@ def test_sizes_around_the_alignment(tmp_path, n):
     with open_checkpoint(path) as ckpt:
         assert ckpt.view("a").tolist() == [7] * n
         assert ckpt.view("b").tolist() == np.arange(n, dtype=np.int8).tolist()
+
+
+def test_nesting_exactly_at_burns_limit_is_read(tmp_path):
+    """128 containers (the top map and 127 arrays inside a field a newer burn might add) is
+    what burn's reader allows; one more is refused (tests/malformed/burnpack_corpus.py)."""
+    w = plain("w", np.ones(4, np.float32))
+    body = cbor2.dumps({"tensors": {"w": {"dtype": "F32", "shape": [4], "data_offsets": [0, 16]}}})
+    body = b"\xa2" + body[1:] + cbor2.dumps("future") + b"\x81" * 126 + b"\x80"
+    path = tmp_path / "deep.bpk"
+    path.write_bytes(burnpack_bytes([w], raw_metadata=body))
+    assert burnpack_facts(read_burnpack(path)).extra_fields == ["future"]

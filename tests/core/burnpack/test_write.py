@@ -169,3 +169,35 @@ def test_burnpack_to_safetensors_names_its_format(tmp_path):
     assert open_checkpoint(tmp_path / "o.safetensors").metadata == {
         "format": "safetensors", "producer": "burn", "layout": "burn",
     }  # fmt: skip
+
+
+def test_nan_scalars_keep_their_bits_and_list_json_stays_strict(tmp_path):
+    """ciborium writes a float in the narrowest width that keeps its exact bits: x86's 0.0/0.0
+    (-NaN) is f9 fe00, a NaN with a payload stays 8 bytes; read back and written, both stay."""
+    from inspector.core.listing import listing_document
+
+    E = cbor2.dumps
+    tensors = [plain("w", np.ones(1, np.float32))]
+    for float_cbor in (bytes.fromhex("f9fe00"), bytes.fromhex("fb7ff8000000000001"),
+                       bytes.fromhex("f97c00"), bytes.fromhex("fa3dcccccd")):  # fmt: skip
+        body = (b"\xa2" + E("tensors") + E({"w": {"dtype": "F32", "shape": [1],
+                "data_offsets": [0, 4]}}) + E("scalars") + b"\xa1" + E("x") + b"\xa1" + E("Float")
+                + float_cbor)  # fmt: skip
+        src = tmp_path / "s.bpk"
+        src.write_bytes(burnpack_bytes(tensors, raw_metadata=body))
+        out = tmp_path / "o.bpk"
+        cast(src, out)
+        assert out.read_bytes() == src.read_bytes(), float_cbor.hex()
+        with open_checkpoint(src) as ckpt:
+            doc = listing_document(ckpt, F32, None)
+        json.loads(doc, parse_constant=lambda c: pytest.fail(f"non-standard JSON {c}"))
+
+
+def test_a_tensor_burn_cannot_load_is_refused_by_the_writer():
+    from inspector.core.formats.burnpack import NotBurnpackable
+
+    with pytest.raises(NotBurnpackable) as e:
+        encode_burnpack_head([TensorEntry("ids", DTYPES["I64"], (11 * 1024**3 // 8,))])
+    assert (
+        str(e.value) == "tensor 'ids' is 11,811,160,064 bytes; burn loads at most 10 GiB per tensor"
+    )

@@ -17,7 +17,16 @@ from dataclasses import dataclass
 
 from ...layout import TensorEntry
 from .dtypes import BurnDType, burn_dtype, our_dtype
-from .spec import MAGIC, MAX_TENSORS, VERSION, aligned, data_section_start
+from .spec import (
+    MAGIC,
+    MAX_FILE_SIZE,
+    MAX_METADATA_SIZE,
+    MAX_TENSOR_BYTES,
+    MAX_TENSORS,
+    VERSION,
+    aligned,
+    data_section_start,
+)
 
 
 @dataclass(frozen=True)
@@ -40,7 +49,6 @@ def encode_burnpack_head(
     burn_dtypes: Mapping[str, BurnDType] | None = None,
     param_ids: Mapping[str, int] | None = None,
     scalars: Mapping[str, Mapping[str, object]] | None = None,
-    extra: Mapping[str, object] | None = None,
 ) -> BurnpackHead:
     """Header, CBOR metadata and padding for ``entries`` (data written in their order).
 
@@ -67,6 +75,10 @@ def encode_burnpack_head(
             )
         if e.name in descriptors:
             raise ValueError(f"tensor name {e.name!r} appears twice")
+        if e.nbytes > MAX_TENSOR_BYTES:
+            raise NotBurnpackable(
+                f"tensor {e.name!r} is {e.nbytes:,} bytes; burn loads at most 10 GiB per tensor"
+            )
         start = aligned(pos)
         pos = start + e.nbytes
         d: dict[str, object] = {
@@ -83,12 +95,16 @@ def encode_burnpack_head(
         cbor += [cbor2.dumps("metadata"), cbor2.dumps(dict(sorted(metadata.items())))]
     if scalars:
         cbor += [cbor2.dumps("scalars"), _scalars_cbor(scalars)]
-    for key, value in (extra or {}).items():
-        cbor += [cbor2.dumps(key), cbor2.dumps(value)]
     body = _map_head(len(cbor) // 2) + b"".join(cbor)
+    if len(body) > MAX_METADATA_SIZE:
+        raise NotBurnpackable(
+            f"its metadata would be {len(body):,} bytes; burn reads at most 100 MB of it"
+        )
     start = data_section_start(len(body))
     head = MAGIC + struct.pack("<HI", VERSION, len(body)) + body
     head += bytes(start - len(head))
+    if start + pos > MAX_FILE_SIZE:
+        raise NotBurnpackable(f"the file would be {start + pos:,} bytes; burn loads at most 100 GB")
     return BurnpackHead(head, tuple(start + o for o in offsets), start + pos)
 
 
@@ -101,9 +117,24 @@ def _scalars_cbor(scalars: Mapping[str, Mapping[str, object]]) -> bytes:
 
     out = [_map_head(len(scalars))]
     for key, value in sorted(scalars.items()):
-        # one-entry maps: canonical mode changes nothing but the float width, as ciborium
-        out += [cbor2.dumps(key), cbor2.dumps(dict(value), canonical=True)]
+        ((kind, x),) = value.items()
+        body = _float_cbor(x) if isinstance(x, float) else cbor2.dumps(x)
+        out += [cbor2.dumps(key), b"\xa1" + cbor2.dumps(kind) + body]
     return b"".join(out)
+
+
+def _float_cbor(x: float) -> bytes:
+    """A float in the narrowest width that keeps its exact bits, as ciborium writes it (a NaN's
+    sign and payload included: 0.0/0.0 on x86 is ``f9 fe00``, a payload NaN stays 8 bytes)."""
+    bits = struct.pack("<d", x)
+    for head, fmt in ((b"\xf9", ">e"), (b"\xfa", ">f")):
+        try:
+            narrow = struct.pack(fmt, x)
+        except OverflowError:
+            continue
+        if struct.pack("<d", struct.unpack(fmt, narrow)[0]) == bits:
+            return head + narrow
+    return b"\xfb" + struct.pack(">d", x)
 
 
 def _map_head(n: int) -> bytes:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -22,7 +23,7 @@ class BurnpackFacts:
     scalars: dict[str, dict] = field(
         default_factory=dict
     )  # name -> {"Int"|"UInt"|"Float"|"Bool": v}
-    extra: dict[str, object] = field(default_factory=dict)  # top-level fields burn added later
+    extra_fields: list[str] = field(default_factory=list)  # a newer burn's fields: ignored
 
     def dtype_text(self, name: str, dtype_name: str) -> str:
         """The dtype as burn names it (``Flex32``, ``Bool(Native)``), else ours."""
@@ -30,8 +31,15 @@ class BurnpackFacts:
         return describe(value) if value is not None else dtype_name
 
     def scalar_values(self) -> dict[str, object]:
-        """Scalars as plain values, for listings (``{"lr": 0.1}``)."""
-        return {k: next(iter(v.values())) for k, v in self.scalars.items()}
+        """Scalars as plain values, for listings (``{"lr": 0.1}``); a NaN or infinite float as
+        the strings ``"nan"``, ``"inf"``, ``"-inf"``, as every JSON this tool writes."""
+        out: dict[str, object] = {}
+        for k, v in self.scalars.items():
+            x = next(iter(v.values()))
+            if isinstance(x, float) and not math.isfinite(x):
+                x = "nan" if math.isnan(x) else ("inf" if x > 0 else "-inf")
+            out[k] = x
+        return out
 
 
 def burnpack_facts(header: Header) -> BurnpackFacts | None:

@@ -10,7 +10,6 @@ exactly its shape times its dtype, and the file ends where the last tensor does.
 from __future__ import annotations
 
 import io
-import math
 import operator
 import os
 import struct
@@ -39,6 +38,7 @@ from .spec import (
 )
 
 _U64_MAX = 2**64 - 1
+_MAX_DIMS = 64  # no framework makes tensors of more (torch stops at 64)
 _DATA_ORDER = operator.attrgetter("data_offsets")
 _SCALAR_TYPES = {"Int": int, "UInt": int, "Float": float, "Bool": bool}
 
@@ -111,11 +111,25 @@ def _decode(path: str, raw: bytes) -> dict:
         doc = cbor2.CBORDecoder(
             stream,
             read_size=1 << 16,
-            max_depth=MAX_CBOR_DEPTH,  # burn's limit
+            max_depth=MAX_CBOR_DEPTH - 1,  # burn's 128 containers, the top map included
             allow_duplicate_keys=False,  # nothing hidden behind a later key of the same name
             strict_hashable_types=True,  # keys are strings: no crafted hash collisions
+            allow_indefinite=False,  # burn writes definite lengths, and reads names only so
+            tag_hook=_refuse_tag,  # tags cbor2 does not know
+            semantic_decoders=_no_tags(),  # and those it does (shared and string references…)
         ).decode()
     except Exception as e:  # cbor2 raises its own errors, ValueError, OverflowError…
+        tag = e.__cause__ if isinstance(e.__cause__, _Tagged) else e
+        if isinstance(tag, _Tagged):
+            raise CheckpointError(
+                path,
+                f"metadata holds CBOR tag {tag.tag} (a shared or string reference, a date, a "
+                "bignum…); burn's writer never writes tags, and this tool reads none",
+            ) from None
+        if "nesting depth" in str(e):
+            raise CheckpointError(
+                path, "metadata nests deeper than burn's limit of 128 containers"
+            ) from None
         raise CheckpointError(path, f"metadata is not valid CBOR: {_first_line(e)}") from None
     if stream.tell() != len(raw):
         raise CheckpointError(
@@ -126,6 +140,37 @@ def _decode(path: str, raw: bytes) -> dict:
     if not isinstance(doc, dict) or not isinstance(doc.get("tensors"), dict):
         raise CheckpointError(path, "metadata is not a map with a 'tensors' map")
     return doc
+
+
+class _Tagged(ValueError):
+    def __init__(self, tag: int) -> None:
+        super().__init__(f"CBOR tag {tag}")
+        self.tag = tag
+
+
+def _refuse_tag(*args: object) -> object:
+    """cbor2's tag hook (decoder, tag) — the tag is a CBORTag with its number."""
+    for a in args:
+        number = getattr(a, "tag", None)
+        if isinstance(number, int) and not isinstance(number, bool):
+            raise _Tagged(number)
+    raise _Tagged(-1)
+
+
+_TAG_DECODERS: dict | None = None
+
+
+def _no_tags() -> dict:
+    """Every tag cbor2 decodes by itself (all of them are below 65536), refused instead."""
+    global _TAG_DECODERS
+    if _TAG_DECODERS is None:
+        _TAG_DECODERS = {t: (lambda *_a, t=t: _refuse_tag(_Tag(t))) for t in range(65536)}
+    return _TAG_DECODERS
+
+
+class _Tag:
+    def __init__(self, tag: int) -> None:
+        self.tag = tag
 
 
 def _first_line(e: BaseException) -> str:
@@ -142,9 +187,9 @@ def _tensors(
         )
     facts = BurnpackFacts(version)
     facts.scalars = _scalars(path, doc.get("scalars", {}))
-    facts.extra = {k: v for k, v in doc.items() if k not in ("tensors", "metadata", "scalars")}
-    for key, value in facts.extra.items():
-        _check_plain(path, value, f"field {_q(key)}")
+    # a newer burn's fields: ignored, as burn ignores fields it does not know (and not written
+    # back: their values are not kept); tags, cycles and deep nesting were refused at decoding
+    facts.extra_fields = [k for k in doc if k not in ("tensors", "metadata", "scalars")]
     fast = fast_tensors(path, entries)
     if fast is not None:
         facts.param_ids = fast[2]
@@ -225,25 +270,17 @@ def _string_map(path: str, value: object, what: str) -> dict[str, str]:
     return value
 
 
-def _check_plain(path: str, value: object, what: str) -> None:
-    """A field of a newer burn: plain CBOR data, kept when the file is written back. A container
-    reached twice (CBOR's shared references, cycles included) is refused: burn's serde cannot
-    read one, and writing it back would not end."""
-    seen: set[int] = set()
-    stack = [(value, 1)]
-    while stack:
-        v, depth = stack.pop()
-        if depth > MAX_CBOR_DEPTH:
-            raise CheckpointError(path, f"{what} nests deeper than burn's limit of 128")
-        if isinstance(v, (list, dict)):
-            if id(v) in seen:
-                raise CheckpointError(path, f"{what} holds a shared reference (CBOR tag 29)")
-            seen.add(id(v))
-            stack.extend((x, depth + 1) for x in (v.values() if isinstance(v, dict) else v))
-        elif v is not None and type(v) not in (str, int, float, bool, bytes):
-            raise CheckpointError(
-                path, f"{what} holds a CBOR value burn cannot read ({type(v).__name__})"
-            )
+def _numel(path: str, t: TensorInfo) -> int:
+    """The element count, refusing a shape whose running product passes u64 (burn multiplies
+    in usize) or that has more than 64 dimensions: no product is ever a huge integer."""
+    if len(t.shape) > _MAX_DIMS:
+        raise CheckpointError(path, f"tensor {_q(t.name)}: {len(t.shape):,} dimensions")
+    n = 1
+    for d in t.shape:
+        n *= d
+        if n > _U64_MAX:
+            raise CheckpointError(path, f"tensor {_q(t.name)}: its shape overflows u64")
+    return n
 
 
 def _check_layout(path: str, tensors: list[TensorInfo], data_start: int, size: int) -> None:
@@ -251,7 +288,7 @@ def _check_layout(path: str, tensors: list[TensorInfo], data_start: int, size: i
     boundary right after the one before (burn's writer), none overlapping, and the file ending
     where the last one does. One loop for both parsing paths (100k tensors: ~40 ms)."""
     pos = 0
-    bits_of, prod = _BITS, math.prod
+    bits_of = _BITS
     for t in tensors:
         start, end = t.data_offsets
         if end < start:
@@ -263,8 +300,9 @@ def _check_layout(path: str, tensors: list[TensorInfo], data_start: int, size: i
                 path,
                 f"tensor {_q(t.name)}: {end - start:,} bytes; burn refuses tensors over 10 GiB",
             )
-        if prod(t.shape) * bits_of[t.dtype_name] != (end - start) * 8:
-            need = prod(t.shape) * bits_of[t.dtype_name] // 8
+        numel = _numel(path, t)
+        if numel * bits_of[t.dtype_name] != (end - start) * 8:
+            need = numel * bits_of[t.dtype_name] // 8
             raise CheckpointError(
                 path,
                 f"tensor {_q(t.name)}: shape {list(t.shape)} × {t.dtype_name} needs {need:,} "
