@@ -42,7 +42,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
         side = "A" if pair.gguf_a is not None else "B"
         out(
             f"{side} is GGUF: its tensors are compared under the HF names they were converted "
-            "from, with llama's Q/K rows put back in order"
+            "from, with the Q/K rows llama.cpp's converter interleaves (llama family) put back in order"
         )
     job = diff_checkpoints(a, b, atol=args.atol, quant_a=quant_a, quant_b=quant_b)
     diffs = run_job(job, progress_printer("diff"))

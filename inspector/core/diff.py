@@ -114,9 +114,9 @@ def diff_tensors(
         if transposed:
             ys = transposed_chunks(b, tb, _CHUNK_ELEMS)
         if heads[0]:
-            xs = unpermute_rows(xs, ta.shape[-1], heads[0])
+            xs = unpermute_rows(xs, _row_len(ta.shape), heads[0])
         if heads[1]:
-            ys = unpermute_rows(ys, tb.shape[-1], heads[1])
+            ys = unpermute_rows(ys, _row_len(tb.shape), heads[1])
         pairs = aligned(xs, ys)
     else:
         pairs = zip(_elements(a, ta), _elements(b, tb), strict=True)
@@ -164,8 +164,8 @@ def diff_quantized(
         figures = ErrorFigures()
         ha, hb = pair.head_rows(ia.name, ib.name) if pair is not None else (0, 0)
         xs, ys = _values(a, ia), _values(b, ib)
-        xs = unpermute_rows(xs, sa[-1], ha) if ha else xs
-        ys = unpermute_rows(ys, sb[-1], hb) if hb else ys
+        xs = unpermute_rows(xs, _row_len(sa), ha) if ha else xs
+        ys = unpermute_rows(ys, _row_len(sb), hb) if hb else ys
         for xa, xb in aligned(xs, ys):
             figures.add(xa, xb)
             done += ia.nbytes * xa.size // max(1, ia.numel)
@@ -287,6 +287,14 @@ def diff_checkpoints(
             )
     yield Progress(total, total)
     return out
+
+
+def _row_len(shape: tuple[int, ...]) -> int:
+    """Values per row of dimension 0 (1 for a bias)."""
+    n = 1
+    for d in shape[1:]:
+        n *= d
+    return n
 
 
 def _counterpart(name: str, b: Checkpoint | dict, pair: Pairing | None) -> str | None:

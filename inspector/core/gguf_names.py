@@ -21,8 +21,10 @@ from .formats.gguf import gguf_facts
 if TYPE_CHECKING:
     from .checkpoint import Checkpoint
 
-_PERMUTED = ("attn_q", "attn_k")  # convert_hf_to_gguf's LlamaModel.permute
-_PERMUTING_ARCHS = ("llama",)
+_PERMUTED = ("attn_q", "attn_k")  # convert_hf_to_gguf's LlamaModel.permute (weights and biases)
+# the converter's model classes that apply it (LlamaModel and the ones reusing its permute)
+_PERMUTING_ARCHS = ("llama", "granite", "smollm3", "arcee", "llama-embed", "deepseek", "llada",
+                    "deci")  # fmt: skip
 _SUFFIXES = (".weight", ".bias")
 
 
@@ -57,8 +59,10 @@ def gguf_naming(ckpt: Checkpoint) -> GgufNaming | None:
     arch = {v: k for k, v in gguf.MODEL_ARCH_NAMES.items()}.get(arch_name)
     if arch is None:
         return None
-    blocks = facts.kv.get(f"{arch_name}.block_count")
-    tmap = gguf.get_tensor_name_map(arch, blocks if isinstance(blocks, int) else 0)
+    # as many blocks as the file has tensors for: the header's count is not trusted (the name
+    # map is built block by block, and 2**40 blocks would never finish)
+    blocks = 1 + max((_block_of(t.name) for t in ckpt.tensors), default=-1)
+    tmap = gguf.get_tensor_name_map(arch, blocks)
     reverse: dict[str, list[str]] = {}
     for hf, (_kind, gg) in tmap.mapping.items():
         if hf != gg:
@@ -77,14 +81,23 @@ def gguf_naming(ckpt: Checkpoint) -> GgufNaming | None:
         if (
             arch_name in _PERMUTING_ARCHS
             and kind in _PERMUTED
-            and suffix == ".weight"
+            and suffix in _SUFFIXES
             and isinstance(heads, int)
+            and not isinstance(heads, bool)
             and heads > 0
         ):
             rows = facts.shape(t.name)[0] if t.name in facts.dims else t.shape[0]
             if rows % (2 * heads) == 0:
                 naming.head_rows[t.name] = rows // heads
     return naming
+
+
+def _block_of(name: str) -> int:
+    """``blk.12.attn_q.weight`` → 12; -1 for a tensor outside the blocks."""
+    parts = name.split(".", 2)
+    if len(parts) > 2 and parts[0] == "blk" and parts[1].isdigit() and len(parts[1]) < 7:
+        return int(parts[1])
+    return -1
 
 
 def _split(name: str) -> tuple[str, str]:

@@ -43,6 +43,18 @@ def split_series(header: Header, read: object) -> list[Header] | None:
         if f is None or f.kv.get("split.no", 0 if no == 0 else None) != no:
             raise CheckpointError(sibling, f"is not part {no + 1} of {count} of the split series")
         headers.append(h)
+    for h in headers[1:]:
+        other = gguf_facts(h).kv.get("split.count")  # type: ignore[union-attr]
+        if other != count:
+            raise CheckpointError(h.path, f"says split.count {other!r}; the series has {count}")
+    want = facts.kv.get("split.tensors.count")
+    have = sum(len(h.tensors) for h in headers)
+    if isinstance(want, int) and want != have:
+        raise CheckpointError(
+            path,
+            f"the series should hold {want:,} tensors (split.tensors.count) but its parts hold "
+            f"{have:,}: a part from another series?",
+        )
     names: set[str] = set()
     for h in headers:
         for t in h.tensors:

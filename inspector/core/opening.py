@@ -12,6 +12,7 @@ import stat
 from .checkpoint import Checkpoint
 from .errors import AmbiguousCheckpointError, CheckpointError, path_problem
 from .formats.burnpack import SUFFIX as BURNPACK_SUFFIX
+from .formats.gguf import SUFFIX as GGUF_SUFFIX
 from .formats.registry import read_file
 from .gguf_split import split_series
 from .index_file import SHARD_NAME, is_index_name, read_index
@@ -125,22 +126,32 @@ def _open_folder(folder: str, keep_all: bool = False) -> Checkpoint:
         burnpacks = _plain_files(folder, names, BURNPACK_SUFFIX)
         if len(burnpacks) == 1:  # what burn saves: one .bpk
             return open_checkpoint(os.path.join(folder, burnpacks[0]), keep_all)
+        ggufs = _plain_files(folder, names, GGUF_SUFFIX)
+        firsts = [n for n in ggufs if "-00001-of-" in n]  # a split series opens from its first
+        if not burnpacks and (len(ggufs) == 1 or (len(firsts) == 1 and _one_series(ggufs))):
+            return open_checkpoint(os.path.join(folder, (firsts or ggufs)[0]), keep_all)
+        burnpacks += ggufs
         if burnpacks:
             raise AmbiguousCheckpointError(
                 folder,
-                f"folder holds {len(burnpacks)} Burnpack files; open one file",
+                f"folder holds {len(burnpacks)} Burnpack or GGUF files; open one file",
                 [os.path.join(folder, n) for n in burnpacks],
             )
         raise CheckpointError(
             folder,
             "folder holds no .safetensors file and no *.safetensors.index.json (nor a PyTorch "
-            "pickle or a Burnpack .bpk)",
+            "pickle, a Burnpack .bpk or a .gguf)",
         )
     raise AmbiguousCheckpointError(
         folder,
         f"folder holds {len(files)} .safetensors files but no index.json to join them; open one file",
         [os.path.join(folder, n) for n in files],
     )
+
+
+def _one_series(names: list[str]) -> bool:
+    """Whether every name is a part of the same split series (``m-0000K-of-0000N.gguf``)."""
+    return len({n.rsplit("-", 3)[0] for n in names}) == 1 and all("-of-" in n for n in names)
 
 
 def _plain_files(folder: str, names: list[str], suffix: str) -> list[str]:

@@ -186,6 +186,9 @@ class DetailsPane(QWidget):
         if figures is None:
             lab.setText("")
             return
+        if figures.codes_possible <= 0:  # GGUF blocks: their scales only, worded by core
+            lab.setText(figures.line())
+            return
         scales = (
             f"{figures.scale_min:.4g} … {figures.scale_max:.4g}"
             if figures.scale_min is not None and figures.scale_max is not None

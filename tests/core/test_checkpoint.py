@@ -157,8 +157,8 @@ def test_empty_folder_says_what_is_missing(tmp_path):
         open_checkpoint(tmp_path)
     assert (e.value.path, e.value.reason) == (
         str(tmp_path),
-        "folder holds no .safetensors file and no *.safetensors.index.json (nor a PyTorch pickle "
-        "or a Burnpack .bpk)",
+        "folder holds no .safetensors file and no *.safetensors.index.json (nor a PyTorch pickle"
+        ", a Burnpack .bpk or a .gguf)",
     )
 
 

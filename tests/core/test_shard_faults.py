@@ -247,8 +247,8 @@ def test_named_pipes_do_not_hang(tmp_path):
     assert out == [
         "is a named pipe (FIFO), not a .safetensors file",
         "is a named pipe (FIFO), not a .safetensors file",
-        "folder holds no .safetensors file and no *.safetensors.index.json (nor a PyTorch pickle "
-        "or a Burnpack .bpk)",
+        "folder holds no .safetensors file and no *.safetensors.index.json (nor a PyTorch pickle"
+        ", a Burnpack .bpk or a .gguf)",
     ]
 
 

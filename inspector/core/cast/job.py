@@ -163,7 +163,8 @@ def cast_checkpoint(
                             if w is not None:  # codes and scales in, the weight's values out
                                 assert deq is not None
                                 plan = deq.plan(ckpt, w)
-                                plan.head_rows = head_rows.get(w.codes.name, 0)
+                                if len(w.shape) == 2:  # rows of a matrix (a bias is not quantized)
+                                    plan.head_rows = head_rows.get(w.codes.name, 0)
                                 acc = ErrorAccumulator(plan.compute, target) if report else None
                                 start, src_bytes = done, sum(p.nbytes for p in w.stored)
                                 for raw, r0, r1 in raw_chunks(ckpt, plan, chunk_bytes):

@@ -71,5 +71,6 @@ def dequantize_rows(w: QuantizedWeight, raw: np.ndarray, n: int) -> np.ndarray:
 
     assert isinstance(w.codes, GgufBlocksInfo)
     qtype = GGMLQuantizationType(w.codes.ggml_id)
-    out = quants.dequantize(raw.reshape(n, -1), qtype)
+    with np.errstate(all="ignore"):  # NaN or inf scales give NaN or inf values, said by stats
+        out = quants.dequantize(raw.reshape(n, -1), qtype)
     return np.ascontiguousarray(out, dtype=np.float32).reshape(n, -1)

@@ -36,12 +36,14 @@ class StorageFigures:
         }
 
     def line(self) -> str:
+        if self.codes_possible == -1:  # GGUF types whose scales are not one F16 per block
+            return "block scales: not one per block at a fixed place in this type"
         if self.codes_possible == 0:  # GGUF: the blocks' own scales only
             if self.scale_min is None or self.scale_max is None:
-                return f"block scales: none finite · {self.bad_scales:,} bad"
+                return f"block scales: none finite · {self.bad_scales:,} inf or NaN"
             return (
                 f"block scales {self.scale_min:.4g} … {self.scale_max:.4g} · "
-                f"{self.bad_scales:,} bad"
+                f"{self.bad_scales:,} inf or NaN"
             )
         scales = (
             f"scales {self.scale_min:.4g} … {self.scale_max:.4g}"
@@ -58,8 +60,12 @@ def storage_figures(ckpt: Checkpoint, w: QuantizedWeight) -> StorageFigures:
     plan = rows.prepare(ckpt, w)  # checks the companions: one clear line when they do not fit
     if w.scheme is QuantScheme.GGUF:  # no codes to count: the scales live in the blocks
         values = _block_scales(ckpt, plan)
-        low, high, bad = _float_figures(values) if values is not None else (None, None, 0)
-        return StorageFigures(0, 0, 0, low, high, bad)
+        if values is None:  # no single scale at a fixed place in these blocks
+            return StorageFigures(0, -1, 0, None, None, 0)
+        finite = values[np.isfinite(values)]  # ggml's scales may be 0 or negative (Q4_0…)
+        low = float(finite.min()) if finite.size else None
+        high = float(finite.max()) if finite.size else None
+        return StorageFigures(0, 0, 0, low, high, int(values.size - finite.size))
     counts, possible, top = _code_counts(ckpt, w, plan)
     if plan.bnb4 is not None:  # the scales as bitsandbytes resolves them (nested or not)
         scale_min, scale_max, bad = _float_figures(plan.bnb4.absmax.astype(np.float64))

@@ -23,7 +23,22 @@ import transformers
 out = sys.argv[1] if len(sys.argv) > 1 else "tiny-llama"
 torch.manual_seed(0)
 random.seed(0)
-words = ["the", "quick", "brown", "fox", "jumps", "over", "lazy", "dog", "model", "weight", "tensor", "layer", "head", "attention"]
+words = [
+    "the",
+    "quick",
+    "brown",
+    "fox",
+    "jumps",
+    "over",
+    "lazy",
+    "dog",
+    "model",
+    "weight",
+    "tensor",
+    "layer",
+    "head",
+    "attention",
+]
 with open("corpus.txt", "w") as f:
     for i in range(5000):
         f.write(" ".join(random.choice(words) for _ in range(12)) + f" {i}\n")

@@ -139,7 +139,10 @@ def _read(path: str, buf: mmap.mmap, size: int) -> Header:
         key = cur.string("a key")
         if key in facts.kv:
             raise CheckpointError(path, f"key {_q(key)} appears twice")
-        facts.kv[key] = _value(cur, cur.u32(f"the type of {_q(key)}"), key)
+        vtype = cur.u32(f"the type of {_q(key)}")
+        if key == "general.alignment" and vtype != 4:  # llama.cpp reads it as a uint32
+            raise CheckpointError(path, f"general.alignment has value type {vtype}, not uint32")
+        facts.kv[key] = _value(cur, vtype, key)
     alignment = facts.kv.get("general.alignment", DEFAULT_ALIGNMENT)
     if type(alignment) is not int or alignment <= 0 or alignment & (alignment - 1):
         raise CheckpointError(path, f"general.alignment {alignment!r} is not a power of 2")
@@ -211,6 +214,10 @@ def _tensor_info(cur: _Cursor, facts: GgufFacts) -> tuple[str, tuple[int, ...], 
     ggml = GGML_TYPES.get(type_id)
     if ggml is None:
         raise CheckpointError(path, f"tensor {_q(name)}: unknown ggml type {type_id}")
+    if n_dims == 0:
+        raise CheckpointError(path, f"tensor {_q(name)}: no dimensions (llama.cpp refuses it)")
+    if ggml.plain is None and math.prod(dims) == 0:
+        raise CheckpointError(path, f"tensor {_q(name)}: a {ggml.name} tensor of no values")
     if dims and dims[0] % ggml.block:
         raise CheckpointError(
             path,
