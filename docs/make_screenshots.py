@@ -85,6 +85,7 @@ def main() -> None:
         pickle_and_folder_screenshots(tmp)
         quantized_screenshot(tmp)
         burnpack_screenshot(tmp)
+        gguf_screenshot()
         subprocess.run(
             [*CLI, "--screenshot", str(DOCS / "screenshot-zh_CN.png"), "--lang", "zh_CN",
              "--target", "F16", "--reference", f32, bf16],
@@ -223,6 +224,17 @@ def burnpack_screenshot(tmp: str) -> None:
         [*CLI, "--screenshot", str(DOCS / "screenshot-burnpack.png"), "--target", "F32", f16],
         check=True,
     )
+
+
+def gguf_screenshot() -> None:
+    """llama.cpp's Q4_K_M of a tiny Llama (tests/data/gguf) compared with its HF original: each
+    tensor under its HF name, the precision the block types lost."""
+    data = ROOT / "tests" / "data" / "gguf"
+    subprocess.run(
+        [*CLI, "--screenshot", str(DOCS / "screenshot-gguf.png"), "--reference",
+         str(data / "tiny-llama" / "model.safetensors"), str(data / "tiny-llama-Q4_K_M.gguf")],
+        check=True,
+    )  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -38,3 +38,12 @@ def test_a_gguf_file_in_the_window(qtbot, window, tmp_path):
               for i in range(tree.topLevelItemCount())}  # fmt: skip
     assert values["general.architecture"] == "llama"
     assert values["tokenizer.ggml.tokens"] == "[5,000 × string]"
+
+
+def test_the_details_name_the_block_type(qtbot, window, tmp_path):
+    a = np.random.default_rng(0).standard_normal((64, 256)).astype(np.float32)
+    path = write_gguf(tmp_path / "m.gguf", {"blk.0.ffn_up.weight": (a, Q.Q8_0)})
+    with qtbot.waitSignals([window.loaded, window.details_ready], timeout=20_000):
+        window.open_path(str(path))
+    window.tensor_page.select_row_of("blk.0.ffn_up.weight")
+    assert window.details.field("DType").startswith("Q8_0 — ")
