@@ -9,6 +9,7 @@ exactly its shape times its dtype, and the file ends where the last tensor does.
 
 from __future__ import annotations
 
+import functools
 import io
 import operator
 import os
@@ -161,16 +162,17 @@ _TAG_DECODERS: dict | None = None
 
 
 def _no_tags() -> dict:
-    """Every tag cbor2 decodes by itself (all of them are below 65536), refused instead."""
+    """Every tag cbor2 decodes by itself (0–1023 and 55799 cover them all: dates, bignums,
+    decimals, shared and string references, sets, UUIDs, regexes…), refused instead; any other
+    tag reaches the tag hook, which refuses it too."""
     global _TAG_DECODERS
     if _TAG_DECODERS is None:
-        _TAG_DECODERS = {t: (lambda *_a, t=t: _refuse_tag(_Tag(t))) for t in range(65536)}
+        _TAG_DECODERS = {t: functools.partial(_refuse_number, t) for t in (*range(1024), 55799)}
     return _TAG_DECODERS
 
 
-class _Tag:
-    def __init__(self, tag: int) -> None:
-        self.tag = tag
+def _refuse_number(tag: int, *_args: object) -> object:
+    raise _Tagged(tag)
 
 
 def _first_line(e: BaseException) -> str:
