@@ -75,6 +75,9 @@ class WindowActions:
         self.shortcuts = QAction(translate("Actions", "&Keyboard Shortcuts"), win)
         self.shortcuts.setShortcut(QKeySequence("F1"))
         self.about = QAction(translate("Actions", "&About Checkpoint Inspector"), win)
+        # macOS moves these into the application menu, where its users look for them
+        self.quit.setMenuRole(QAction.MenuRole.QuitRole)
+        self.about.setMenuRole(QAction.MenuRole.AboutRole)
         win.addAction(self.find)
         self.recent_menu = QMenu(translate("Actions", "Open &Recent"), win)
 

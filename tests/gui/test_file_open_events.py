@@ -34,3 +34,13 @@ def test_a_file_opened_later_opens_at_once(qtbot, window, model_file, f32_file):
         assert router.pending == []
     finally:
         app.removeEventFilter(router)
+
+
+def test_quit_and_about_go_where_macos_users_look(window):
+    from PySide6.QtGui import QAction
+
+    found = {a.text(): a for a in window.findChildren(QAction)}
+    quit_ = next(a for t, a in found.items() if t.replace("&", "") == "Quit")
+    about = next(a for t, a in found.items() if t.replace("&", "").startswith("About"))
+    assert quit_.menuRole() is QAction.MenuRole.QuitRole
+    assert about.menuRole() is QAction.MenuRole.AboutRole
