@@ -277,7 +277,7 @@ def diff_checkpoints(
                        tb.shape, name_b=None if name_b == ta.name else name_b,
                        transposed=bool(turn))
         )  # fmt: skip
-    matched = pair.names_in_a(counterpart, b) if pair is not None else a
+    matched = {n for n in counterpart.values() if n is not None}  # B's names A was paired with
     for tb in b.tensors:
         if tb.name not in matched:
             out.append(

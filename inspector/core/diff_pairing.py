@@ -61,10 +61,6 @@ class Pairing:
                 return other
         return None
 
-    def names_in_a(self, names_a: Iterable[str], b: Checkpoint) -> set[str]:
-        """B's tensors some tensor of A is compared with."""
-        return {n for name in names_a if (n := self.name_in_b(name, b)) is not None}
-
     def transposed(self, ta: TensorInfo, tb: TensorInfo) -> bool | None:
         """True: compare transposed; None: square, try both; False: as stored."""
         if self.a_is_burn is None or len(ta.shape) != 2 or len(tb.shape) != 2:

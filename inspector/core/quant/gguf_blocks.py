@@ -7,6 +7,7 @@ its rows are whole blocks, so a block of rows is read and dequantized at a time.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 
 import numpy as np
@@ -51,11 +52,13 @@ def _most(kv: tuple[str, int]) -> tuple[int, str]:
     return (-kv[1], kv[0])
 
 
-def dequantizable_types() -> set[str]:
-    """The block types the installed gguf package dequantizes."""
+@functools.cache
+def dequantizable_types() -> frozenset[str]:
+    """The block types the installed gguf package dequantizes (asked once per process: every
+    weight's plan asks)."""
     from gguf import quants
 
-    return {name for name in _BLOCK_TYPES if hasattr(quants, name)}
+    return frozenset(name for name in _BLOCK_TYPES if hasattr(quants, name))
 
 
 _BLOCK_TYPES = (
