@@ -96,23 +96,11 @@ def _open_folder(folder: str, keep_all: bool = False) -> Checkpoint:
             "open one of them",
             [os.path.join(folder, n) for n in indexes],
         )
-    files = [
-        n
-        for n in names
-        if n.endswith(".safetensors")
-        and not n.startswith(".")
-        and os.path.isfile(os.path.join(folder, n))
-    ]
+    files = _plain_files(folder, names, ".safetensors")
     if len(files) == 1:
         return open_checkpoint(os.path.join(folder, files[0]), keep_all)
     if not files:
-        pickles = [
-            n
-            for n in names
-            if n.endswith(PICKLE_SUFFIXES)
-            and not n.startswith(".")
-            and os.path.isfile(os.path.join(folder, n))
-        ]
+        pickles = _plain_files(folder, names, PICKLE_SUFFIXES)
         weights = [n for n in pickles if n in PICKLE_WEIGHT_NAMES]
         if len(pickles) == 1 or len(weights) == 1:  # Trainer: + training_args.bin, optimizer.pt
             return open_checkpoint(os.path.join(folder, (weights or pickles)[0]), keep_all)
@@ -154,7 +142,8 @@ def _one_series(names: list[str]) -> bool:
     return len({n.rsplit("-", 3)[0] for n in names}) == 1 and all("-of-" in n for n in names)
 
 
-def _plain_files(folder: str, names: list[str], suffix: str) -> list[str]:
+def _plain_files(folder: str, names: list[str], suffix: str | tuple[str, ...]) -> list[str]:
+    """The visible regular files of ``names`` ending in ``suffix`` (one suffix or several)."""
     return [
         n
         for n in names
