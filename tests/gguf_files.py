@@ -6,10 +6,14 @@ from __future__ import annotations
 
 import struct
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import gguf
 import numpy as np
 from gguf.quants import quantize
+
+if TYPE_CHECKING:
+    import torch
 
 Q = gguf.GGMLQuantizationType
 
@@ -38,6 +42,18 @@ def write_gguf(path: Path, tensors: dict[str, tuple[np.ndarray, Q | None]], arch
     w.write_tensors_to_file()
     w.close()
     return path
+
+
+def permute(w: torch.Tensor, n_head: int, n_head_kv: int | None) -> torch.Tensor:
+    """convert_hf_to_gguf.py's LlamaModel.permute, re-implemented in torch: the reference the
+    Q/K row order is checked against."""
+    if n_head_kv is not None and n_head != n_head_kv:
+        n_head = n_head_kv
+    return (
+        w.reshape(n_head, 2, w.shape[0] // n_head // 2, *w.shape[1:])
+        .swapaxes(1, 2)
+        .reshape(w.shape)
+    )
 
 
 def _s(text: bytes) -> bytes:

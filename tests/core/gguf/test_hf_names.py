@@ -16,20 +16,9 @@ from inspector.core.opening import open_checkpoint
 from inspector.core.progress import run_job
 from inspector.core.quant.recognise import recognise
 from inspector.core.status import DiffStatus
-from tests.gguf_files import Q, write_gguf
+from tests.gguf_files import Q, permute, write_gguf
 
 H, N_HEAD, N_KV, HEAD = 256, 4, 2, 64
-
-
-def permute(w: torch.Tensor, n_head: int, n_head_kv: int | None) -> torch.Tensor:
-    """convert_hf_to_gguf.py's LlamaModel.permute, in torch."""
-    if n_head_kv is not None and n_head != n_head_kv:
-        n_head = n_head_kv
-    return (
-        w.reshape(n_head, 2, w.shape[0] // n_head // 2, *w.shape[1:])
-        .swapaxes(1, 2)
-        .reshape(w.shape)
-    )
 
 
 def model(tmp_path):

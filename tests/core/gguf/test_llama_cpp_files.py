@@ -20,22 +20,12 @@ from inspector.core.progress import run_job
 from inspector.core.quant.recognise import recognise
 from inspector.core.quant.values import dequantized_f32
 from inspector.core.status import DiffStatus
+from tests.gguf_files import permute
 
 DATA = Path(__file__).parents[2] / "data" / "gguf"
 HF = DATA / "tiny-llama" / "model.safetensors"
 BLOCK_FILES = sorted(p for p in DATA.glob("tiny-llama-*.gguf") if p.name != "tiny-llama-F16.gguf")
 N_HEAD, N_KV = 4, 2
-
-
-def permute(w: torch.Tensor, n_head: int, n_head_kv: int | None) -> torch.Tensor:
-    """convert_hf_to_gguf.py's LlamaModel.permute, in torch."""
-    if n_head_kv is not None and n_head != n_head_kv:
-        n_head = n_head_kv
-    return (
-        w.reshape(n_head, 2, w.shape[0] // n_head // 2, *w.shape[1:])
-        .swapaxes(1, 2)
-        .reshape(w.shape)
-    )
 
 
 def test_the_converter_permutes_as_our_torch_reference_says():

@@ -20,8 +20,7 @@ from inspector.core.quant.recognise import recognise
 from inspector.core.quant.storage_figures import storage_figures
 from inspector.core.quant.values import dequantized_f32
 from inspector.core.status import DiffStatus
-from tests.core.gguf.test_hf_names import permute
-from tests.gguf_files import Q, _s, info, kv_str, raw_gguf, write_gguf
+from tests.gguf_files import Q, _s, info, kv_str, permute, raw_gguf, write_gguf
 
 RNG = np.random.default_rng(0)
 
