@@ -22,6 +22,8 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from child_peak import CLI, peak_kib
+
 from inspector.core.cast.job import cast_checkpoint
 from inspector.core.dtypes import DTYPES
 from inspector.core.opening import open_checkpoint
@@ -62,26 +64,11 @@ def to_burnpack(src: str, dst: str) -> None:
         run_job(cast_checkpoint(ckpt, F32, dst, keep=["*"], report=False))
 
 
-# the child reports its own high-water mark: wait4's ru_maxrss keeps the peak of the process
-# it was forked from (this one, which built the files), across exec
-_CHILD = """
-import atexit, sys
-def peak():
-    with open("/proc/self/status") as f:
-        kib = next(int(l.split()[1]) for l in f if l.startswith("VmHWM:"))
-    sys.stderr.write(f"VmHWM {kib}\\n")
-atexit.register(peak)
-from inspector.cli.dispatch import console_main
-sys.argv = ["checkpoint-inspector", *sys.argv[1:]]
-console_main()
-"""
-
-
 def run(argv: list[str]) -> tuple[float, int]:
     """Wall seconds and peak RSS (KiB) of one CLI run in its own process."""
     t0 = time.perf_counter()
     proc = subprocess.run(
-        [sys.executable, "-c", _CHILD, *argv],
+        [sys.executable, "-c", CLI, *argv],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         env=dict(os.environ, PYTHONPATH=os.getcwd()),
@@ -91,7 +78,7 @@ def run(argv: list[str]) -> tuple[float, int]:
     err = proc.stderr.decode()
     if proc.returncode not in (0, 1):
         raise SystemExit(f"{argv}: {err}")
-    return elapsed, int(err.rsplit("VmHWM ", 1)[1].split()[0])
+    return elapsed, peak_kib(err)
 
 
 def best(argv: list[str], repeat: int, before=None) -> tuple[float, int]:

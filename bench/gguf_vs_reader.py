@@ -20,26 +20,11 @@ import time
 
 import gguf
 import numpy as np
+from child_peak import CLI, PEAK, peak_kib
 
 Q = gguf.GGMLQuantizationType
-_PEAK = """
-import atexit, sys
-def peak():
-    with open("/proc/self/status") as f:
-        kib = next(int(l.split()[1]) for l in f if l.startswith("VmHWM:"))
-    sys.stderr.write(f"VmHWM {kib}\\n")
-atexit.register(peak)
-"""
-_OURS = (
-    _PEAK
-    + """
-from inspector.cli.dispatch import console_main
-sys.argv = ["checkpoint-inspector", *sys.argv[1:]]
-console_main()
-"""
-)
 _OPEN = (
-    _PEAK
+    PEAK
     + """
 import time
 t = time.perf_counter()
@@ -53,7 +38,7 @@ sys.stderr.write(f"OPEN {time.perf_counter() - t}\\n")
 """
 )
 _LOOP = (
-    _PEAK
+    PEAK
     + """
 from gguf import GGUFReader
 from gguf.quants import dequantize
@@ -105,7 +90,7 @@ def run(code: str, *argv: str) -> tuple[float, int, str]:
     err = p.stderr.decode()
     if p.returncode not in (0, 1):
         raise SystemExit(err)
-    return dt, int(err.rsplit("VmHWM ", 1)[1].split()[0]), err
+    return dt, peak_kib(err), err
 
 
 def best(code: str, *argv: str, repeat: int = 3) -> tuple[float, int, str]:
@@ -125,7 +110,7 @@ def main() -> None:
         small = os.path.join(d, "tokenizer.gguf")
         listing_file(small)
         ours_open, ref_open = opened("ours", small), opened("gguf", small)
-        wall, peak, _ = best(_OURS, "list", small)
+        wall, peak, _ = best(CLI, "list", small)
         print(f"300 tensors + 32k tokenizer ({os.path.getsize(small) / 2**20:.1f} MiB):")
         print(f"  open: ours {ours_open * 1e3:.1f} ms, GGUFReader {ref_open * 1e3:.1f} ms "
               f"(×{ours_open / ref_open:.2f}); `list` command {wall:.2f} s wall, "
@@ -133,7 +118,7 @@ def main() -> None:
         big = os.path.join(d, "q4k.gguf")
         q4k_file(big, args.q4k_mib)
         size = os.path.getsize(big) / 2**20
-        ours = best(_OURS, "list", "--stats", big, repeat=2)
+        ours = best(CLI, "list", "--stats", big, repeat=2)
         ref = best(_LOOP, big, repeat=2)
         print(f"dequantized stats of {size:.0f} MiB Q4_K: ours {ours[0]:.1f} s, "
               f"{ours[1] / 1024:.0f} MiB | gguf loop {ref[0]:.1f} s, {ref[1] / 1024:.0f} MiB | "
