@@ -135,8 +135,8 @@ def index_text(ckpt: Checkpoint, total_size: int, deq: Dequantizing | None) -> s
     if deq is not None:
         renamed = ((deq.output_name(k), v) for k, v in index["weight_map"].items())
         index["weight_map"] = {k: v for k, v in renamed if k is not None}
-    if ckpt.files[0].format != SAFETENSORS:  # converted: the shards have new names
-        index["weight_map"] = {k: safetensors_name(v) for k, v in index["weight_map"].items()}
+    fmt = ckpt.files[0].format  # converted shards have new names: the rule output_paths uses
+    index["weight_map"] = {k: _kept_name(v, fmt) for k, v in index["weight_map"].items()}
     try:
         # the layout transformers writes
         return with_depth_room(lambda: json.dumps(index, indent=2)) + "\n"

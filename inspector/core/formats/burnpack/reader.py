@@ -321,7 +321,7 @@ def _check_layout(path: str, tensors: list[TensorInfo], data_start: int, size: i
                 f"tensor {_q(t.name)}: data starts at byte {start}, overlapping the tensor "
                 f"before it (which ends at {pos})",
             )
-        if start > -(-pos // ALIGNMENT) * ALIGNMENT:
+        if start > -(-pos // ALIGNMENT) * ALIGNMENT:  # aligned(pos), inline: 100k times per open
             raise CheckpointError(
                 path,
                 f"tensor {_q(t.name)}: data starts at byte {start}, leaving "
