@@ -107,3 +107,17 @@ def test_read_commands_change_no_byte(tmp_path, capsys):
         code, _out, _err = run(capsys, *argv)
         assert code in (0, 1), argv
     assert snapshot(tmp_path) == before
+
+
+def test_read_commands_change_no_byte_of_a_gguf_folder(tmp_path, capsys):
+    """list, check, lint, scan and diff of llama.cpp's files and their HF original."""
+    data = Path(__file__).parents[1] / "data" / "gguf"
+    folder = tmp_path / "gguf"
+    shutil.copytree(data, folder)
+    q4 = folder / "tiny-llama-Q4_K_M.gguf"
+    before = snapshot(tmp_path)
+    for argv in (["list", q4], ["list", "--stats", q4], ["list", "--json", q4], ["check", q4],
+                 ["lint", q4], ["scan", folder], ["diff", q4, folder / "tiny-llama"]):  # fmt: skip
+        code, _out, err = run(capsys, *argv)
+        assert code in (0, 1), (argv, err)
+    assert snapshot(tmp_path) == before

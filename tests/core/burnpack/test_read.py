@@ -114,3 +114,24 @@ def test_nesting_exactly_at_burns_limit_is_read(tmp_path):
     path = tmp_path / "deep.bpk"
     path.write_bytes(burnpack_bytes([w], raw_metadata=body))
     assert burnpack_facts(read_burnpack(path)).extra_fields == ["future"]
+
+
+def test_an_unknown_field_costs_no_more_than_its_decoding(tmp_path):
+    """A field of 2 M zeros (a 100 MB one cost 8 GB): it was walked holding a tuple per value;
+    burn ignores a field it does not know, and so does the reader now."""
+    import tracemalloc
+
+    w = plain("w", np.ones(4, np.float32))
+    body = cbor2.dumps({"tensors": {"w": {"dtype": "F32", "shape": [4], "data_offsets": [0, 16]}}})
+    n = 2_000_000
+    body = b"\xa2" + body[1:] + cbor2.dumps("x") + b"\x9a" + n.to_bytes(4, "big") + bytes(n)
+    path = tmp_path / "field.bpk"
+    path.write_bytes(burnpack_bytes([w], raw_metadata=body))
+    tracemalloc.start()
+    try:
+        header = read_burnpack(path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert [t.name for t in header.tensors] == ["w"]
+    assert peak < 64 << 20  # the decoded list (16 MB of pointers); the walk added ~150 MB
