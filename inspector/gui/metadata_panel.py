@@ -51,11 +51,14 @@ class MetadataPanel(CaptionTree):
         entries = list((metadata or {}).items())
         scalar = translate("MetadataPanel", "{name} (scalar)")
         entries += [(scalar.format(name=k), repr(v)) for k, v in scalars.items()]
-        self.caption.setText(
-            translate("MetadataPanel", "{what}: {n} entries, as saved (cast keeps them).").format(
-                what=what, n=f"{len(entries):,}"
+        caption = (  # a cast writes safetensors, which has no place for GGUF's key/values
+            translate(
+                "MetadataPanel", "{what}: {n} entries, as saved (a cast does not carry them)."
             )
+            if gguf
+            else translate("MetadataPanel", "{what}: {n} entries, as saved (cast keeps them).")
         )
+        self.caption.setText(caption.format(what=what, n=f"{len(entries):,}"))
         for key, value in entries[:_SHOWN]:
             text = value if isinstance(value, str) else repr(value)
             if len(text) > _CHARS:

@@ -32,7 +32,7 @@ def test_a_gguf_file_in_the_window(qtbot, window, tmp_path):
     assert rows == {"token_embd.weight": "F32", "blk.0.ffn_up.weight": "Q8_0"}
     assert "1 quantized (GGUF Q8_0×1)" in window.summary_label.text()
     panel = window.tensor_page.plots_tabs.metadata_panel
-    assert "GGUF" in panel.caption.text()
+    assert "GGUF" in panel.caption.text() and "a cast does not carry them" in panel.caption.text()
     tree = panel.tree
     values = {tree.topLevelItem(i).text(0): tree.topLevelItem(i).text(1)
               for i in range(tree.topLevelItemCount())}  # fmt: skip

@@ -99,72 +99,72 @@
         <translation>关于 Checkpoint Inspector(&amp;A)</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="79"/>
+        <location filename="../window_actions.py" line="82"/>
         <source>Open &amp;Recent</source>
         <translation>最近打开(&amp;R)</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="83"/>
+        <location filename="../window_actions.py" line="86"/>
         <source>&amp;File</source>
         <translation>文件(&amp;F)</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="96"/>
+        <location filename="../window_actions.py" line="99"/>
         <source>&amp;View</source>
         <translation>视图(&amp;V)</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="100"/>
+        <location filename="../window_actions.py" line="103"/>
         <source>&amp;Help</source>
         <translation>帮助(&amp;H)</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="116"/>
+        <location filename="../window_actions.py" line="119"/>
         <source>{dtype} — from config.json</source>
         <translation>{dtype} — 来自 config.json</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="129"/>
+        <location filename="../window_actions.py" line="132"/>
         <source>your choice</source>
         <translation>您的选择</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="130"/>
+        <location filename="../window_actions.py" line="133"/>
         <source>from this checkpoint&apos;s config.json</source>
         <translation>来自此检查点的 config.json</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="131"/>
+        <location filename="../window_actions.py" line="134"/>
         <source>the default (no config.json names one)</source>
         <translation>默认值（没有 config.json 指定）</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="134"/>
+        <location filename="../window_actions.py" line="137"/>
         <source>The dtype the model uses ({why}); tensors in another float dtype are flagged</source>
         <translation>模型使用的 dtype（{why}）；其他浮点 dtype 的张量会被标出</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="142"/>
+        <location filename="../window_actions.py" line="145"/>
         <source>Main toolbar</source>
         <translation>主工具栏</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="149"/>
+        <location filename="../window_actions.py" line="152"/>
         <source> Model dtype: </source>
         <translation> 模型 dtype：</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="153"/>
+        <location filename="../window_actions.py" line="156"/>
         <source>The dtype the model uses; tensors in another float dtype are flagged</source>
         <translation>模型使用的 dtype；浮点 dtype 与之不同的张量会被标出</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="183"/>
+        <location filename="../window_actions.py" line="186"/>
         <source>(none)</source>
         <translation>（无）</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="190"/>
+        <location filename="../window_actions.py" line="193"/>
         <source>Clear List</source>
         <translation>清空列表</translation>
     </message>
@@ -447,229 +447,229 @@
 <context>
     <name>DetailsPane</name>
     <message>
-        <location filename="../details_pane.py" line="38"/>
+        <location filename="../details_pane.py" line="39"/>
         <source>Name</source>
         <translation>名称</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="39"/>
+        <location filename="../details_pane.py" line="40"/>
         <source>DType</source>
         <translation>dtype</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="40"/>
+        <location filename="../details_pane.py" line="41"/>
         <source>Shape</source>
         <translation>形状</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="41"/>
+        <location filename="../details_pane.py" line="42"/>
         <source>File</source>
         <translation>文件</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="42"/>
+        <location filename="../details_pane.py" line="43"/>
         <source>Bytes</source>
         <translation>字节</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="43"/>
+        <location filename="../details_pane.py" line="44"/>
         <source>Range</source>
         <translation>范围</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="44"/>
+        <location filename="../details_pane.py" line="45"/>
         <source>Mean ± std</source>
         <translation>均值 ± 标准差</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="45"/>
+        <location filename="../details_pane.py" line="46"/>
         <source>NaN / inf</source>
         <translation>NaN / inf</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="46"/>
+        <location filename="../details_pane.py" line="47"/>
         <source>Storage</source>
         <translation>存储</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="47"/>
+        <location filename="../details_pane.py" line="48"/>
         <source>Param ID</source>
         <translation>参数 ID</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="48"/>
+        <location filename="../details_pane.py" line="49"/>
         <source>Cast</source>
         <translation>转换</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="49"/>
+        <location filename="../details_pane.py" line="50"/>
         <source>Reference</source>
         <translation>参考</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="56"/>
-        <location filename="../details_pane.py" line="99"/>
+        <location filename="../details_pane.py" line="57"/>
+        <location filename="../details_pane.py" line="100"/>
         <source>No tensor selected</source>
         <translation>未选择张量</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="116"/>
+        <location filename="../details_pane.py" line="119"/>
         <source>{dtype} (burn: {burn})</source>
         <translation>{dtype}（burn：{burn}）</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="124"/>
-        <location filename="../details_pane.py" line="213"/>
+        <location filename="../details_pane.py" line="127"/>
+        <location filename="../details_pane.py" line="219"/>
         <source>{shape} · {n} values</source>
         <translation>{shape} · {n} 个值</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="135"/>
+        <location filename="../details_pane.py" line="138"/>
         <source>from {start:,}, a strided view (strides {s}), {size}</source>
         <translation>自 {start:,} 起，跨步视图（strides {s}），{size}</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="140"/>
+        <location filename="../details_pane.py" line="143"/>
         <source>computing…</source>
         <translation>计算中…</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="141"/>
+        <location filename="../details_pane.py" line="144"/>
         <source>not cast yet (Ctrl+S)</source>
         <translation>尚未转换 (Ctrl+S)</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="143"/>
+        <location filename="../details_pane.py" line="146"/>
         <source>Values (computing…)</source>
         <translation>数值（计算中…）</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="167"/>
+        <location filename="../details_pane.py" line="170"/>
         <source>Values ({dtype})</source>
         <translation>数值（{dtype}）</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="173"/>
+        <location filename="../details_pane.py" line="176"/>
         <source>unavailable: {reason}</source>
         <translation>不可用：{reason}</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="175"/>
+        <location filename="../details_pane.py" line="178"/>
         <source>Values: unavailable</source>
         <translation>数值：不可用</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="195"/>
+        <location filename="../details_pane.py" line="201"/>
         <source>codes used {used} of {possible} · saturated {saturated} · scales {scales} · {bad} scales 0, negative, inf or NaN</source>
         <translation>已用编码 {used}/{possible} · 饱和 {saturated} · 缩放因子 {scales} · {bad} 个缩放因子为 0、负数、inf 或 NaN</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="230"/>
+        <location filename="../details_pane.py" line="236"/>
         <source>written unchanged as {dtype} ({why})</source>
         <translation>按原样写为 {dtype}（{why}）</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="236"/>
+        <location filename="../details_pane.py" line="242"/>
         <source>lossless (every value exact)</source>
         <translation>无损（所有值完全一致）</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="238"/>
+        <location filename="../details_pane.py" line="244"/>
         <source>every value overflowed ({n})</source>
         <translation>所有值均溢出（{n} 个）</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="242"/>
+        <location filename="../details_pane.py" line="248"/>
         <source>max rel. err {rel} · max abs. err {abs}</source>
         <translation>最大相对误差 {rel} · 最大绝对误差 {abs}</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="245"/>
+        <location filename="../details_pane.py" line="251"/>
         <source>overflow {o} · underflow {u} · NaN {n}</source>
         <translation>上溢 {o} · 下溢 {u} · NaN {n}</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="257"/>
+        <location filename="../details_pane.py" line="263"/>
         <source>(reference stores {dtype})</source>
         <translation>（参考文件存为 {dtype}）</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="259"/>
+        <location filename="../details_pane.py" line="265"/>
         <source>not in the reference</source>
         <translation>参考文件中没有</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="261"/>
+        <location filename="../details_pane.py" line="267"/>
         <source>only in the reference</source>
         <translation>只在参考文件中</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="263"/>
+        <location filename="../details_pane.py" line="269"/>
         <source>shape differs: {a} here, {b} in reference</source>
         <translation>形状不同：此处为 {a}，参考文件为 {b}</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="267"/>
+        <location filename="../details_pane.py" line="273"/>
         <source>equal values</source>
         <translation>数值相同</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="269"/>
+        <location filename="../details_pane.py" line="275"/>
         <source>within tolerance: max |Δ| {d}</source>
         <translation>在容差内：最大 |Δ| {d}</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="274"/>
+        <location filename="../details_pane.py" line="280"/>
         <source>max |Δ| {abs} · max rel. {rel}</source>
         <translation>最大 |Δ| {abs} · 最大相对差 {rel}</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="281"/>
+        <location filename="../details_pane.py" line="287"/>
         <source>original</source>
         <translation>原始</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="282"/>
+        <location filename="../details_pane.py" line="288"/>
         <source>saved</source>
         <translation>保存后</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="284"/>
+        <location filename="../details_pane.py" line="290"/>
         <source>Values before / after the cast</source>
         <translation>转换前 / 后的数值</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="286"/>
+        <location filename="../details_pane.py" line="292"/>
         <source>, every {n}th value</source>
         <translation>，每 {n} 个取一个</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="293"/>
+        <location filename="../details_pane.py" line="299"/>
         <source>No finite values to draw</source>
         <translation>没有可绘制的有限值</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="299"/>
+        <location filename="../details_pane.py" line="305"/>
         <source> · not drawn: {what}</source>
         <translation> · 未绘制：{what}</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="306"/>
+        <location filename="../details_pane.py" line="312"/>
         <source>Relative error of saved values — {pct}% exact</source>
         <translation>保存值的相对误差 — {pct}% 完全一致</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="311"/>
+        <location filename="../details_pane.py" line="317"/>
         <source>Every changed value overflowed ({n}): no finite error</source>
         <translation>所有改变的值都溢出了（{n} 个）：没有有限误差</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="315"/>
+        <location filename="../details_pane.py" line="321"/>
         <source>{n} values overflowed; the others are exact</source>
         <translation>{n} 个值溢出；其余完全一致</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="319"/>
+        <location filename="../details_pane.py" line="325"/>
         <source>100% exact: every saved value equals the original</source>
         <translation>100% 一致：所有保存值都等于原始值</translation>
     </message>
@@ -1106,6 +1106,11 @@ Shift+drop a second checkpoint to compare against it.</source>
     </message>
     <message>
         <location filename="../metadata_panel.py" line="55"/>
+        <source>{what}: {n} entries, as saved (a cast does not carry them).</source>
+        <translation>{what}：{n} 项，按保存时显示（转换不会保留它们）。</translation>
+    </message>
+    <message>
+        <location filename="../metadata_panel.py" line="57"/>
         <source>{what}: {n} entries, as saved (cast keeps them).</source>
         <translation>{what}：{n} 项，与保存时相同（转换会保留）。</translation>
     </message>
