@@ -44,15 +44,19 @@ def copy_companions(
     out_folder: str,
     target: DType | None,
     dequantized: bool = False,
+    config_text: str | None = None,
 ) -> list[str]:
     """Reserve and write every companion into ``out_folder`` (committed with the weights).
     ``target`` None leaves config.json as it is (nothing was cast); ``dequantized`` drops its
-    ``quantization_config``."""
+    ``quantization_config``; ``config_text`` replaces config.json (a quantized model's)."""
     names = companion_files(src_folder)
     for name in names:
         writer.reserve(os.path.join(out_folder, name), what="model file")
     for name in names:
         src, dest = os.path.join(src_folder, name), os.path.join(out_folder, name)
+        if name == CONFIG_NAME and config_text is not None:
+            writer.write_text(dest, config_text, like=src)
+            continue
         with open(src, "rb") as f:
             if name == CONFIG_NAME and target is not None:
                 text = _config_cast(f.read(MAX_CONFIG_BYTES + 1), target, dequantized)

@@ -12,19 +12,57 @@ from dataclasses import dataclass
 
 import numpy as np
 
+_SUM_BLOCK = 1 << 16  # the sums run over fixed blocks of the stream, however it was chunked
+
 
 @dataclass
 class ErrorFigures:
-    max_abs: float = 0.0
-    max_rel: float = 0.0
-    err_sq: float = 0.0  # Σ (a - b)²
-    ref_sq: float = 0.0  # Σ b²
+    """The figures of one tensor pair, fed as chunks in stream order.
+
+    The sums are taken per block of ``_SUM_BLOCK`` elements counted from the tensor's start, so
+    the figures do not depend on how the streams were cut: ``diff`` of a quantized file
+    reproduces the preview's figures to the last bit. Reading a figure closes the last block.
+    """
+
+    _max_abs: float = 0.0
+    _max_rel: float = 0.0
+    _err_sq: float = 0.0  # Σ (a - b)²
+    _ref_sq: float = 0.0  # Σ b²
+    _rel_sq: float = 0.0  # Σ (|a - b| / max(|a|, |b|))² over pairs not both zero
+    _rel_n: int = 0
+    _carry: tuple[np.ndarray, np.ndarray] | None = None
+
+    @property
+    def max_abs(self) -> float:
+        self._flush()
+        return self._max_abs
+
+    @property
+    def max_rel(self) -> float:
+        self._flush()
+        return self._max_rel
+
+    @property
+    def err_sq(self) -> float:
+        self._flush()
+        return self._err_sq
+
+    @property
+    def ref_sq(self) -> float:
+        self._flush()
+        return self._ref_sq
 
     @property
     def rel_fro_err(self) -> float:
         if self.ref_sq == 0.0:
             return 0.0 if self.err_sq == 0.0 else math.inf
         return math.sqrt(self.err_sq / self.ref_sq)
+
+    @property
+    def rms_rel_err(self) -> float:
+        """The typical error: the RMS of the relative error whose largest is ``max_rel``."""
+        self._flush()
+        return math.sqrt(self._rel_sq / self._rel_n) if self._rel_n else 0.0
 
     @property
     def sqnr_db(self) -> float | None:
@@ -36,19 +74,52 @@ class ErrorFigures:
         return 10.0 * math.log10(self.ref_sq / self.err_sq)
 
     def add(self, a: np.ndarray, b: np.ndarray) -> None:
+        a, b = a.reshape(-1), b.reshape(-1)
+        i = 0
+        if self._carry is not None:
+            ca, cb = self._carry
+            i = min(_SUM_BLOCK - ca.size, a.size)
+            ca, cb = np.concatenate([ca, a[:i]]), np.concatenate([cb, b[:i]])
+            if ca.size < _SUM_BLOCK:
+                self._carry = (ca, cb)
+                return
+            self._carry = None
+            self._block(ca, cb)
+        full = i + (a.size - i) // _SUM_BLOCK * _SUM_BLOCK
+        for j in range(i, full, _SUM_BLOCK):
+            self._block(a[j : j + _SUM_BLOCK], b[j : j + _SUM_BLOCK])
+        if full < a.size:
+            self._carry = (a[full:].copy(), b[full:].copy())
+
+    def _flush(self) -> None:
+        if self._carry is not None:
+            ca, cb = self._carry
+            self._carry = None
+            self._block(ca, cb)
+
+    def _block(self, a: np.ndarray, b: np.ndarray) -> None:
         a64, b64 = a.astype(np.float64), b.astype(np.float64)
         with np.errstate(all="ignore"):
             d = np.abs(a64 - b64)
             same = (a64 == b64) | (np.isnan(a64) & np.isnan(b64))
             d = np.where(same, 0.0, np.where(np.isnan(d), np.inf, d))
             if d.size:
-                self.max_abs = max(self.max_abs, float(d.max()))
+                self._max_abs = max(self._max_abs, float(d.max()))
                 scale = np.maximum(np.abs(a64), np.abs(b64))
                 rel = np.divide(d, scale, out=np.zeros_like(d), where=scale > 0)
-                self.max_rel = max(self.max_rel, float(np.nan_to_num(rel, nan=np.inf).max()))
-            self.err_sq += float(np.dot(d, d)) if np.isfinite(d).all() else math.inf
+                self._max_rel = max(self._max_rel, float(np.nan_to_num(rel, nan=np.inf).max()))
+                rel = np.minimum(np.nan_to_num(rel, nan=1.0), 1.0)  # inf against finite: 1
+                self._rel_sq += _sum_sq(rel)
+                self._rel_n += int(np.count_nonzero(scale > 0))
+            self._err_sq += _sum_sq(d) if np.isfinite(d).all() else math.inf
             finite_b = b64[np.isfinite(b64)]
-            self.ref_sq += float(np.dot(finite_b, finite_b))
+            self._ref_sq += _sum_sq(finite_b)
+
+
+def _sum_sq(x: np.ndarray) -> float:
+    """Σ x², in numpy's pairwise order: fixed by the length alone (a BLAS dot product may sum
+    in an order that depends on the array's address, which would make figures vary by a bit)."""
+    return float(np.add.reduce(np.square(x)))
 
 
 def aligned(

@@ -1,0 +1,30 @@
+"""Refusals a quantize run makes before it reads a byte of data: one line each."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from ..checkpoint import Checkpoint
+from ..errors import CheckpointError
+from ..quant.of_checkpoint import quant_layout
+from .targets import QuantizePlan
+
+
+def refuse_unquantizable(ckpt: Checkpoint, plan: QuantizePlan) -> None:
+    """An already quantized source (quantizing its codes again would compound two losses:
+    quantize the model it came from), or one where no weight can take the scheme."""
+    layout = quant_layout(ckpt)
+    if layout is not None and layout.weights:
+        raise CheckpointError(
+            ckpt.path,
+            f"is already quantized ({layout.describe()}); quantize the model it came from",
+        )
+    if not plan.targets:
+        if not plan.skipped:
+            why = "it has no Linear weight (a 2-D float tensor named *.weight)"
+        else:
+            counts = Counter(s.reason.text(s.tensor, plan.scheme) for s in plan.skipped)
+            why = "; ".join(
+                f"{n} weight{'s' if n > 1 else ''}: {r}" for r, n in counts.most_common(2)
+            )
+        raise CheckpointError(ckpt.path, f"nothing to quantize with {plan.scheme.name}: {why}")

@@ -1,0 +1,87 @@
+"""What each scheme would cost, before anything is written: the output's size and every
+weight's error, from one read of the weights for all the schemes asked.
+
+The figures are those ``quantize`` reports and ``diff OUT SRC`` measures on the written model
+(the same kernels, the same sums), so a preview is a promise the save keeps.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from ..checkpoint import Checkpoint
+from ..layout import TensorInfo
+from ..progress import Job, Progress
+from ..quant.compare import ErrorFigures
+from ..quant.kernels import to_f32
+from .checks import refuse_unquantizable
+from .job import DEFAULT_CHUNK_BYTES, absmax_of
+from .report import QuantizedWeightReport, QuantizeReport, SkippedWeight
+from .rtn import quantize_rows
+from .schemes import Scheme
+from .stream import WeightAbsmax, parts_of, row_blocks, rows_per_block
+from .targets import DEFAULT_IGNORE, QuantizePlan, plan_quantize
+
+
+def preview_checkpoint(
+    ckpt: Checkpoint,
+    schemes: Sequence[Scheme],
+    ignore: Sequence[str] = DEFAULT_IGNORE,
+    chunk_bytes: int = DEFAULT_CHUNK_BYTES,
+) -> Job[list[QuantizeReport]]:
+    """One report per scheme (in the order given), nothing written."""
+    plans = [plan_quantize(ckpt.tensors, s, ignore) for s in schemes]
+    usable = [p for p in plans if p.targets]
+    if not usable:
+        refuse_unquantizable(ckpt, plans[0])  # says why in one line
+    refuse_unquantizable(ckpt, usable[0])  # an already quantized source
+    gmax: dict[str, WeightAbsmax] = {}
+    for p in plans:
+        if p.fused and p.targets:
+            gmax[p.scheme.name] = yield from absmax_of(ckpt, p, chunk_bytes)
+    reports = [_start_report(ckpt, p) for p in plans]
+    wanted = [{t.name for t in p.targets} for p in plans]
+    unit = max((s.block[0] for s in schemes if s.block), default=1)
+    todo = [t for t in ckpt.tensors if any(t.name in w for w in wanted)]
+    total = sum(t.nbytes for t in todo)
+    done = 0
+    yield Progress(0, total)
+    for t in todo:
+        which = [i for i, w in enumerate(wanted) if t.name in w]
+        figures = {i: ErrorFigures() for i in which}
+        gscales = {i: _gscale(plans[i], gmax, t) for i in which}
+        rows = int(t.shape[0])
+        for block, _r0, r1 in row_blocks(ckpt, t, rows_per_block(t, chunk_bytes, unit)):
+            src = block.astype(np.float64) if t.dtype.name == "F64" else to_f32(block, t.dtype)
+            for i in which:
+                q = quantize_rows(block, t.dtype, plans[i].scheme, gscales[i])
+                figures[i].add(q.values, src)
+            yield Progress(done + t.nbytes * r1 // max(1, rows), total, t.name)
+        done += t.nbytes
+        for i in which:
+            nbytes = sum(e.nbytes for e in parts_of(t, plans[i].scheme))
+            shape = tuple(int(d) for d in t.shape)
+            reports[i].weights.append(
+                QuantizedWeightReport(t.name, shape, t.dtype.name, t.nbytes, nbytes, figures[i])
+            )
+            reports[i].bytes_out += nbytes - t.nbytes
+    return reports
+
+
+def _start_report(ckpt: Checkpoint, plan: QuantizePlan) -> QuantizeReport:
+    r = QuantizeReport(plan.scheme.name, bytes_in=ckpt.total_nbytes, bytes_out=ckpt.total_nbytes)
+    r.skipped = [
+        SkippedWeight(s.tensor.name, s.reason.text(s.tensor, plan.scheme)) for s in plan.skipped
+    ]
+    if not plan.targets:
+        r.notes.append(f"no weight can take {plan.scheme.name}")
+    return r
+
+
+def _gscale(plan: QuantizePlan, gmax: dict[str, WeightAbsmax], t: TensorInfo) -> np.float32 | None:
+    members = plan.fused.get(t.name)
+    if not members:
+        return None
+    return gmax[plan.scheme.name].global_scale(members, t.dtype)

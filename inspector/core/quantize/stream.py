@@ -1,0 +1,113 @@
+"""One weight quantized a block of rows at a time: the tensors it becomes, and their rows.
+
+The large part (codes, or packed words) is written as its rows come; the scales are a few
+bytes per group, kept until the weight ends and written after it. Memory is one block of
+rows plus one weight's scales, whatever the file's size.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..checkpoint import Checkpoint
+from ..dtypes import DTYPES, DType
+from ..layout import TensorEntry, TensorInfo
+from .rtn import Arith, QuantizedRows, absmax, global_scale, quantize_rows
+from .schemes import Kind, Scheme, Strategy
+
+BIG = {Kind.FP8: "weight", Kind.INT: "weight_packed", Kind.FP4: "weight_packed"}
+
+
+def parts_of(t: TensorInfo, scheme: Scheme) -> list[TensorEntry]:
+    """The tensors ``t`` becomes, in the order they are written (the large one first)."""
+    rows, cols = (int(d) for d in t.shape)
+    base = t.name[: -len("weight")]
+    sd = t.dtype
+    if scheme.kind is Kind.FP8:
+        if scheme.strategy is Strategy.CHANNEL:
+            scale_shape: tuple[int, ...] = (rows, 1)
+        else:
+            bh, bw = scheme.block or (128, 128)
+            scale_shape = (-(-rows // bh), -(-cols // bw))
+        return [
+            TensorEntry(base + "weight", DTYPES["F8_E4M3"], (rows, cols)),
+            TensorEntry(base + "weight_scale", sd, scale_shape),
+        ]
+    gs = scheme.group_size or cols
+    if scheme.kind is Kind.INT:
+        return [
+            TensorEntry(
+                base + "weight_packed", DTYPES["I32"], (rows, -(-cols * scheme.bits // 32))
+            ),
+            TensorEntry(base + "weight_scale", sd, (rows, cols // gs)),
+            TensorEntry(base + "weight_shape", DTYPES["I64"], (2,)),
+        ]
+    packed = TensorEntry(base + "weight_packed", DTYPES["U8"], (rows, cols // 2))
+    if scheme.strategy is Strategy.TENSOR_GROUP:
+        return [
+            packed,
+            TensorEntry(base + "weight_scale", DTYPES["F8_E4M3"], (rows, cols // gs)),
+            TensorEntry(base + "weight_global_scale", DTYPES["F32"], (1,)),
+        ]
+    return [packed, TensorEntry(base + "weight_scale", DTYPES["U8"], (rows, cols // gs))]
+
+
+def rows_per_block(t: TensorInfo, chunk_bytes: int, unit: int = 1) -> int:
+    """Rows per block: about ``chunk_bytes`` of the source, a multiple of ``unit`` (128 for
+    FP8_BLOCK, whose scales cover 128 rows)."""
+    row_bytes = max(1, t.dtype.nbytes(int(t.shape[1])))
+    return max(unit, chunk_bytes // row_bytes // unit * unit)
+
+
+def row_blocks(
+    ckpt: Checkpoint, t: TensorInfo, rows_per: int
+) -> Iterator[tuple[np.ndarray, int, int]]:
+    """The weight's rows ``r0:r1`` as a (rows, cols) array, block by block (read, not mapped:
+    resident memory stays one block)."""
+    cols = int(t.shape[1])
+    r0 = 0
+    for flat in ckpt.iter_chunks(t, rows_per * t.dtype.nbytes(cols)):
+        rows = flat.size // cols
+        yield flat.reshape(rows, cols), r0, r0 + rows
+        r0 += rows
+
+
+@dataclass
+class WeightAbsmax:
+    """Each NVFP4 weight's largest |value|, for the global scale its fused group shares."""
+
+    of: dict[str, float]
+
+    def global_scale(self, members: tuple[str, ...], sd: DType) -> np.float32:
+        values = [self.of[m] for m in members]
+        return global_scale(math.nan if any(map(math.isnan, values)) else max(values), sd)
+
+
+def weight_absmax(ckpt: Checkpoint, t: TensorInfo, chunk_bytes: int) -> float:
+    """max |value| of ``t`` (NaN if it holds one: torch's max propagates it)."""
+    widen = Arith(t.dtype).widen
+    top = 0.0
+    for rows, _r0, _r1 in row_blocks(ckpt, t, rows_per_block(t, chunk_bytes)):
+        with np.errstate(all="ignore"):
+            m = float(np.max(absmax(widen(rows), 1))) if rows.size else 0.0
+        if math.isnan(m):
+            return math.nan
+        top = max(top, m)
+    return top
+
+
+def quantized_blocks(
+    ckpt: Checkpoint,
+    t: TensorInfo,
+    scheme: Scheme,
+    chunk_bytes: int,
+    gscale: np.float32 | None = None,
+) -> Iterator[tuple[QuantizedRows, np.ndarray, int, int]]:
+    """(quantized rows, the source rows, r0, r1) per block of ``t``."""
+    unit = scheme.block[0] if scheme.block else 1
+    for rows, r0, r1 in row_blocks(ckpt, t, rows_per_block(t, chunk_bytes, unit)):
+        yield quantize_rows(rows, t.dtype, scheme, gscale), rows, r0, r1

@@ -1,0 +1,129 @@
+"""Which tensors a scheme quantizes: the weights of Linear layers, less the ignored ones.
+
+llm-compressor picks modules by class (``targets="Linear"``); a checkpoint has names and shapes
+only. A Linear weight here is a 2-D float tensor called ``<module>.weight`` whose module is not an
+embedding (``embed``, ``wte``, ``wpe``, T5's ``shared``); a norm is 1-D and never one. The
+``ignore`` list follows llm-compressor: exact module names, ``re:`` regular expressions (matched
+from the start), and here also shell globs. Every weight left out says why in the report.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+
+from ..layout import TensorInfo
+from .schemes import Scheme, Strategy
+
+DEFAULT_IGNORE = ("lm_head",)
+_FLOATS = ("F64", "F32", "F16", "BF16")
+_EMBEDDING = re.compile(r"(^|\.)(embed[^.]*|wte|wpe|shared|embeddings?(\.[^.]+)?)$")
+# the layers vLLM fuses, whose NVFP4 global scale llm-compressor shares (FUSED_LAYER_NAMES)
+FUSED = (("gate_proj", "up_proj"), ("q_proj", "k_proj", "v_proj"),
+         ("q_a_proj", "kv_a_proj_with_mqa"), ("w1", "w3"))  # fmt: skip
+
+
+class SkipReason(str, Enum):
+    IGNORED = "ignored"
+    NOT_FLOAT = "not_float"
+    COLUMNS = "columns"
+
+    def text(self, t: TensorInfo, scheme: Scheme) -> str:
+        if self is SkipReason.IGNORED:
+            return "matches --ignore"
+        if self is SkipReason.NOT_FLOAT:
+            return f"{t.dtype.name} is not a float weight"
+        return (
+            f"{t.shape[-1]} inputs are not a multiple of {scheme.name}'s group of "
+            f"{scheme.group_size}"
+        )
+
+
+@dataclass
+class Skipped:
+    tensor: TensorInfo
+    module: str
+    reason: SkipReason
+
+
+@dataclass
+class QuantizePlan:
+    """The Linear weights to quantize (checkpoint order), those left out, and the NVFP4 groups
+    whose members share one global scale."""
+
+    scheme: Scheme
+    targets: list[TensorInfo] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+    fused: dict[str, tuple[str, ...]] = field(default_factory=dict)  # weight → its group
+    ignore_config: list[str] = field(default_factory=list)
+
+    def module(self, t: TensorInfo) -> str:
+        return t.name[: -len(".weight")]
+
+
+def module_of(t: TensorInfo) -> str | None:
+    """The module a Linear weight belongs to, or None when ``t`` is not one."""
+    if len(t.shape) != 2 or not t.name.endswith(".weight"):
+        return None
+    module = t.name[: -len(".weight")]
+    return None if _EMBEDDING.search(module) else module
+
+
+def ignored(module: str, patterns: Sequence[str]) -> bool:
+    for p in patterns:
+        if p.startswith("re:"):
+            if re.match(p[3:], module):
+                return True
+        elif module == p or fnmatch.fnmatchcase(module, p):
+            return True
+    return False
+
+
+def plan_quantize(
+    tensors: Sequence[TensorInfo], scheme: Scheme, ignore: Sequence[str] = DEFAULT_IGNORE
+) -> QuantizePlan:
+    """The plan for ``tensors`` (a checkpoint's, in its order). ``ignore_config`` is what
+    config.json's ``ignore`` lists: every Linear module left as it was, ``lm_head`` last and
+    even when the file has none (a head tied to the embedding is still a module), as
+    llm-compressor writes it."""
+    plan = QuantizePlan(scheme)
+    for t in tensors:
+        module = module_of(t)
+        if module is None:
+            continue
+        reason = None
+        if ignored(module, ignore):
+            reason = SkipReason.IGNORED
+        elif t.dtype.name not in _FLOATS:
+            reason = SkipReason.NOT_FLOAT
+        elif scheme.strategy is not Strategy.BLOCK and t.shape[1] % scheme.columns_unit:
+            reason = SkipReason.COLUMNS
+        if reason is None:
+            plan.targets.append(t)
+        else:
+            plan.skipped.append(Skipped(t, module, reason))
+    # llm-compressor lists modules in model order, where the head comes last
+    plan.ignore_config = [s.module for s in plan.skipped if s.module != "lm_head"]
+    if "lm_head" in ignore or any(s.module == "lm_head" for s in plan.skipped):
+        plan.ignore_config.append("lm_head")
+    if scheme.strategy is Strategy.TENSOR_GROUP:
+        plan.fused = _fused_groups(plan.targets)
+    return plan
+
+
+def _fused_groups(targets: list[TensorInfo]) -> dict[str, tuple[str, ...]]:
+    names = {t.name for t in targets}
+    out: dict[str, tuple[str, ...]] = {}
+    for t in targets:
+        parent, _, leaf = t.name[: -len(".weight")].rpartition(".")
+        for group in FUSED:
+            if leaf in group:
+                members = tuple(f"{parent}.{m}.weight" if parent else f"{m}.weight" for m in group)
+                out[t.name] = tuple(m for m in members if m in names)
+                break
+        else:
+            out[t.name] = (t.name,)
+    return out
