@@ -17,6 +17,7 @@ from .cmd_cast import cmd_cast
 from .cmd_check import cmd_check
 from .cmd_diff import cmd_diff
 from .cmd_list import cmd_list
+from .cmd_quantize import cmd_quantize
 from .cmd_scan import cmd_scan
 from .exit_codes import EXIT_BAD_INPUT, EXIT_OK
 from .model import cmd_lint
@@ -35,7 +36,7 @@ from .signals import (
     install_signal_handlers,
 )
 
-SUBCOMMANDS = ("list", "check", "cast", "diff", "scan", "lint")
+SUBCOMMANDS = ("list", "check", "cast", "quantize", "diff", "scan", "lint")
 
 
 def _run_gui(args: argparse.Namespace) -> int:
@@ -72,6 +73,7 @@ COMMANDS = {
     "list": cmd_list,
     "check": cmd_check,
     "cast": cmd_cast,
+    "quantize": cmd_quantize,
     "diff": cmd_diff,
     "scan": cmd_scan,
     "lint": cmd_lint,

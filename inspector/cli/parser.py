@@ -70,7 +70,7 @@ PATH_HELP = (
 def _build_sub_parser() -> argparse.ArgumentParser:
     p = _Parser(
         prog=PROG,
-        description="Inspect, check, cast, compare and scan safetensors and PyTorch checkpoints.",
+        description="Inspect, check, cast, quantize, compare and scan checkpoints.",
     )
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
     target_help = (
@@ -128,6 +128,8 @@ def _build_sub_parser() -> argparse.ArgumentParser:
         "--report", metavar="REPORT.json", help="write per-tensor precision loss as JSON"
     )
 
+    _add_quantize(sub)
+
     p_diff = sub.add_parser("diff", help="compare two checkpoints tensor by tensor")
     p_diff.add_argument("a")
     p_diff.add_argument("b")
@@ -164,14 +166,50 @@ def _build_sub_parser() -> argparse.ArgumentParser:
     return p
 
 
+QUANTIZE_SCHEMES = "FP8_DYNAMIC, FP8_BLOCK, W8A16, W4A16, NVFP4A16, MXFP4A16"
+
+
+def _add_quantize(sub: argparse._SubParsersAction) -> None:
+    helptext = "quantize Linear weights into a compressed-tensors model (llm-compressor's presets)"
+    p = sub.add_parser(
+        "quantize",
+        help=helptext,
+        description=f"{helptext[0].upper()}{helptext[1:]}, byte for byte as llm-compressor's "
+        "data-free run writes them, streamed; or --preview: each scheme's size and precision "
+        "loss, nothing written.",
+    )
+    p.add_argument("path", help=PATH_HELP)
+    p.add_argument(
+        "--scheme",
+        action="append",
+        default=[],
+        metavar="S",
+        help=f"{QUANTIZE_SCHEMES} (repeatable with --preview; default there: all)",
+    )
+    p.add_argument("-o", "--output", help="output model folder")
+    p.add_argument(
+        "--ignore",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="leave Linear modules matching GLOB (or re:REGEX, or a name) as they are "
+        "(repeatable; default: lm_head)",
+    )
+    p.add_argument("--report", metavar="R.json", help="write the per-weight report as JSON")
+    p.add_argument("--preview", action="store_true", help="measure each scheme; write nothing")
+    p.add_argument("--json", action="store_true", help="machine-readable preview")
+
+
 def _build_gui_parser() -> argparse.ArgumentParser:
     p = _Parser(
         prog=PROG,
-        description="Open the checkpoint-inspector window. Subcommands: list, check, cast, diff, "
-        f"scan, lint (see '{PROG} list --help').",
+        description="Open the checkpoint-inspector window. Subcommands: list, check, cast, "
+        f"quantize, diff, scan, lint (see '{PROG} list --help').",
         epilog=f"Command line forms:\n  {PROG} list PATH [--target DTYPE] [--json] [--stats] [--order natural|file]\n"
         f"  {PROG} check PATH [--target DTYPE]\n"
         f"  {PROG} cast PATH [--target DTYPE] -o OUT [--keep GLOB]... [--report REPORT.json]\n"
+        f"  {PROG} quantize PATH --scheme S -o OUT [--ignore GLOB]... [--report R.json]\n"
+        f"  {PROG} quantize PATH --preview [--scheme S]... [--json]\n"
         f"  {PROG} diff A B [--json] [--atol X]\n"
         f"  {PROG} scan PATH [--json]\n"
         f"  {PROG} lint PATH [--json] [--stats]\n"

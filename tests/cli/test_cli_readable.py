@@ -97,7 +97,7 @@ def test_help_names_every_command_and_every_input_kind(capsys):
     with pytest.raises(SystemExit):
         main(["--help"])
     out = capsys.readouterr().out
-    assert "list, check, cast, diff, scan, lint" in out
+    assert "list, check, cast, quantize, diff, scan, lint" in out
     assert ".pt .pth .bin .ckpt" in out and "scan PATH" in out and "lint PATH" in out
     with pytest.raises(SystemExit):
         main(["lint", "--help"])

@@ -1,0 +1,182 @@
+"""The quantize job as a save: a folder that mirrors the source, committed whole or not at all,
+the source untouched, refusals before any work, and figures that diff and the preview repeat."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from inspector.core.diff import diff_checkpoints
+from inspector.core.errors import CheckpointError
+from inspector.core.opening import open_checkpoint
+from inspector.core.progress import run_job
+from inspector.core.quant.of_checkpoint import quant_layout
+from inspector.core.quantize.job import quantize_checkpoint
+from inspector.core.quantize.preview import preview_checkpoint
+from inspector.core.quantize.schemes import SCHEMES
+from tests.safetensors_bytes import tensor_bytes
+
+from .models import llama_folder, llama_tensors
+
+Q = "model.layers.0.self_attn.q_proj.weight"
+
+
+def _digest(folder: Path) -> dict[str, str]:
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.iterdir())}
+
+
+def _quantize(src: Path, scheme: str, out: Path, **kw: object):
+    return run_job(quantize_checkpoint(open_checkpoint(str(src)), SCHEMES[scheme], str(out), **kw))
+
+
+def test_a_sharded_folder_comes_out_sharded_with_its_index_and_companions(tmp_path: Path) -> None:
+    src = llama_folder(tmp_path / "src", shards=3, layers=2)
+    before = _digest(src)
+    out = tmp_path / "out"
+    report = _quantize(src, "W4A16", out, chunk_bytes=50_000)
+    assert _digest(src) == before  # the source is never modified
+    assert sorted(os.listdir(out)) == sorted(os.listdir(src))
+    index = json.loads((out / "model.safetensors.index.json").read_text())
+    held = {
+        n: f for f in os.listdir(out) if f.endswith(".safetensors") for n in tensor_bytes(out / f)
+    }
+    assert index["weight_map"] == dict(sorted(held.items()))
+    assert index["metadata"]["total_size"] == report.bytes_out
+    assert (out / "tokenizer.json").read_text() == (src / "tokenizer.json").read_text()
+    config = json.loads((out / "config.json").read_text())
+    assert config["torch_dtype"] == "bfloat16" and config["architectures"] == ["LlamaForCausalLM"]
+    assert config["quantization_config"]["format"] == "pack-quantized"
+    assert len(report.weights) == 14 and [s.name for s in report.skipped] == ["lm_head.weight"]
+
+
+def test_the_output_opens_as_quantized_and_diff_repeats_the_reports_figures(tmp_path: Path) -> None:
+    src = llama_folder(tmp_path / "src")
+    for scheme in ("FP8_BLOCK", "NVFP4A16"):
+        out = tmp_path / scheme
+        report = _quantize(src, scheme, out, chunk_bytes=30_000)
+        ckpt = open_checkpoint(str(out))
+        layout = quant_layout(ckpt)
+        assert layout is not None and len(layout.weights) == 7
+        assert layout.weights[Q].shape == (256, 256)
+        diffs = {d.name: d for d in run_job(
+            diff_checkpoints(ckpt, open_checkpoint(str(src)), quant_a=layout)
+        )}  # fmt: skip
+        for w in report.weights:
+            d = diffs[w.name]
+            assert (d.max_abs_diff, d.max_rel_diff) == (w.figures.max_abs, w.figures.max_rel)
+            assert (d.rel_fro_err, d.sqnr_db) == (w.figures.rel_fro_err, w.figures.sqnr_db)
+
+
+def test_the_preview_promises_what_the_save_writes(tmp_path: Path) -> None:
+    src = llama_folder(tmp_path / "src", dtype="F16")
+    previews = run_job(preview_checkpoint(open_checkpoint(str(src)), list(SCHEMES.values())))
+    for p in previews:
+        out = tmp_path / p.scheme
+        saved = _quantize(src, p.scheme, out, chunk_bytes=20_000)
+        on_disk = sum(len(b) for _d, _s, b in tensor_bytes(out / "model.safetensors").values())
+        assert p.bytes_out == saved.bytes_out == on_disk
+        assert [w.to_json() for w in p.weights] == [w.to_json() for w in saved.weights]
+
+
+def test_a_cancelled_quantize_leaves_nothing(tmp_path: Path) -> None:
+    src = llama_folder(tmp_path / "src")
+    out = tmp_path / "out"
+    job = quantize_checkpoint(
+        open_checkpoint(str(src)), SCHEMES["W8A16"], str(out), chunk_bytes=20_000
+    )
+    for _ in range(5):
+        next(job)
+    job.close()
+    assert not out.exists()
+    assert sorted(os.listdir(tmp_path)) == ["src"]
+
+
+def test_a_failed_write_keeps_the_old_output(tmp_path: Path, monkeypatch) -> None:
+    src = llama_folder(tmp_path / "src")
+    out = tmp_path / "out"
+    _quantize(src, "FP8_DYNAMIC", out)
+    before = _digest(out)
+    from inspector.core.quantize import rtn
+
+    def broken(*a, **k):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(rtn, "pack_int32", broken)
+    with pytest.raises(OSError):
+        _quantize(src, "W4A16", out)
+    assert _digest(out) == before
+    assert not [n for n in os.listdir(out) if n.startswith(".")]
+
+
+def test_a_pickle_source_becomes_safetensors_with_the_same_bytes(tmp_path: Path) -> None:
+    torch = pytest.importorskip("torch")
+    import numpy as np
+
+    src = llama_folder(tmp_path / "st", dtype="F32")
+    state = {n: torch.from_numpy(np.array(a)) for n, _d, a in llama_tensors(dtype="F32")}
+    (tmp_path / "pt").mkdir()
+    torch.save(state, tmp_path / "pt" / "pytorch_model.bin")
+    (tmp_path / "pt" / "config.json").write_text((src / "config.json").read_text())
+    _quantize(src, "MXFP4A16", tmp_path / "a")
+    _quantize(tmp_path / "pt", "MXFP4A16", tmp_path / "b")
+    assert sorted(os.listdir(tmp_path / "b")) == ["config.json", "model.safetensors"]
+    assert tensor_bytes(tmp_path / "a" / "model.safetensors") == tensor_bytes(
+        tmp_path / "b" / "model.safetensors"
+    )
+
+
+def test_a_file_without_a_config_gets_one_holding_the_quantization_and_a_note(
+    tmp_path: Path,
+) -> None:
+    from inspector.core.save.writer import save_arrays
+
+    (tmp_path / "loose").mkdir()
+    save_arrays(tmp_path / "loose" / "w.safetensors", llama_tensors())
+    (tmp_path / "loose" / "notes.txt").write_text("mine")
+    report = _quantize(tmp_path / "loose" / "w.safetensors", "W8A16", tmp_path / "out")
+    assert sorted(os.listdir(tmp_path / "out")) == ["config.json", "w.safetensors"]  # no notes.txt
+    assert list(json.loads((tmp_path / "out" / "config.json").read_text())) == [
+        "quantization_config"
+    ]
+    assert report.notes == [
+        "no config.json beside the source: the output's config.json holds only quantization_config"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("make", "out", "message"),
+    [
+        ("quantized", "out", "is already quantized (compressed-tensors float-quantized: 7"),
+        ("plain", "out.bpk", "a quantized model is a folder"),
+        ("plain", "file", "a quantized model is a folder"),
+        ("norms", "out", "nothing to quantize with W4A16: it has no Linear weight"),
+        (
+            "narrow",
+            "out",
+            "nothing to quantize with W4A16: 7 weights: 200 inputs are not a multiple",
+        ),
+    ],
+)
+def test_refusals_come_before_any_work(tmp_path: Path, make: str, out: str, message: str) -> None:
+    from inspector.core.save.writer import save_arrays
+
+    src = tmp_path / "src"
+    if make == "quantized":
+        _quantize(llama_folder(tmp_path / "plain"), "FP8_DYNAMIC", src)
+    elif make == "norms":
+        src.mkdir()
+        save_arrays(src / "model.safetensors", [t for t in llama_tensors() if t[2].ndim == 1])
+    elif make == "narrow":
+        src.mkdir()
+        save_arrays(src / "model.safetensors", llama_tensors(hidden=200, inter=200))
+    else:
+        llama_folder(src)
+    (tmp_path / "file").write_text("x")
+    before = sorted(os.listdir(tmp_path))
+    with pytest.raises(CheckpointError, match=message.replace("(", r"\(")):
+        _quantize(src, "W4A16" if make in ("norms", "narrow") else "FP8_DYNAMIC", tmp_path / out)
+    assert sorted(os.listdir(tmp_path)) == before
