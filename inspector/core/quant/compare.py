@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-_SUM_BLOCK = 1 << 16  # the sums run over fixed blocks of the stream, however it was chunked
+_SUM_BLOCK = 1 << 14  # the sums run over fixed blocks of the stream, however it was chunked
 
 
 @dataclass
@@ -99,18 +99,41 @@ class ErrorFigures:
 
     def _block(self, a: np.ndarray, b: np.ndarray) -> None:
         a64, b64 = a.astype(np.float64), b.astype(np.float64)
+        if not a64.size:
+            return
+        d = np.subtract(a64, b64)
+        np.abs(d, out=d)
+        top = float(d.max())
+        if not math.isfinite(top):  # a NaN or an infinity somewhere: the careful way
+            self._block_non_finite(a64, b64)
+            return
+        self._max_abs = max(self._max_abs, top)
+        self._err_sq += _sum_sq(d)
+        self._ref_sq += _sum_sq(b64)
+        scale = np.abs(a64, out=a64)
+        np.maximum(scale, np.abs(b64, out=b64), out=scale)
+        nonzero = int(np.count_nonzero(scale))
+        if nonzero < scale.size:
+            scale[scale == 0] = 1.0  # both zero: d is 0 there
+        rel = np.divide(d, scale, out=d)
+        self._max_rel = max(self._max_rel, float(rel.max()))
+        self._rel_sq += _sum_sq(rel)
+        self._rel_n += nonzero
+
+    def _block_non_finite(self, a64: np.ndarray, b64: np.ndarray) -> None:
+        """NaN against NaN is equal; any other NaN or an infinity is an infinite difference
+        (its relative error counts as 2, the largest a finite pair can have)."""
         with np.errstate(all="ignore"):
             d = np.abs(a64 - b64)
             same = (a64 == b64) | (np.isnan(a64) & np.isnan(b64))
             d = np.where(same, 0.0, np.where(np.isnan(d), np.inf, d))
-            if d.size:
-                self._max_abs = max(self._max_abs, float(d.max()))
-                scale = np.maximum(np.abs(a64), np.abs(b64))
-                rel = np.divide(d, scale, out=np.zeros_like(d), where=scale > 0)
-                self._max_rel = max(self._max_rel, float(np.nan_to_num(rel, nan=np.inf).max()))
-                rel = np.minimum(np.nan_to_num(rel, nan=1.0), 1.0)  # inf against finite: 1
-                self._rel_sq += _sum_sq(rel)
-                self._rel_n += int(np.count_nonzero(scale > 0))
+            self._max_abs = max(self._max_abs, float(d.max()))
+            scale = np.maximum(np.abs(a64), np.abs(b64))
+            rel = np.divide(d, scale, out=np.zeros_like(d), where=scale > 0)
+            self._max_rel = max(self._max_rel, float(np.nan_to_num(rel, nan=np.inf).max()))
+            rel = np.nan_to_num(rel, nan=2.0, posinf=2.0)
+            self._rel_sq += _sum_sq(rel)
+            self._rel_n += int(np.count_nonzero(scale > 0))
             self._err_sq += _sum_sq(d) if np.isfinite(d).all() else math.inf
             finite_b = b64[np.isfinite(b64)]
             self._ref_sq += _sum_sq(finite_b)

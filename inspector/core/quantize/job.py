@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Sequence
+from concurrent.futures import Executor, ThreadPoolExecutor
 
 import numpy as np
 
@@ -31,7 +32,7 @@ from .schemes import COMPRESSED_TENSORS_VERSION, Scheme
 from .stream import BIG, WeightAbsmax, parts_of, quantized_blocks, weight_absmax
 from .targets import DEFAULT_IGNORE, QuantizePlan, plan_quantize
 
-DEFAULT_CHUNK_BYTES = 8 << 20
+DEFAULT_CHUNK_BYTES = 2 << 20  # a block of rows stays in the CPU's cache through ~20 passes
 
 
 def absmax_of(ckpt: Checkpoint, plan: QuantizePlan, chunk_bytes: int) -> Job[WeightAbsmax]:
@@ -81,9 +82,12 @@ def quantize_checkpoint(
     protect = [h.path for h in ckpt.files] + ([ckpt.index_path] if ckpt.index_path else [])
     total = ckpt.total_nbytes
     done = 0
-    with AtomicWriter(protect, root=out) as writer:
+    with AtomicWriter(protect, root=out) as writer, ThreadPoolExecutor(1) as pool:
         writer.make_folder(out)
         dests = _output_files(ckpt, out, writer)
+        if report_path is not None:  # every output path is checked before any work
+            report_path = os.fspath(report_path)
+            writer.reserve(report_path, what="report")
         config_text, note = _config_text(ckpt, scheme, plan)
         if note:
             report.notes.append(note)
@@ -115,7 +119,9 @@ def quantize_checkpoint(
                     continue
                 members = plan.fused.get(t.name)
                 gscale = gmax.global_scale(members, t.dtype) if gmax and members else None
-                w = yield from _write_weight(ckpt, t, scheme, gscale, f, chunk_bytes, done, total)
+                w = yield from _write_weight(
+                    ckpt, t, scheme, gscale, f, pool, chunk_bytes, done, total
+                )
                 done += t.nbytes
                 report.weights.append(w)
             f.finish()
@@ -127,8 +133,7 @@ def quantize_checkpoint(
             writer.write_text(index, _index_text(ckpt, weight_map, out_total), like=ckpt.index_path)
         report.bytes_in = total
         report.bytes_out = out_total
-        if report_path is not None:
-            writer.reserve(report_path, what="report")
+        if report_path is not None:  # committed last: it describes the files above
             writer.write_text(report_path, report.to_json_text())
         writer.commit()
     return report
@@ -140,6 +145,7 @@ def _write_weight(
     scheme: Scheme,
     gscale: np.float32 | None,
     f: TensorFile,
+    pool: Executor,
     chunk_bytes: int,
     done: int,
     total: int,
@@ -149,12 +155,13 @@ def _write_weight(
     big = BIG[scheme.kind]
     small: dict[str, list[np.ndarray]] = {e.name.rsplit(".", 1)[-1]: [] for e in entries[1:]}
     figures = ErrorFigures()
-    for q, src, _r0, r1 in quantized_blocks(ckpt, t, scheme, chunk_bytes, gscale):
+    for q, r1 in quantized_blocks(ckpt, t, scheme, chunk_bytes, pool, gscale):
         f.write(np.ascontiguousarray(q.parts[big]))
         for suffix in small:
             if suffix in q.parts:
                 small[suffix].append(q.parts[suffix])
-        figures.add(q.values, _widened(src, t))
+        assert q.source is not None
+        figures.add(q.values, q.source)
         yield Progress(done + t.nbytes * r1 // max(1, int(t.shape[0])), total, t.name)
     for e in entries[1:]:
         suffix = e.name.rsplit(".", 1)[-1]
@@ -168,12 +175,6 @@ def _write_weight(
     return QuantizedWeightReport(
         t.name, tuple(int(d) for d in t.shape), t.dtype.name, t.nbytes, nbytes, figures
     )
-
-
-def _widened(rows: np.ndarray, t: TensorInfo) -> np.ndarray:
-    from ..quant.kernels import to_f32
-
-    return rows.astype(np.float64) if t.dtype.name == "F64" else to_f32(rows, t.dtype)
 
 
 def _entries(h: Header, targets: set[str], scheme: Scheme) -> list[TensorEntry]:

@@ -8,6 +8,7 @@ The figures are those ``quantize`` reports and ``diff OUT SRC`` measures on the 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
 
@@ -15,7 +16,6 @@ from ..checkpoint import Checkpoint
 from ..layout import TensorInfo
 from ..progress import Job, Progress
 from ..quant.compare import ErrorFigures
-from ..quant.kernels import to_f32
 from .checks import refuse_unquantizable
 from .job import DEFAULT_CHUNK_BYTES, absmax_of
 from .report import QuantizedWeightReport, QuantizeReport, SkippedWeight
@@ -48,26 +48,45 @@ def preview_checkpoint(
     total = sum(t.nbytes for t in todo)
     done = 0
     yield Progress(0, total)
-    for t in todo:
-        which = [i for i, w in enumerate(wanted) if t.name in w]
-        figures = {i: ErrorFigures() for i in which}
-        gscales = {i: _gscale(plans[i], gmax, t) for i in which}
-        rows = int(t.shape[0])
-        for block, _r0, r1 in row_blocks(ckpt, t, rows_per_block(t, chunk_bytes, unit)):
-            src = block.astype(np.float64) if t.dtype.name == "F64" else to_f32(block, t.dtype)
+    with ThreadPoolExecutor(2) as pool:  # the schemes of a block share the cores
+        for t in todo:
+            which = [i for i, w in enumerate(wanted) if t.name in w]
+            figures = {i: ErrorFigures() for i in which}
+            gscales = {i: _gscale(plans[i], gmax, t) for i in which}
+            rows = int(t.shape[0])
+            running: list[Future[None]] = []
+            for block, _r0, r1 in row_blocks(ckpt, t, rows_per_block(t, chunk_bytes, unit)):
+                block = block.copy()  # the reader reuses its buffer; read ahead meanwhile
+                for f in running:  # a scheme's blocks are measured in order
+                    f.result()
+                running = [
+                    pool.submit(_measure, block, t, plans[i].scheme, gscales[i], figures[i])
+                    for i in which
+                ]
+                yield Progress(done + t.nbytes * r1 // max(1, rows), total, t.name)
+            for f in running:
+                f.result()
+            done += t.nbytes
             for i in which:
-                q = quantize_rows(block, t.dtype, plans[i].scheme, gscales[i])
-                figures[i].add(q.values, src)
-            yield Progress(done + t.nbytes * r1 // max(1, rows), total, t.name)
-        done += t.nbytes
-        for i in which:
-            nbytes = sum(e.nbytes for e in parts_of(t, plans[i].scheme))
-            shape = tuple(int(d) for d in t.shape)
-            reports[i].weights.append(
-                QuantizedWeightReport(t.name, shape, t.dtype.name, t.nbytes, nbytes, figures[i])
-            )
-            reports[i].bytes_out += nbytes - t.nbytes
+                nbytes = sum(e.nbytes for e in parts_of(t, plans[i].scheme))
+                shape = tuple(int(d) for d in t.shape)
+                reports[i].weights.append(
+                    QuantizedWeightReport(t.name, shape, t.dtype.name, t.nbytes, nbytes, figures[i])
+                )
+                reports[i].bytes_out += nbytes - t.nbytes
     return reports
+
+
+def _measure(
+    block: np.ndarray,
+    t: TensorInfo,
+    scheme: Scheme,
+    gscale: np.float32 | None,
+    figures: ErrorFigures,
+) -> None:
+    q = quantize_rows(block, t.dtype, scheme, gscale)
+    assert q.source is not None
+    figures.add(q.values, q.source)
 
 
 def _start_report(ckpt: Checkpoint, plan: QuantizePlan) -> QuantizeReport:

@@ -8,7 +8,9 @@ rows plus one weight's scales, whatever the file's size.
 from __future__ import annotations
 
 import math
+from collections import deque
 from collections.abc import Iterator
+from concurrent.futures import Executor, Future
 from dataclasses import dataclass
 
 import numpy as np
@@ -105,9 +107,19 @@ def quantized_blocks(
     t: TensorInfo,
     scheme: Scheme,
     chunk_bytes: int,
+    pool: Executor,
     gscale: np.float32 | None = None,
-) -> Iterator[tuple[QuantizedRows, np.ndarray, int, int]]:
-    """(quantized rows, the source rows, r0, r1) per block of ``t``."""
+) -> Iterator[tuple[QuantizedRows, int]]:
+    """(quantized rows, r1) per block of ``t``, in order; ``pool`` quantizes the next block
+    while the caller writes this one (numpy lets go of the GIL: two cores work)."""
     unit = scheme.block[0] if scheme.block else 1
-    for rows, r0, r1 in row_blocks(ckpt, t, rows_per_block(t, chunk_bytes, unit)):
-        yield quantize_rows(rows, t.dtype, scheme, gscale), rows, r0, r1
+    pending: deque[tuple[Future[QuantizedRows], int]] = deque()
+    for rows, _r0, r1 in row_blocks(ckpt, t, rows_per_block(t, chunk_bytes, unit)):
+        # a copy: the reader reuses its buffer for the next block
+        pending.append((pool.submit(quantize_rows, rows.copy(), t.dtype, scheme, gscale), r1))
+        if len(pending) > 1:
+            done, end = pending.popleft()
+            yield done.result(), end
+    while pending:
+        done, end = pending.popleft()
+        yield done.result(), end

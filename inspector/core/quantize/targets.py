@@ -19,7 +19,7 @@ from ..layout import TensorInfo
 from .schemes import Scheme, Strategy
 
 DEFAULT_IGNORE = ("lm_head",)
-_FLOATS = ("F64", "F32", "F16", "BF16")
+_FLOATS = ("F32", "F16", "BF16")
 _EMBEDDING = re.compile(r"(^|\.)(embed[^.]*|wte|wpe|shared|embeddings?(\.[^.]+)?)$")
 # the layers vLLM fuses, whose NVFP4 global scale llm-compressor shares (FUSED_LAYER_NAMES)
 FUSED = (("gate_proj", "up_proj"), ("q_proj", "k_proj", "v_proj"),
@@ -29,6 +29,7 @@ FUSED = (("gate_proj", "up_proj"), ("q_proj", "k_proj", "v_proj"),
 class SkipReason(str, Enum):
     IGNORED = "ignored"
     NOT_FLOAT = "not_float"
+    F64 = "f64"
     COLUMNS = "columns"
 
     def text(self, t: TensorInfo, scheme: Scheme) -> str:
@@ -36,6 +37,8 @@ class SkipReason(str, Enum):
             return "matches --ignore"
         if self is SkipReason.NOT_FLOAT:
             return f"{t.dtype.name} is not a float weight"
+        if self is SkipReason.F64:
+            return "F64 weights are not quantized (no runtime loads F64 scales); cast to F32 first"
         return (
             f"{t.shape[-1]} inputs are not a multiple of {scheme.name}'s group of "
             f"{scheme.group_size}"
@@ -97,6 +100,8 @@ def plan_quantize(
         reason = None
         if ignored(module, ignore):
             reason = SkipReason.IGNORED
+        elif t.dtype.name == "F64":
+            reason = SkipReason.F64
         elif t.dtype.name not in _FLOATS:
             reason = SkipReason.NOT_FLOAT
         elif scheme.strategy is not Strategy.BLOCK and t.shape[1] % scheme.columns_unit:
