@@ -86,6 +86,8 @@ def main() -> None:
         quantized_screenshot(tmp)
         burnpack_screenshot(tmp)
         gguf_screenshot()
+        quantize_screenshots(tmp)
+        quantize_screenshots(tmp, "zh_CN")  # last: the translator stays installed
         subprocess.run(
             [*CLI, "--screenshot", str(DOCS / "screenshot-zh_CN.png"), "--lang", "zh_CN",
              "--target", "F16", "--reference", f32, bf16],
@@ -210,6 +212,42 @@ def quantized_screenshot(tmp: str) -> None:
          str(original), str(folder / "model.safetensors")],
         check=True,
     )  # fmt: skip
+
+
+def quantize_screenshots(tmp: str, lang: str | None = None) -> None:
+    """Quantize… on a 4-layer llama whose layer 2 MLP has outlier inputs (as real LLMs do): the
+    six schemes side by side, and NVFP4's error per weight in the precision tab, at 1280×800
+    and 800×600 (screenshot-quantize*.png; the dialog is its own window, grabbed beside)."""
+    from PySide6.QtCore import QSettings
+    from PySide6.QtWidgets import QApplication
+
+    from inspector.gui.app import take_screenshot, wait_for
+    from inspector.gui.i18n import install_translator
+    from inspector.gui.main_window import MainWindow
+
+    sys.path.insert(0, str(ROOT))
+    from tests.core.quantize.models import llama_folder
+
+    folder = llama_folder(Path(tmp) / f"llama-4{lang or ''}", layers=4, outliers=2)
+    settings = QSettings(os.path.join(tmp, "q.ini"), QSettings.Format.IniFormat)
+    if lang:
+        install_translator(QApplication.instance(), lang)
+    win = MainWindow(settings=settings)
+    suffix = f"-{lang}" if lang else ""
+    for size in ((1280, 800), (800, 600)):
+        win.resize(*size)
+        win.show()
+        win.open_path(str(folder))
+        wait_for([win.loaded], 30_000)
+        qc = win.quantize_controller
+        dlg = qc.open_dialog()
+        wait_for([qc.preview_done], 120_000)
+        dlg.table.selectRow(4)  # NVFP4A16
+        tag = "" if size == (1280, 800) else f"-{size[0]}x{size[1]}"
+        take_screenshot(win, str(DOCS / f"screenshot-quantize{tag}{suffix}.png"), minimum=size)
+        dlg.grab().save(str(DOCS / f"screenshot-quantize-dialog{tag}{suffix}.png"))
+        dlg.reject()
+    win.close()
 
 
 def burnpack_screenshot(tmp: str) -> None:

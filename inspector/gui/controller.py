@@ -105,6 +105,7 @@ class WindowController(QObject):
         ev.reference_changed.connect(lambda _ref: self.update_actions())
         ev.diffs_changed.connect(self._on_session_diffs)
         ev.cast_changed.connect(self._on_session_cast)
+        ev.preview_changed.connect(lambda _preview: self.update_plots())
         self.runner.sig_job_started.connect(self._on_job_started)
         self.runner.sig_job_progress.connect(views.job_bar.set_progress)
         self.runner.sig_job_queued.connect(
@@ -369,7 +370,8 @@ class WindowController(QObject):
             self.page.plots_tabs.set_burn_source(first.path, first.format, first.metadata)
         shown = {
             PlotTab.HINT: summary is not None and summary.n_differ > 0,
-            PlotTab.CAST: s.cast is not None,
+            PlotTab.CAST: s.cast is not None
+            or (s.preview is not None and s.preview.shown is not None),
             PlotTab.DIFF: s.diffs is not None,
             PlotTab.PICKLE: facts is not None,
             PlotTab.LINT: bool(s.lint),

@@ -38,6 +38,7 @@ from .i18n import translate
 from .job_bar import JobBar
 from .job_runner import JobRunner
 from .message_bar import MessageBar
+from .quantize_controller import QuantizeController
 from .tensor_page import TensorPage
 from .window_actions import WindowActions
 from .window_views import WindowViews
@@ -165,6 +166,8 @@ class MainWindow(QMainWindow):
         cc.cast_cancelled.connect(self.cast_cancelled)
         cc.open_requested.connect(self.open_path)
         cc.target_written.connect(self.set_target)
+        qc = self.quantize_controller = QuantizeController(self.session, self.runner, views, self)
+        qc.open_requested.connect(self.open_path)
         self.details_controller = DetailsController(
             self.session, self.runner, self.tensor_page, parent=self
         )
@@ -182,6 +185,7 @@ class MainWindow(QMainWindow):
         a.open.triggered.connect(self.choose_file)
         a.open_folder.triggered.connect(self.choose_folder)
         a.cast.triggered.connect(self.open_cast_dialog)
+        a.quantize.triggered.connect(self.quantize_controller.open_dialog)
         a.compare.triggered.connect(self.choose_reference)
         a.clear_reference.triggered.connect(self.clear_reference)
         a.find.triggered.connect(page.focus_filter)

@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QTabWidget, QWidget
 
+from inspector.core.wording import format_bytes
+
 from .hint_panel import HintPanel
 from .i18n import translate
 from .lint_panel import LintPanel
@@ -24,6 +26,7 @@ if TYPE_CHECKING:
     from inspector.core.formats.burnpack import BurnpackFacts
     from inspector.core.formats.torch_pickle import PickleFacts
     from inspector.core.model_folder.findings import Finding
+    from inspector.core.quantize.report import QuantizeReport
     from inspector.core.summary import Summary
     from inspector.session import CastResult
 
@@ -61,7 +64,8 @@ class PlotTabs(QTabWidget):
         self.precision_plot.tensor_clicked.connect(self.sig_tensor_clicked)
         self.diff_plot.tensor_clicked.connect(self.sig_tensor_clicked)
         self.addTab(self.hint, translate("PlotTabs", "Why it matters"))
-        self.addTab(self.precision_panel, translate("PlotTabs", "Precision lost (cast)"))
+        self._cast_tab_text = translate("PlotTabs", "Precision lost (cast)")
+        self.addTab(self.precision_panel, self._cast_tab_text)
         self.addTab(self.diff_panel, translate("PlotTabs", "Difference to reference"))
         self.pickle_panel = PicklePanel()
         self.addTab(self.pickle_panel, translate("PlotTabs", "Pickle"))
@@ -69,6 +73,7 @@ class PlotTabs(QTabWidget):
         self.addTab(self.lint_panel, translate("PlotTabs", "Lint"))
         self.metadata_panel = MetadataPanel()
         self.addTab(self.metadata_panel, translate("PlotTabs", "Metadata"))
+        self._showing_preview = False  # the precision tab holds a quantize preview, not a cast
         self.hide()
 
     # ---- public API -----------------------------------------------------------------------
@@ -82,8 +87,12 @@ class PlotTabs(QTabWidget):
     def set_cast(self, cast: CastResult | None, ckpt: Checkpoint | None) -> None:
         """Per-tensor max relative error of the last cast, in file order (or nothing)."""
         if cast is None or ckpt is None:
-            self.precision_plot.clear_data()
+            if not self._showing_preview:
+                self.precision_plot.clear_data()
             return
+        self._showing_preview = False
+        self.setTabText(PlotTab.CAST.value, self._cast_tab_text)
+        self.precision_plot.set_ylabel(translate("PlotTabs", "max rel. error"))
         rep = cast.report
         by_name = {r.name: r for r in rep.tensors if r.from_ != r.to}
         names = [t.name for t in ckpt.tensors]
@@ -112,6 +121,47 @@ class PlotTabs(QTabWidget):
                 o=f"{totals['overflow']:,}",
                 u=f"{totals['underflow']:,}",
                 nan=f"{totals['nan']:,}",
+            )
+        )
+
+    def set_quantize_preview(self, report: QuantizeReport | None) -> None:
+        """One previewed scheme's relative Frobenius error per weight (nothing is written yet);
+        None puts back what was there (the last cast's errors, or nothing)."""
+        if report is None:
+            if self._showing_preview:
+                self._showing_preview = False
+                self.precision_plot.clear_data()
+                self.setTabText(PlotTab.CAST.value, self._cast_tab_text)
+            return
+        self._showing_preview = True
+        self.setTabText(
+            PlotTab.CAST.value,
+            translate("PlotTabs", "Precision lost ({scheme} preview)").format(scheme=report.scheme),
+        )
+        self.precision_plot.set_values(
+            [w.name for w in report.weights],
+            [w.figures.rel_fro_err for w in report.weights],
+            translate("PlotTabs", "{scheme}: relative Frobenius error per weight (preview)").format(
+                scheme=report.scheme
+            ),
+        )
+        self.precision_plot.set_ylabel("‖Δ‖ / ‖W‖")
+        worst = report.worst(1)
+        src = report.bytes_in or 1
+        self.precision_panel.set_caption(
+            translate(
+                "PlotTabs",
+                "<b>{scheme} would write {size} ({ratio} of the source)</b>: SQNR median {median}, "
+                "worst {worst} ({name}) · {n} weights quantized, {skipped} left as they are",
+            ).format(
+                scheme=report.scheme,
+                size=format_bytes(report.bytes_out),
+                ratio=f"{report.bytes_out / src:.0%}",
+                median=f"{report.median_sqnr_db:.1f} dB" if report.weights else "—",
+                worst=f"{report.worst_sqnr_db:.1f} dB" if report.weights else "—",
+                name=worst[0].name if worst else "—",
+                n=len(report.weights),
+                skipped=len(report.skipped),
             )
         )
 

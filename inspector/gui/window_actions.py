@@ -33,6 +33,15 @@ class WindowActions:
         self.cast.setToolTip(
             translate("Actions", "Cast float tensors to the target dtype and save (Ctrl+S)")
         )
+        self.quantize = QAction(translate("Actions", "&Quantize…"), win)
+        self.quantize.setShortcut(QKeySequence("Ctrl+Shift+Q"))
+        self.quantize.setToolTip(
+            translate(
+                "Actions",
+                "Measure what FP8, INT8, INT4, NVFP4 and MXFP4 would cost, then save one "
+                "(Ctrl+Shift+Q)",
+            )
+        )
         self.compare = QAction(
             style.standardIcon(sp.SP_FileDialogContentsView),
             translate("Actions", "Compare with &Reference…"),
@@ -89,6 +98,7 @@ class WindowActions:
         file_menu.addMenu(self.recent_menu)
         file_menu.addSeparator()
         file_menu.addAction(self.cast)
+        file_menu.addAction(self.quantize)
         file_menu.addAction(self.compare)
         file_menu.addAction(self.clear_reference)
         file_menu.addSeparator()
@@ -163,6 +173,7 @@ class WindowActions:
         tb.addWidget(box)
         tb.addSeparator()
         tb.addAction(self.cast)
+        tb.addAction(self.quantize)
         tb.addAction(self.compare)
         tb.addSeparator()
         tb.addAction(self.tree)
@@ -172,7 +183,7 @@ class WindowActions:
         return [
             a
             for a in (
-                self.open, self.cast, self.compare, self.find, self.only_differing, self.tree,
+                self.open, self.cast, self.quantize, self.compare, self.find, self.only_differing, self.tree,
                 self.shortcuts, self.quit,
             )
             if not a.shortcut().isEmpty()
@@ -196,6 +207,7 @@ class WindowActions:
         self, has_checkpoint: bool, busy: bool, has_reference: bool, has_report: bool = False
     ) -> None:
         self.cast.setEnabled(has_checkpoint and not busy)
+        self.quantize.setEnabled(has_checkpoint and not busy)
         self.compare.setEnabled(has_checkpoint)
         self.clear_reference.setEnabled(has_reference)
         self.export_table.setEnabled(has_checkpoint)

@@ -4,6 +4,7 @@ it consistent. The GUI subscribes to :class:`Session` events and adapts them to 
 from .events import Event, SessionEvents
 from .file_identity import FileIdentity, ResultCache
 from .keep_globs import KeepGlobs
+from .preview import QuantizePreview
 from .recent import MemorySettings, RecentFiles, SettingsStore
 from .session import CastResult, LazyCheckpoint, Session, identities_of
 
@@ -14,6 +15,7 @@ __all__ = [
     "KeepGlobs",
     "LazyCheckpoint",
     "MemorySettings",
+    "QuantizePreview",
     "RecentFiles",
     "ResultCache",
     "Session",

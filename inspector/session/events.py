@@ -38,4 +38,5 @@ class SessionEvents:
         self.reference_changed = Event("reference_changed")  # (Checkpoint | None)
         self.diffs_changed = Event("diffs_changed")  # (list[TensorDiff] | None)
         self.cast_changed = Event("cast_changed")  # (CastResult | None)
+        self.preview_changed = Event("preview_changed")  # (QuantizePreview | None)
         self.selection_changed = Event("selection_changed")  # (TensorInfo | None)

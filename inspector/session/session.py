@@ -5,7 +5,8 @@ The rules that keep the window honest live here, as methods with tests:
 * a reference belongs to the checkpoint it was chosen for: opening another checkpoint drops it
   (:meth:`Session.open` returns it, so the window can offer to compare again);
 * results computed for a checkpoint, reference or file that is no longer the current one are
-  refused (:meth:`accept_diffs`, :meth:`accept_cast`), so nothing stale reaches the screen;
+  refused (:meth:`accept_diffs`, :meth:`accept_cast`, :meth:`accept_preview`), so nothing
+  stale reaches the screen;
 * cached statistics are keyed by file identity (path, size, mtime_ns, inode), so a file
   overwritten under the same path is never shown with the old file's numbers.
 """
@@ -24,12 +25,14 @@ from inspector.core.model_folder.config import ModelConfig
 from inspector.core.model_folder.findings import Finding
 from inspector.core.opening import open_checkpoint
 from inspector.core.quant.layout import QuantizedWeight
+from inspector.core.quantize.report import QuantizeReport
 from inspector.core.status import TensorStatus
 from inspector.core.summary import DTypeGroups, Summary, tensor_status
 from inspector.core.target_rule import TargetSource, pick_target
 
 from .events import SessionEvents
 from .file_identity import FileIdentity, ResultCache
+from .preview import QuantizePreview
 
 
 class LazyCheckpoint:
@@ -86,6 +89,7 @@ class Session:
         self.diff_by_name: dict[str, TensorDiff] = {}
         self.diff_summary: DiffSummary | None = None
         self.cast: CastResult | None = None
+        self.preview: QuantizePreview | None = None
         self.current: TensorInfo | None = None
         self.identities: dict[str, FileIdentity] = {}
         self.model_config: ModelConfig | None = None  # config.json beside the checkpoint
@@ -106,6 +110,7 @@ class Session:
         old = self.checkpoint
         dropped = self.reference
         self._drop_cast()
+        self._drop_preview()
         self._drop_reference(keep_open=ckpt)
         self.checkpoint = ckpt
         self.path = path or ckpt.path
@@ -222,6 +227,32 @@ class Session:
             self.before_after_cache.clear()
             self.events.cast_changed.emit(None)
 
+    # -- the quantize preview ---------------------------------------------------------------
+    def accept_preview(
+        self, reports: list[QuantizeReport], source: Checkpoint, ignore: tuple[str, ...]
+    ) -> bool:
+        """Take a preview only if it measured what is shown now; False: it is stale."""
+        if source is not self.checkpoint:
+            return False
+        self.preview = QuantizePreview(reports, source, ignore)
+        self.events.preview_changed.emit(self.preview)
+        return True
+
+    def show_scheme(self, scheme: str | None) -> bool:
+        """Put one previewed scheme's per-tensor errors in the precision tab (None: none)."""
+        if self.preview is None or self.preview.shown == scheme:
+            return False
+        if scheme is not None and self.preview.report(scheme) is None:
+            return False
+        self.preview.shown = scheme
+        self.events.preview_changed.emit(self.preview)
+        return True
+
+    def _drop_preview(self) -> None:
+        if self.preview is not None:
+            self.preview = None
+            self.events.preview_changed.emit(None)
+
     # -- selection and caches -------------------------------------------------------------
     def select(self, t: TensorInfo | None) -> bool:
         if t is self.current:
@@ -239,6 +270,7 @@ class Session:
 
     def close(self) -> None:
         self._drop_cast()
+        self._drop_preview()
         self._drop_reference()
         if self.checkpoint is not None:
             self.checkpoint.close()

@@ -16,8 +16,16 @@ LINEARS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down
 
 
 def llama_tensors(
-    hidden: int = 256, inter: int = 384, layers: int = 1, dtype: str = "BF16", seed: int = 0
+    hidden: int = 256,
+    inter: int = 384,
+    layers: int = 1,
+    dtype: str = "BF16",
+    seed: int = 0,
+    outliers: int | None = None,
 ) -> list[tuple[str, object, np.ndarray]]:
+    """``outliers``: the layer whose down_proj gets a few inputs 100× the others (as real LLMs'
+    activations make their weights): the weight a per-group scheme handles, a per-channel one
+    does not."""
     rng = np.random.default_rng(seed)
     d = DTYPES[dtype]
     np_type = {"BF16": ml_dtypes.bfloat16, "F16": np.float16, "F32": np.float32}[dtype]
@@ -34,7 +42,10 @@ def llama_tensors(
         p = f"model.layers.{i}"
         for leaf in LINEARS:
             part = "self_attn" if leaf in ("q_proj", "k_proj", "v_proj", "o_proj") else "mlp"
-            out.append((f"{p}.{part}.{leaf}.weight", d, w(*shapes[leaf])))
+            values = w(*shapes[leaf])
+            if i == outliers and leaf == "down_proj":
+                values[:, :: inter // 3] *= 100
+            out.append((f"{p}.{part}.{leaf}.weight", d, values))
         out.append((f"{p}.input_layernorm.weight", d, np.ones(hidden, np_type)))
     out.append(("model.norm.weight", d, np.ones(hidden, np_type)))
     out.append(("lm_head.weight", d, w(64, hidden)))
