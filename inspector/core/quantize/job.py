@@ -35,16 +35,22 @@ from .targets import DEFAULT_IGNORE, QuantizePlan, plan_quantize
 DEFAULT_CHUNK_BYTES = 2 << 20  # a block of rows stays in the CPU's cache through ~20 passes
 
 
-def absmax_of(ckpt: Checkpoint, plan: QuantizePlan, chunk_bytes: int) -> Job[WeightAbsmax]:
-    """NVFP4's first pass: each target's max |value| (its global scale is its fused group's)."""
+def absmax_of(
+    ckpt: Checkpoint, plan: QuantizePlan, chunk_bytes: int, done: int, total: int
+) -> Job[WeightAbsmax]:
+    """NVFP4's first pass: each target's max |value| (its global scale is its fused group's);
+    progress from ``done`` of the whole job's ``total``."""
     of: dict[str, float] = {}
-    total = sum(t.nbytes for t in plan.targets)
-    done = 0
     for t in plan.targets:
         of[t.name] = weight_absmax(ckpt, t, chunk_bytes)
         done += t.nbytes
         yield Progress(done, total, t.name)
     return WeightAbsmax(of)
+
+
+def first_pass_bytes(plan: QuantizePlan) -> int:
+    """What NVFP4's absolute-maximum pass reads (nothing for the other schemes)."""
+    return sum(t.nbytes for t in plan.targets) if plan.fused else 0
 
 
 def quantize_checkpoint(
@@ -75,13 +81,12 @@ def quantize_checkpoint(
     report.skipped = [
         SkippedWeight(s.tensor.name, s.reason.text(s.tensor, scheme)) for s in plan.skipped
     ]
-    gmax = None
-    if plan.fused:
-        gmax = yield from absmax_of(ckpt, plan, chunk_bytes)
+    done = first_pass_bytes(plan)
+    total = done + ckpt.total_nbytes
+    yield Progress(0, total)
+    gmax = (yield from absmax_of(ckpt, plan, chunk_bytes, 0, total)) if plan.fused else None
     targets = {t.name for t in plan.targets}
     protect = [h.path for h in ckpt.files] + ([ckpt.index_path] if ckpt.index_path else [])
-    total = ckpt.total_nbytes
-    done = 0
     with AtomicWriter(protect, root=out) as writer, ThreadPoolExecutor(1) as pool:
         writer.make_folder(out)
         dests = _output_files(ckpt, out, writer)
@@ -131,7 +136,7 @@ def quantize_checkpoint(
             )
             writer.reserve(index, what="index")
             writer.write_text(index, _index_text(ckpt, weight_map, out_total), like=ckpt.index_path)
-        report.bytes_in = total
+        report.bytes_in = ckpt.total_nbytes
         report.bytes_out = out_total
         if report_path is not None:  # committed last: it describes the files above
             writer.write_text(report_path, report.to_json_text())

@@ -17,7 +17,7 @@ from ..layout import TensorInfo
 from ..progress import Job, Progress
 from ..quant.compare import ErrorFigures
 from .checks import refuse_unquantizable
-from .job import DEFAULT_CHUNK_BYTES, absmax_of
+from .job import DEFAULT_CHUNK_BYTES, absmax_of, first_pass_bytes
 from .report import QuantizedWeightReport, QuantizeReport, SkippedWeight
 from .rtn import quantize_rows
 from .schemes import Scheme
@@ -37,17 +37,19 @@ def preview_checkpoint(
     if not usable:
         refuse_unquantizable(ckpt, plans[0])  # says why in one line
     refuse_unquantizable(ckpt, usable[0])  # an already quantized source
+    wanted = [{t.name for t in p.targets} for p in plans]
+    todo = [t for t in ckpt.tensors if any(t.name in w for w in wanted)]
+    first = sum(first_pass_bytes(p) for p in plans)
+    total = first + sum(t.nbytes for t in todo)
+    done = 0
+    yield Progress(0, total)
     gmax: dict[str, WeightAbsmax] = {}
     for p in plans:
         if p.fused and p.targets:
-            gmax[p.scheme.name] = yield from absmax_of(ckpt, p, chunk_bytes)
+            gmax[p.scheme.name] = yield from absmax_of(ckpt, p, chunk_bytes, done, total)
+            done += first_pass_bytes(p)
     reports = [_start_report(ckpt, p) for p in plans]
-    wanted = [{t.name for t in p.targets} for p in plans]
     unit = max((s.block[0] for s in schemes if s.block), default=1)
-    todo = [t for t in ckpt.tensors if any(t.name in w for w in wanted)]
-    total = sum(t.nbytes for t in todo)
-    done = 0
-    yield Progress(0, total)
     with ThreadPoolExecutor(2) as pool:  # the schemes of a block share the cores
         for t in todo:
             which = [i for i, w in enumerate(wanted) if t.name in w]
