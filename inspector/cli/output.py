@@ -55,7 +55,9 @@ def out(line: str) -> None:
 def notices(ckpt, training: bool = True) -> None:
     """What an opened checkpoint asks a person to know (a save journal left in its folder):
     on stderr, so that stdout stays the listing, as JSON or text."""
-    for text in ckpt.notices:
+    from ..core.unknown_objects import unknown_notices
+
+    for text in [*ckpt.notices, *unknown_notices(ckpt)]:
         sys.stderr.write(f"checkpoint-inspector: note: {printable(ckpt.path)}: {printable(text)}\n")
     if training and ckpt.training is not None:
         line = ckpt.training.line(len(ckpt)) + "; --keep-all shows everything"

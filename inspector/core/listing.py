@@ -18,6 +18,7 @@ from .quant.layout import QuantizedWeight, QuantLayout
 from .quant.listing import logical_items
 from .summary import matches_target, tensor_status
 from .training_layout import training_left_out
+from .unknown_objects import unknown_imports
 
 CSV_COLUMNS = ("name", "dtype", "shape", "params", "nbytes", "status", "file")
 
@@ -88,8 +89,8 @@ def listing_document(
     stats: Mapping[str, Any] | None = None,
     storage: Mapping[str, Any] | None = None,
 ) -> str:
-    """The ``list --json`` document: rows, then target, metadata, training, values, quantization,
-    and for Burnpack its version and scalars."""
+    """The ``list --json`` document: rows, then target, metadata, training, values, a pickle's
+    unknown imports, quantization, and for Burnpack its version and scalars."""
     from .formats.burnpack import burnpack_facts
     from .formats.gguf import gguf_facts
     from .formats.torch_pickle import pickle_facts
@@ -101,6 +102,9 @@ def listing_document(
     values = [v for h in ckpt.files if (facts := pickle_facts(h)) for v in facts.values]
     if values:
         extra["values"] = [{"name": v.name, "value": v.text} for v in values]
+    unknown = unknown_imports(ckpt)
+    if unknown:  # built as inert placeholders, never executed
+        extra["unknown_imports"] = unknown
     if quant is not None:
         extra["quantization"] = quant.to_json()
     gguf = gguf_facts(ckpt.files[0])

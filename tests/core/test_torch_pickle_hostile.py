@@ -1,6 +1,8 @@
 """Malicious pickles never run: each payload would create a canary file if unpickled. ``scan``
-exits 1 naming the import, ``list`` and ``cast`` exit 2, and the canary never appears. A control
-proves the payloads are live: the real ``pickle.loads`` does create the canary."""
+exits 1 naming the import and the canary never appears. A pickle of code alone is refused
+(``list`` and ``cast`` exit 2); a checkpoint that carries a payload beside its tensors opens with
+the payload as an inert placeholder, named in a note, and a cast writes only the tensors. A
+control proves the payloads are live: the real ``pickle.loads`` does create the canary."""
 
 from __future__ import annotations
 
@@ -25,6 +27,7 @@ from inspector.core.opening import open_checkpoint
 from inspector.core.scan.walk import ScanStatus, scan_file
 
 torch = pytest.importorskip("torch")
+load_file = pytest.importorskip("safetensors.torch").load_file
 
 
 def _global(module: str, name: str) -> bytes:
@@ -55,6 +58,7 @@ class Payload:
     file: str
     build: object  # (folder, touch_command, canary_path) -> bytes written to `file`, or None
     names: str  # what scan must name
+    opens: bool = False  # a checkpoint beside the payload: its tensor is read, the payload not
 
 
 def _torch_zip(folder, obj):
@@ -88,9 +92,15 @@ def _payloads() -> list[Payload]:
         return _Reduce(exec, code)
 
     return [
-        Payload("zip_os_system", "m.pt", lambda f, c, p: _torch_zip(f, sh(c)), "posix.system"),
         Payload(
-            "legacy_os_system", "m.pt", lambda f, c, p: _torch_legacy(f, sh(c)), "posix.system"
+            "zip_os_system", "m.pt", lambda f, c, p: _torch_zip(f, sh(c)), "posix.system", True
+        ),
+        Payload(
+            "legacy_os_system",
+            "m.pt",
+            lambda f, c, p: _torch_legacy(f, sh(c)),
+            "posix.system",
+            True,
         ),
         Payload(
             "raw_bin", "pytorch_model.bin", lambda f, c, p: pickle.dumps(sh(c)), "posix.system"
@@ -196,13 +206,24 @@ def test_payload_never_runs(tmp_path, canary, capsys, payload):
     assert main(["scan", str(path)]) == 1
     out = capsys.readouterr().out
     assert payload.names in out and "REFUSED" in out
-    assert main(["list", str(path)]) == 2
-    err = capsys.readouterr().err
-    assert (err.count("\n") == 1 and "nothing was executed" in err) or "BUILD" in err, err
-    assert main(["cast", str(path), "--target", "F32", "-o", str(tmp_path / "o.safetensors")]) == 2
-    capsys.readouterr()
+    out_path = tmp_path / "o.safetensors"
+    if payload.opens:
+        assert main(["list", str(path)]) == 0
+        out, err = capsys.readouterr()
+        assert f"unknown objects not executed: {payload.names} (" in err
+        assert f"x = {payload.names} object, not built (unknown code, not executed)" in out
+        assert main(["cast", str(path), "--target", "F32", "-o", str(out_path)]) == 0
+        capsys.readouterr()
+        assert list(load_file(out_path)) == ["w"]
+        assert load_file(out_path)["w"].tolist() == [1.0, 1.0]
+    else:
+        assert main(["list", str(path)]) == 2
+        err = capsys.readouterr().err
+        assert (err.count("\n") == 1 and "nothing was executed" in err) or "BUILD" in err, err
+        assert main(["cast", str(path), "--target", "F32", "-o", str(out_path)]) == 2
+        capsys.readouterr()
+        assert not out_path.exists()
     assert not canary.exists()
-    assert not (tmp_path / "o.safetensors").exists()
 
 
 def test_refusal_names_every_import(tmp_path):

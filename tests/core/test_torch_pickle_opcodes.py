@@ -108,11 +108,11 @@ def test_plain_data_reads_exactly_like_pickle_loads(value, protocol):
     assert same(run(data), pickle.loads(data))
 
 
-def test_empty_bytes_of_protocol_2_are_refused_like_torch_weights_only():
-    from inspector.core.formats.torch_pickle.policies import RefusedImport
+def test_empty_bytes_of_protocol_2_are_a_placeholder_as_torch_weights_only_refuses_them():
+    from inspector.core.formats.torch_pickle.unknown import Unknown
 
-    with pytest.raises(RefusedImport, match=r"__builtin__\.bytes"):
-        run(pickle.dumps(b"", protocol=2))
+    found = run(pickle.dumps(b"", protocol=2))
+    assert isinstance(found, Unknown) and found.qualname == "__builtin__.bytes" and found.called
 
 
 def test_shared_and_memoized_objects_stay_shared():

@@ -7,12 +7,8 @@ import pytest
 
 from inspector.core.formats.torch_pickle.allowlist import ALLOWED, ImportVerdict, StorageRef
 from inspector.core.formats.torch_pickle.machine import Opaque, PickleError, PickleMachine
-from inspector.core.formats.torch_pickle.policies import (
-    ImportSeen,
-    LoadPolicy,
-    RefusedImport,
-    ScanPolicy,
-)
+from inspector.core.formats.torch_pickle.policies import ImportSeen, LoadPolicy, ScanPolicy
+from inspector.core.formats.torch_pickle.unknown import Unknown
 
 FLOAT = ALLOWED["torch.FloatStorage"]
 HALF = ALLOWED["torch.HalfStorage"]
@@ -87,16 +83,17 @@ def test_build_keeps_dicts_and_tensors_and_refuses_the_rest():
     assert str(e.value) == "sets state on a list, which torch never does"
 
 
-def test_a_refused_import_names_itself_and_nothing_is_noted():
+def test_an_unknown_import_is_a_placeholder_naming_itself_and_is_noted_refused():
     policy = LoadPolicy()
-    with pytest.raises(RefusedImport) as e:
-        policy.resolve_global("os", "system")
-    assert e.value.name == "os.system" and str(e.value) == "os.system"
-    assert policy.seen == {}
+    found = policy.resolve_global("os", "system")
+    assert isinstance(found, Unknown) and found.qualname == "os.system" and not found.called
+    assert policy.seen == {"os.system": ImportSeen("os.system", ImportVerdict.REFUSED)}
+    assert policy.unknown == ["os.system"]
     policy.resolve_global("torch", "FloatStorage")
-    assert policy.seen == {
-        "torch.FloatStorage": ImportSeen("torch.FloatStorage", ImportVerdict.TENSOR)
-    }
+    assert policy.seen["torch.FloatStorage"] == ImportSeen(
+        "torch.FloatStorage", ImportVerdict.TENSOR
+    )
+    assert policy.unknown == ["os.system"]
 
 
 def test_a_scan_builds_plain_values_and_nothing_else():

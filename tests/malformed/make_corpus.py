@@ -125,8 +125,8 @@ class _CallsPrint:
 def torch_pickle_zip(folder: Path) -> Path:
     import torch
 
-    p = folder / "model.pt"
-    torch.save({"w": torch.ones(3), "x": _CallsPrint()}, str(p))
+    p = folder / "model.pt"  # the call alone: beside a tensor it would be a placeholder
+    torch.save({"x": _CallsPrint()}, str(p))
     return p
 
 
@@ -134,9 +134,7 @@ def torch_pickle_legacy(folder: Path) -> Path:
     import torch
 
     p = folder / "pytorch_model.bin"
-    torch.save(
-        {"w": torch.ones(3), "x": _CallsPrint()}, str(p), _use_new_zipfile_serialization=False
-    )
+    torch.save({"x": _CallsPrint()}, str(p), _use_new_zipfile_serialization=False)
     return p
 
 
@@ -456,14 +454,14 @@ CASES: list[Case] = [
         torch_pickle_zip,
         "reject",
         r"pickle imports __builtin__\.print, .*nothing was executed",
-        "torch.save (zip) .pt whose pickle calls print",
+        "torch.save (zip) .pt whose pickle only calls print",
     ),
     Case(
         "torch_pickle_legacy",
         torch_pickle_legacy,
         "reject",
         r"pickle imports __builtin__\.print, .*nothing was executed",
-        "torch.save legacy .bin whose pickle calls print",
+        "torch.save legacy .bin whose pickle only calls print",
     ),
     Case("plain_zip", plain_zip, "reject", r"zip archive", "a zip without data.pkl"),
     Case("gguf", raw(b"GGUF\x03\0\0\0" + b"\0" * 16), "reject", r"GGUF", "llama.cpp magic"),

@@ -16,6 +16,7 @@ from .allowlist import LeftOutTensor, StorageRef, TensorRecord
 from .archive import StorageSpan
 from .machine import PickleError
 from .records import INT_LIMIT
+from .unknown import Unknown, UnreadTensor
 from .values import bounded_repr
 
 MAX_DEPTH = 1000
@@ -34,14 +35,20 @@ class NamedValue:
     name: str
     text: str
     left_out: bool = False  # a tensor torch loads that safetensors cannot hold (complex128)
+    unread: bool = False  # a tensor whose rebuild needs an unknown object: never read
 
 
 def flatten(root: object) -> tuple[list[tuple[str, TensorRecord]], list[NamedValue]]:
-    """Tensors and other leaves in walk order; nesting deeper than MAX_DEPTH or a cycle is refused."""
+    """Tensors and other leaves in walk order; nesting deeper than MAX_DEPTH or a cycle is refused.
+
+    An unknown object (a placeholder) is one value; inside it only tensors are looked for, under
+    the names of its arguments, items and attributes, each placeholder once (its own parent may
+    be among its attributes: omegaconf's nodes name their container)."""
     if isinstance(root, TensorRecord):
         return [(ROOT_TENSOR_NAME, root)], []
-    if isinstance(root, LeftOutTensor):
-        return [], [NamedValue(ROOT_TENSOR_NAME, root.text(), left_out=True)]
+    if isinstance(root, (LeftOutTensor, UnreadTensor)):
+        unread = isinstance(root, UnreadTensor)
+        return [], [NamedValue(ROOT_TENSOR_NAME, root.text(), left_out=True, unread=unread)]
     tensors: list[tuple[str, TensorRecord]] = []
     values: list[NamedValue] = []
     on_path: set[int] = set()
@@ -50,26 +57,39 @@ def flatten(root: object) -> tuple[list[tuple[str, TensorRecord]], list[NamedVal
     # visit at most a few times the distinct containers it met
     seen: set[int] = set()
     visits = distinct = 0
-    # an explicit stack: the walk must not depend on Python's recursion limit
-    stack: list[tuple[str, object, int, bool]] = [("", root, 0, False)]
+    # an explicit stack: the walk must not depend on Python's recursion limit; ``inside``: under
+    # a placeholder, where plain values are its own business and are not listed
+    stack: list[tuple[str, object, int, bool, bool]] = [("", root, 0, False, False)]
     while stack:
-        name, obj, depth, leaving = stack.pop()
+        name, obj, depth, leaving, inside = stack.pop()
         if leaving:
             on_path.discard(id(obj))
             continue
         if isinstance(obj, TensorRecord):
             tensors.append((name, obj))
             continue
-        items = _children(obj)
+        if isinstance(obj, Unknown):
+            if id(obj) in seen:
+                continue
+            seen.add(id(obj))
+            if not inside:
+                values.append(NamedValue(name, _value_text(obj)))
+            items, inside = obj.children(), True
+        else:
+            items = _children(obj)
         if items is None or (not items and name):
-            values.append(NamedValue(name, _value_text(obj), isinstance(obj, LeftOutTensor)))
+            if not inside or isinstance(obj, (LeftOutTensor, UnreadTensor)):
+                unread = isinstance(obj, UnreadTensor)
+                values.append(NamedValue(name, _value_text(obj), _is_tensor(obj), unread))
             continue
+        if inside and (depth >= MAX_DEPTH or id(obj) in on_path):
+            continue  # a placeholder's state may point back at its container, or nest on
         if depth >= MAX_DEPTH:
             raise PickleError(f"nests containers more than {MAX_DEPTH} levels deep")
         if id(obj) in on_path:
             raise PickleError(f"contains itself (a cycle at {name or 'the top level'})")
         on_path.add(id(obj))
-        if id(obj) not in seen:
+        if id(obj) not in seen or isinstance(obj, Unknown):
             seen.add(id(obj))
             distinct += len(items)
         visits += len(items)
@@ -77,10 +97,14 @@ def flatten(root: object) -> tuple[list[tuple[str, TensorRecord]], list[NamedVal
             raise PickleError(
                 "shares the same containers under so many names that listing them would not end"
             )
-        stack.append((name, obj, depth, True))
+        stack.append((name, obj, depth, True, inside))
         for key, child in reversed(items):
-            stack.append((f"{name}.{key}" if name else key, child, depth + 1, False))
+            stack.append((f"{name}.{key}" if name else key, child, depth + 1, False, inside))
     return tensors, values
+
+
+def _is_tensor(obj: object) -> bool:
+    return isinstance(obj, (LeftOutTensor, UnreadTensor))
 
 
 def _children(obj: object) -> list[tuple[str, object]] | None:
@@ -96,6 +120,8 @@ def _key_text(key: object) -> str:
         return key
     if isinstance(key, tuple):  # a tuple key is its items ("(1, 2)"), not an empty container
         return _clipped(bounded_repr(key, 120), 120)
+    if isinstance(key, Unknown):  # an object hashed by identity: "<omegaconf.…>"
+        return _clipped(repr(key), 120)
     return _value_text(key)
 
 
@@ -110,7 +136,7 @@ def _value_text(value: object, limit: int = 120) -> str:
         text = f"a set of {len(value):,}"
     elif isinstance(value, (dict, list, tuple)):
         text = "{}" if isinstance(value, dict) else "[]" if isinstance(value, list) else "()"
-    elif isinstance(value, LeftOutTensor):
+    elif isinstance(value, (LeftOutTensor, UnreadTensor, Unknown)):
         text = value.text()
     elif isinstance(value, StorageRef):
         text = "a storage without a tensor"

@@ -30,6 +30,7 @@ from .opcodes_data import (  # the handlers that push a value read from their ar
     _string,
     _unicode,
 )
+from .unknown import Unknown, UnreadTensor
 from .values import COMPUTED, EXTENSION, Opaque, PickleError, check_key
 
 if TYPE_CHECKING:
@@ -129,10 +130,12 @@ def _frozenset(m: PickleState) -> None:
     m._push(frozenset(check_key(x) for x in m._pop_mark()))
 
 
-def _target(m: PickleState, kind: type | tuple[type, ...]) -> object:
+def _target(m: PickleState, kind: type) -> object:
     obj = m._top()
-    if isinstance(obj, Opaque):
+    if isinstance(obj, (Opaque, UnreadTensor)):
         return kind()  # a throwaway: the items go nowhere
+    if isinstance(obj, Unknown):  # a dict or list subclass: its items are kept, as data
+        return obj.items_of(kind)
     if not isinstance(obj, kind):
         raise PickleError(f"adds items to a {type(obj).__name__} (corrupt or hostile)")
     return obj

@@ -1,5 +1,5 @@
-"""How the machine treats globals, calls and storages: loading (refuse at once) or scanning
-(note every import and read on, calling nothing)."""
+"""How the machine treats globals, calls and storages: loading (allowlisted stand-ins, and inert
+placeholders for anything else) or scanning (note every import and read on, calling nothing)."""
 
 from __future__ import annotations
 
@@ -18,36 +18,39 @@ from .machine import Opaque, PickleError
 from .plain_values import _Plain
 from .records import AnyTensor
 from .tensor_state import setstate
+from .unknown import Unknown, UnreadTensor, holds_storage, tainted_by
 from .values import bounded_repr
 
 
-class RefusedImport(Exception):
-    """The pickle imports a global outside the allowlist; the read stopped before using it."""
-
-    def __init__(self, name: str) -> None:
-        super().__init__(name)
-        self.name = name
-
-
 class LoadPolicy:
-    """Build the object graph from stand-ins; the first refused global stops the read."""
+    """Build the object graph from stand-ins; a global outside the allowlist becomes an inert
+    :class:`~.unknown.Unknown`, and a tensor rebuilt with one an :class:`~.unknown.UnreadTensor`."""
 
     def __init__(self) -> None:
         self.item_size: dict[str, int] = {}  # storage key -> bytes per element (legacy layout)
         self.storages: dict[str, StorageRef] = {}  # key -> the first id naming it, as torch keeps
-        self.seen: dict[str, ImportSeen] = {}  # every import, all allowed (else the read stopped)
+        self.seen: dict[str, ImportSeen] = {}  # every import; REFUSED ones became placeholders
 
     def resolve_global(self, module: str, name: str) -> Any:
         found = ALLOWED.get(f"{module}.{name}")
         if found is None:
-            raise RefusedImport(qualname(module, name))
+            name = qualname(module, name)
+            _note(self.seen, name, ImportVerdict.REFUSED)
+            return Unknown(name)  # a new one each time: state given to one is not shared
         _note(self.seen, found.qualname, found.verdict)
         return found
+
+    @property
+    def unknown(self) -> list[str]:
+        """The globals outside the allowlist, in the order the pickle names them."""
+        return [s.name for s in self.seen.values() if s.verdict is ImportVerdict.REFUSED]
 
     def persistent_load(self, pid: Any) -> Any:
         if not isinstance(pid, tuple) or len(pid) not in (5, 6) or pid[0] != "storage":
             raise PickleError("refers to an outside object that is not a torch storage")
         cls, key, _location, numel = pid[1:5]
+        if isinstance(cls, Unknown) and isinstance(key, str) and type(numel) is int:
+            return UnreadTensor(f"a storage of class {cls.qualname}")  # its tensor is not read
         if not isinstance(cls, _Storage) or not isinstance(key, str) or type(numel) is not int:
             raise PickleError("names a storage in a form torch does not write")
         if numel < 0:
@@ -82,16 +85,35 @@ class LoadPolicy:
         return first
 
     def call(self, func: Any, args: tuple) -> Any:
-        if not isinstance(func, StandIn):
-            raise PickleError(f"calls a {type(func).__name__}, which is not callable here")
         if not isinstance(args, tuple):
             raise PickleError("calls with arguments that are not a tuple (corrupt)")
-        return func.call(args)
+        if isinstance(func, UnreadTensor):  # functools.partial(rebuild, storage, …)(…)
+            return UnreadTensor(func.needs)
+        if isinstance(func, Unknown):  # recorded, never called
+            if holds_storage(args):  # an unknown function rebuilding a tensor from a storage
+                return UnreadTensor(func.qualname)
+            return Unknown(func.qualname, called=True, args=args)
+        if not isinstance(func, StandIn):
+            raise PickleError(f"calls a {type(func).__name__}, which is not callable here")
+        try:
+            return func.call(args)
+        except (PickleError, TypeError, ValueError):
+            # our constructor refused an argument: if it is an unknown object, only this value
+            # is lost (a tensor is named as not read), not the whole file
+            needs = tainted_by(args)
+            if needs is None or func.verdict is ImportVerdict.UNSUPPORTED:
+                raise
+            if func.verdict is ImportVerdict.TENSOR:
+                return UnreadTensor(needs)
+            return Unknown(f"{func.qualname} of {needs}", called=True)
 
     def build(self, obj: Any, state: Any) -> Any:
         # a state_dict carries its `_metadata` as state (attributes: no item changes); a tensor
         # takes its state by Tensor.__setstate__, in place (the memo holds the same object)
-        if isinstance(obj, dict):
+        if isinstance(obj, (dict, UnreadTensor)):
+            return obj
+        if isinstance(obj, Unknown):  # kept as data: no __setstate__ is looked up or called
+            obj.state = state
             return obj
         if isinstance(obj, AnyTensor):
             setstate(obj, state)

@@ -23,7 +23,7 @@ from .archive import (
 from .containers import is_torch_tar
 from .machine import AmbiguousPickle, PickleError, PickleMachine
 from .names import NamedValue, flatten, place_tensor
-from .policies import ImportSeen, LoadPolicy, RefusedImport, ScanPolicy
+from .policies import ImportSeen, LoadPolicy, ScanPolicy
 from .values import bounded_repr
 
 FORMAT_NAME = "pytorch pickle"
@@ -37,6 +37,12 @@ class PickleFacts:
     format: PickleFormat
     values: list[NamedValue] = field(default_factory=list)
     imports: list[ImportSeen] = field(default_factory=list)
+
+    @property
+    def unknown(self) -> list[str]:
+        """Imports outside the allowlist: built as inert placeholders, never executed (torch's
+        ``weights_only=True`` refuses the file for them)."""
+        return [i.name for i in self.imports if i.verdict is ImportVerdict.REFUSED]
 
 
 def pickle_facts(header: Header) -> PickleFacts | None:
@@ -105,15 +111,21 @@ def _read_legacy(path: str, mm: mmap.mmap, size: int) -> Header:
     policy = LoadPolicy()
     pos = 0
     firsts = []
-    for _ in range(3):
-        obj, pos = _load_at(path, mm, pos, policy)
-        firsts.append(obj)
-        if len(firsts) == 1 and not isinstance(obj, int):
-            raise CheckpointError(
-                path,
-                "is a plain Python pickle, not a torch.save checkpoint (no PyTorch magic number)",
-            )
-    check_legacy_header(path, firsts)
+    try:
+        for _ in range(3):
+            obj, pos = _load_at(path, mm, pos, policy)
+            firsts.append(obj)
+            if len(firsts) == 1 and not isinstance(obj, int):
+                raise CheckpointError(
+                    path,
+                    "is a plain Python pickle, not a torch.save checkpoint (no PyTorch magic "
+                    "number)",
+                )
+        check_legacy_header(path, firsts)
+    except CheckpointError:
+        if policy.unknown:  # a pickle of code, not a checkpoint: named as such
+            raise _refusal(path, mm) from None
+        raise
     root, pos = _load_at(path, mm, pos, policy)
     keys, pos = _load_at(path, mm, pos, policy)
     spans = legacy_storage_spans(path, mm, pos, keys, policy.item_size)
@@ -123,14 +135,14 @@ def _read_legacy(path: str, mm: mmap.mmap, size: int) -> Header:
 def _load_at(path: str, data: object, pos: int, policy: LoadPolicy) -> tuple[object, int]:
     try:
         return PickleMachine(data, policy).run(pos)
-    except RefusedImport:
-        raise _refusal(path, data) from None
     except AmbiguousPickle as e:
         raise CheckpointError(
             path,
             f"{e}; refused: torch would read another pickle here (see: checkpoint-inspector scan)",
         ) from None
     except PickleError as e:
+        if policy.unknown:  # what it imports says more than where it broke
+            raise _refusal(path, data) from None
         raise CheckpointError(path, f"pickle {e}") from None
 
 
@@ -154,6 +166,8 @@ def _header(
         records, values = flatten(root)
     except PickleError as e:
         raise CheckpointError(path, f"pickle {e}") from None
+    if policy.unknown and not records:  # no tensor to show: a pickle of code, as before
+        raise RefusedPickleError(path, policy.unknown)
 
     def span(key: str) -> StorageSpan:
         found = locate(key)  # type: ignore[operator]

@@ -1,0 +1,227 @@
+"""Placeholders cannot be turned into execution, nor into unbounded work. Each file is written
+byte by byte (``pickle_craft``) beside one plain tensor ``w``: the tensor must still read, the
+placeholder must stay inert wherever the pickle puts it (called, called with an allowlisted
+callable, given a ``__setstate__``, used as a persistent id, a storage class, a dict key, nested
+or shared without end), and nothing the file names is ever imported or called."""
+
+from __future__ import annotations
+
+import struct
+import time
+
+import numpy as np
+import pytest
+
+from inspector.cli.dispatch import main
+from inspector.core.errors import CheckpointError, RefusedPickleError
+from inspector.core.formats.torch_pickle import pickle_facts
+from inspector.core.formats.torch_pickle.machine import PickleError, PickleMachine
+from inspector.core.formats.torch_pickle.names import flatten
+from inspector.core.formats.torch_pickle.policies import LoadPolicy
+from inspector.core.formats.torch_pickle.records import TensorRecord
+from inspector.core.formats.torch_pickle.unknown import Unknown, UnreadTensor
+from inspector.core.opening import open_checkpoint
+from tests.core.pickle_craft import B, G, N, P, R, dumps, storage, v2, zip_file
+
+W = v2(storage("FloatStorage", "0", 2), 0, (2,), (1,))
+W_BYTES = struct.pack("<2f", 1.5, -2.0)
+
+
+def _open(tmp_path, obj, name="m.pt"):
+    """``{"w": <a plain tensor>, "x": obj}`` as a torch zip; (values by name, tensors, facts)."""
+    path = tmp_path / name
+    path.write_bytes(zip_file(dumps({"w": W, "x": obj}), {"0": W_BYTES}))
+    with open_checkpoint(path) as ckpt:
+        assert ckpt.view("w").tolist() == [1.5, -2.0]  # the plain tensor is read regardless
+        facts = pickle_facts(ckpt.files[0])
+        return {v.name: v.text for v in facts.values}, [t.name for t in ckpt.tensors], facts
+
+
+def _load(obj):
+    """The object the machine builds for ``obj`` (no archive: storages are only named)."""
+    return PickleMachine(dumps(obj), LoadPolicy()).run(0)[0]
+
+
+def test_calling_a_placeholder_with_allowlisted_callables_calls_nothing(tmp_path, monkeypatch):
+    from inspector.core.formats.torch_pickle import allowlist
+
+    calls = []
+    for cls in (allowlist._RebuildTensor, allowlist._RebuildFromType):
+        real = cls.call
+        monkeypatch.setattr(cls, "call", lambda self, a, r=real: calls.append(self) or r(self, a))
+    rebuild = G("torch._utils", "_rebuild_tensor_v2")
+    evil = R(G("evil", "apply"), (rebuild, G("collections", "OrderedDict"), G("os", "system")))
+    again = R(evil, (G("builtins", "eval"), "1"))  # the placeholder's result, called again
+    values, tensors, facts = _open(tmp_path, [evil, again])
+    assert tensors == ["w"] and len(calls) == 1  # w's own rebuild, nothing else
+    assert values["x.0"] == "evil.apply object, not built (unknown code, not executed)"
+    assert values["x.1"] == "evil.apply object, not built (unknown code, not executed)"
+    assert facts.unknown == ["evil.apply", "os.system", "builtins.eval"]
+    found = _load(again)
+    assert isinstance(found, Unknown) and found.called and found.args == (found.args[0], "1")
+
+
+def test_an_unknown_function_given_a_storage_is_a_tensor_not_read(tmp_path):
+    """functools.partial(_rebuild_tensor_v2, storage, …) would rebuild a tensor: named, not read,
+    and the allowlisted function it carries is not called either."""
+    partial = R(
+        G("functools", "partial"),
+        (G("torch._utils", "_rebuild_tensor_v2"), storage("FloatStorage", "0", 2), 0, (2,)),
+    )
+    values, tensors, _ = _open(tmp_path, R(partial, ((1,), False, None)))
+    assert tensors == ["w"]
+    assert values["x"] == (
+        "tensor not read: its rebuild needs functools.partial, which was not executed; "
+        "left out of cast"
+    )
+
+
+@pytest.mark.parametrize(
+    "obj, needs",
+    [
+        (v2(P(("storage", G("evil", "Storage"), "0", "cpu", 2)), 0, (2,), (1,)), "a storage of class evil.Storage"),
+        (v2(storage("FloatStorage", "0", 2), 0, N(G("evil", "Size"), ()), (1,)), "evil.Size"),
+        (R(G("torch._utils", "_rebuild_parameter"), (N(G("evil", "T"), ()), False, {})), "evil.T"),
+        (R(G("torch._tensor", "_rebuild_from_type_v2"), (G("evil", "f"), G("torch", "Tensor"), (), {})), "evil.f"),
+        (R(G("torch._tensor", "_rebuild_from_type_v2"), (G("torch._utils", "_rebuild_tensor_v2"), G("evil", "Sub"), (storage("FloatStorage", "0", 2), 0, (2,), (1,), False, {}), {})), "evil.Sub"),
+    ],
+    ids=["unknown-storage-class", "unknown-size", "parameter-of-unknown", "unknown-rebuild", "subclass"],
+)  # fmt: skip
+def test_an_allowlisted_rebuild_that_needs_an_unknown_object_names_it(tmp_path, obj, needs):
+    values, tensors, _ = _open(tmp_path, {"t": obj})
+    assert tensors == ["w"]
+    assert values["x.t"] == (
+        f"tensor not read: its rebuild needs {needs}, which was not executed; left out of cast"
+    )
+
+
+def test_a_parameter_of_an_unread_tensor_stays_unread():
+    unread = v2(P(("storage", G("evil", "Storage"), "0", "cpu", 2)), 0, (2,), (1,))
+    found = _load(R(G("torch._utils", "_rebuild_parameter"), (unread, True, {})))
+    assert isinstance(found, UnreadTensor) and found.needs == "a storage of class evil.Storage"
+
+
+def test_build_with_a_setstate_or_reduce_in_its_state_is_kept_as_data(tmp_path):
+    state = {"__setstate__": G("os", "system"), "__reduce__": G("builtins", "eval"), "a": 1}
+    obj = B(N(G("evil", "Obj"), ()), state)
+    on_class = B(G("evil", "Cls"), {"__call__": G("os", "system")})  # BUILD on the class itself
+    values, _, facts = _open(tmp_path, [obj, on_class])
+    assert values["x.0"] == "evil.Obj object, not built (unknown code, not executed)"
+    assert values["x.1"] == "evil.Cls (unknown, not imported)"
+    found = _load(obj)
+    assert isinstance(found, Unknown) and set(found.state) == {"__setstate__", "__reduce__", "a"}
+    assert isinstance(found.state["__setstate__"], Unknown)  # a name, never looked up
+    assert facts.unknown == ["evil.Obj", "os.system", "builtins.eval", "evil.Cls"]
+
+
+def test_build_on_an_allowlisted_class_is_still_refused(tmp_path):
+    path = tmp_path / "m.pt"
+    bad = B(G("collections", "OrderedDict"), {"__reduce__": G("os", "system")})
+    path.write_bytes(zip_file(dumps({"w": W, "x": bad}), {"0": W_BYTES}))
+    with pytest.raises(RefusedPickleError, match=r"pickle imports os\.system"):
+        open_checkpoint(path)
+
+
+def test_a_placeholder_as_the_persistent_id_is_refused_naming_it(tmp_path):
+    path = tmp_path / "m.pt"
+    path.write_bytes(zip_file(dumps({"w": W, "x": P(N(G("evil", "Id"), ()))}), {"0": W_BYTES}))
+    with pytest.raises(RefusedPickleError, match=r"pickle imports evil\.Id, which is not"):
+        open_checkpoint(path)
+
+
+def test_placeholders_as_dict_keys_and_set_items_hash_by_identity(tmp_path):
+    k1, k2 = N(G("evil", "K"), ()), N(G("evil", "K"), ())
+    keyed = {k1: 1, k2: {"inner": W}, ("a", k1): 3}
+    members = R(G("builtins", "set"), ([k1, k2, k1],))
+    values, tensors, _ = _open(tmp_path, {"d": keyed, "s": members})
+    assert values["x.d.<evil.K>"] == "1"
+    assert tensors == ["w", "x.d.<evil.K>.inner"]  # the second key is another object
+    assert values["x.d.('a', evil.K)"] == "3"
+    assert values["x.s"] == "a set of 2"
+
+
+def _timed(obj, limit=5.0):
+    start = time.perf_counter()
+    root = _load(obj)
+    tensors, values = flatten(root)
+    assert time.perf_counter() - start < limit
+    return tensors, values
+
+
+def test_deep_chains_of_placeholders_are_walked_in_bounded_depth():
+    """wrap(wrap(…wrap(w)…)) 5,000 deep, each given a state by BUILD: written without recursion
+    (MARK, then the tuples and calls closing from the inside)."""
+    levels = 5000
+    data = (
+        b"\x80\x02}X\x01\x00\x00\x00x"
+        + b"cevil\nwrap\n(" * levels
+        + dumps(W)[2:-1]
+        + b"tR}X\x01\x00\x00\x00aK\x01sb" * levels
+        + b"s."
+    )
+    start = time.perf_counter()
+    root = PickleMachine(data, LoadPolicy()).run(0)[0]
+    tensors, values = flatten(root)
+    assert time.perf_counter() - start < 5
+    assert isinstance(root["x"], Unknown) and root["x"].state == {"a": 1}
+    assert tensors == [] and [v.name for v in values] == ["x"]  # w, 5,000 levels down: not reached
+
+
+def test_shared_placeholders_are_walked_once_each():
+    """Each level holds the one below twice: 2**60 paths, 60 placeholders."""
+    obj = W
+    for _ in range(60):
+        obj = R(G("evil", "pair"), (obj, obj))
+    tensors, values = _timed({"x": obj})
+    # the innermost placeholder holds w twice: a tied tensor, under both names
+    assert [n for n, _ in tensors] == ["x" + ".0" * 60, "x" + ".0" * 59 + ".1"]
+    assert isinstance(tensors[0][1], TensorRecord) and tensors[0][1] is tensors[1][1]
+
+
+def test_a_huge_argument_list_is_searched_only_so_far():
+    late = [*range(200_000), N(G("evil", "late"), ())]
+    start = time.perf_counter()
+    with pytest.raises(PickleError, match="items that are not pairs"):  # corrupt, as before
+        _load(R(G("collections", "OrderedDict"), (late,)))
+    early = [N(G("evil", "early"), ()), *range(200_000)]
+    found = _load(R(G("collections", "OrderedDict"), (early,)))
+    assert time.perf_counter() - start < 5
+    assert isinstance(found, Unknown) and found.qualname == "collections.OrderedDict of evil.early"
+
+
+def test_memo_bombs_through_placeholder_items_stay_within_the_object_budget():
+    # one placeholder gets 2M items, each the same memoized list
+    body = b"\x80\x02cevil\nD\n)\x81]q\x00(" + b"K\x01h\x00" * 2_000_000 + b"u."
+    with pytest.raises(Exception, match="objects; not a tensor checkpoint"):
+        PickleMachine(body, LoadPolicy(), max_objects=1_000_000).run(0)
+
+
+def test_nothing_runs_when_the_cli_reads_a_file_full_of_placeholders(tmp_path):
+    canary = tmp_path / "CANARY"
+    touch = R(G("os", "system"), (f"touch {canary}",))
+    obj = {
+        touch: B(N(G("evil", "Obj"), (touch,)), {"__setstate__": touch}),
+        "p": R(G("posix", "system"), (f"touch {canary}",)),
+        "q": B(R(G("builtins", "exec"), (f"open({str(canary)!r}, 'w')",)), touch),
+    }
+    path = tmp_path / "m.pt"
+    path.write_bytes(zip_file(dumps({"w": W, "x": obj}), {"0": W_BYTES}))
+    assert main(["list", str(path)]) == 0
+    out = tmp_path / "o.safetensors"
+    assert main(["cast", str(path), "--target", "F16", "-o", str(out)]) == 0
+    assert main(["scan", str(path)]) == 1
+    assert not canary.exists()
+    from safetensors.numpy import load_file
+
+    assert load_file(out)["w"].tolist() == [1.5, -2.0] and load_file(out)["w"].dtype == np.float16
+    assert list(load_file(out)) == ["w"]
+
+
+def test_a_pickle_of_placeholders_alone_is_refused_as_before(tmp_path):
+    path = tmp_path / "m.pt"
+    path.write_bytes(zip_file(dumps({"x": B(N(G("evil", "Obj"), ()), {})}), {}))
+    with pytest.raises(RefusedPickleError, match=r"pickle imports evil\.Obj"):
+        open_checkpoint(path)
+    path.write_bytes(zip_file(dumps(R(G("os", "system"), ("true",))), {}))
+    with pytest.raises(CheckpointError, match=r"pickle imports os\.system"):
+        open_checkpoint(path)
