@@ -78,6 +78,10 @@ LINT_TEMPLATES = (
         "LintFinding",
         "{name} is not a weights file, and it imports {imports}: torch.load(weights_only=False) of it would run them (nothing was run here)",
     ),
+    QT_TRANSLATE_NOOP(
+        "LintFinding",
+        "{name} imports {imports}, kept as inert placeholders here (nothing was run): torch.load(weights_only=True) refuses it, and weights_only=False would run them",
+    ),
 )
 
 

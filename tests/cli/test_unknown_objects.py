@@ -1,7 +1,7 @@
 """The commands on a checkpoint whose pickle names unknown classes (omegaconf hyper-parameters,
 a class of the training code): ``list``, ``check`` and ``cast`` read its allowlisted tensors and
 say what was not executed, ``list --json`` carries ``unknown_imports``, ``scan`` still calls the
-file unsafe for torch."""
+file unsafe for torch, ``lint`` reports it as a finding."""
 
 from __future__ import annotations
 
@@ -59,7 +59,7 @@ def test_list_json_keeps_its_keys_and_adds_the_unknown_imports(made, capsys):
     assert values["state_dict.head.scaled"].startswith("tensor not read: its rebuild needs")
 
 
-def test_check_and_scan(made, capsys):
+def test_check_and_scan_and_lint(made, capsys):
     assert main(["check", str(made.path), "--target", "F32"]) == 1  # BF16, F16 differ
     assert NOTE in capsys.readouterr().err
     assert main(["scan", str(made.path), "--json"]) == 1  # the verdict for torch is unchanged
@@ -67,6 +67,15 @@ def test_check_and_scan(made, capsys):
     assert scan["files"][0]["status"] == "refused"
     refused = {i["name"] for i in scan["files"][0]["imports"] if i["verdict"] == "refused"}
     assert refused == set(UNKNOWN)
+    assert main(["lint", str(made.path), "--json"]) == 1
+    findings = json.loads(capsys.readouterr().out)["findings"]
+    [found] = [f for f in findings if f["code"] == "weights_unknown_objects"]
+    assert found["severity"] == "warning" and found["files"] == ["model.ckpt"]
+    assert found["tensors"] == list(UNREAD)
+    assert found["message"].startswith(
+        f"model.ckpt imports {', '.join(UNKNOWN[:5])} (+{len(UNKNOWN) - 5}), kept as inert "
+        "placeholders here (nothing was run)"
+    )
     assert not made.canary.exists()
 
 

@@ -6,6 +6,7 @@ or shared without end), and nothing the file names is ever imported or called.""
 
 from __future__ import annotations
 
+import json
 import struct
 import time
 
@@ -196,7 +197,7 @@ def test_memo_bombs_through_placeholder_items_stay_within_the_object_budget():
         PickleMachine(body, LoadPolicy(), max_objects=1_000_000).run(0)
 
 
-def test_nothing_runs_when_the_cli_reads_a_file_full_of_placeholders(tmp_path):
+def test_nothing_runs_when_the_cli_reads_a_file_full_of_placeholders(tmp_path, capsys):
     canary = tmp_path / "CANARY"
     touch = R(G("os", "system"), (f"touch {canary}",))
     obj = {
@@ -207,9 +208,13 @@ def test_nothing_runs_when_the_cli_reads_a_file_full_of_placeholders(tmp_path):
     path = tmp_path / "m.pt"
     path.write_bytes(zip_file(dumps({"w": W, "x": obj}), {"0": W_BYTES}))
     assert main(["list", str(path)]) == 0
+    assert main(["scan", str(path)]) == 1
+    capsys.readouterr()
+    assert main(["lint", str(path), "--json"]) == 1
+    codes = [f["code"] for f in json.loads(capsys.readouterr().out)["findings"]]
+    assert codes == ["weights_unknown_objects"]
     out = tmp_path / "o.safetensors"
     assert main(["cast", str(path), "--target", "F16", "-o", str(out)]) == 0
-    assert main(["scan", str(path)]) == 1
     assert not canary.exists()
     from safetensors.numpy import load_file
 

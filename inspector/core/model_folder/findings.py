@@ -87,6 +87,10 @@ TEMPLATES = {
         "{name} is not a weights file, and it imports {imports}: torch.load(weights_only=False) "
         "of it would run them (nothing was run here)"
     ),
+    "weights_unknown_objects": (
+        "{name} imports {imports}, kept as inert placeholders here (nothing was run): "
+        "torch.load(weights_only=True) refuses it, and weights_only=False would run them"
+    ),
 }
 
 

@@ -24,7 +24,7 @@ from .companions import WEIGHT_SUFFIXES
 from .config import ModelConfig, model_folder, read_model_config
 from .findings import Finding, Severity, finding
 from .intended import is_intended, preset_globs
-from .lint_pickles import lint_other_pickles
+from .lint_pickles import lint_other_pickles, lint_weight_pickles
 from .lint_quant import lint_quant, lint_quant_values, quant_layout_of
 
 # a prefix joined twice ends a name's component (``encoder_blocks_blocks.0``); a doubled word
@@ -61,6 +61,7 @@ def lint_path(path: str, stats: bool = False) -> list[Finding]:
         with ckpt:
             for notice in ckpt.notices:  # left alone by the read: a half-written folder
                 findings.append(Finding(Severity.WARNING, "interrupted_save", notice))
+            findings.extend(lint_weight_pickles(folder, ckpt))
             tensors = ckpt.tensors
             _lint_names(tensors, findings)
             _lint_duplicates(ckpt, findings)
