@@ -27,6 +27,7 @@ from inspector.session import identities_of
 
 from .errors import error_text
 from .i18n import translate
+from .pickle_panel import unknown_objects_text
 from .plot_tabs import PlotTab
 from .tensor_columns import Col
 
@@ -155,6 +156,7 @@ class WindowController(QObject):
                 translate("Controller", "Compare with {name} again").format(name=name),
                 lambda p=dropped.path: self.open_reference(p),
             )
+        unknown = unknown_objects_text(ckpt)  # said with the training layout, or alone
         if ckpt.training is not None:  # the rest is one click away
             layout = ckpt.training
             self.views.message_bar.show_message(
@@ -168,11 +170,14 @@ class WindowController(QObject):
                     n=f"{len(ckpt):,}",
                     prefix=layout.prefix,
                     left=f"{layout.left_tensors:,}",
-                ),
-                "info",
+                )
+                + unknown,
+                "warning" if unknown else "info",
                 translate("Controller", "Show everything"),
                 lambda p=path or ckpt.path: self.open_path(p, keep_all=True),
             )
+        elif unknown:
+            self.views.message_bar.show_message(unknown.lstrip(), "warning")
         if ckpt.notices:  # left alone by the read: only a save into that folder settles it
             self.views.message_bar.show_message(
                 translate("Controller", "Note: {text}.").format(text="; ".join(ckpt.notices)),

@@ -85,3 +85,41 @@ def test_a_lightning_checkpoint_shows_its_model_and_everything_one_click_away(
         bar.action.click()
     names = {m.tensor_at(r).name for r in range(m.rowCount())}
     assert "state_dict.model.weight" in names and any("exp_avg" in n for n in names)
+
+
+def test_unknown_objects_open_as_placeholders_named_in_the_message_and_the_tab(
+    qtbot, window, tmp_path
+):
+    from tests.unknown_objects_ckpt import UNKNOWN, make_checkpoint
+
+    made = make_checkpoint(tmp_path)
+    with qtbot.waitSignal(window.loaded, timeout=20_000):
+        window.open_path(str(made.path))
+    m = window.model
+    assert {m.tensor_at(r).name for r in range(m.rowCount())} == set(made.state_dict)
+    bar = window.message_bar
+    assert bar.isVisible() and bar.kind == "warning"
+    assert "Lightning checkpoint" in bar.text  # still one click from everything
+    assert (
+        f"Unknown objects not executed: {', '.join(UNKNOWN[:5])} (+{len(UNKNOWN) - 5})" in bar.text
+    )
+    assert "2 tensors whose rebuild needs them were not read." in bar.text
+    panel = window.tensor_page.plots_tabs.pickle_panel
+    assert f"It imports {len(UNKNOWN)} unknown objects" in panel.caption.text()
+    imports = panel.tree.topLevelItem(0)
+    verdicts = {
+        imports.child(i).text(0): imports.child(i).text(1) for i in range(imports.childCount())
+    }
+    assert {n: verdicts[n] for n in UNKNOWN} == dict.fromkeys(UNKNOWN, "unknown, not executed")
+    assert verdicts["torch.FloatStorage"] == "torch tensor machinery"
+    assert not made.canary.exists()
+
+
+def test_a_plain_pickle_says_it_imports_only_the_allowlist(qtbot, window, tmp_path):
+    path = tmp_path / "plain.pt"
+    torch.save({"w": torch.ones(2)}, path)
+    with qtbot.waitSignal(window.loaded, timeout=20_000):
+        window.open_path(str(path))
+    panel = window.tensor_page.plots_tabs.pickle_panel
+    assert "It imports only torch's tensor machinery and plain containers." in panel.caption.text()
+    assert not window.message_bar.isVisible()
