@@ -43,7 +43,7 @@ def flatten(root: object) -> tuple[list[tuple[str, TensorRecord]], list[NamedVal
 
     An unknown object (a placeholder) is one value; inside it only tensors are looked for, under
     the names of its arguments, items and attributes, each placeholder once (its own parent may
-    be among its attributes: omegaconf's nodes name their container)."""
+    be among its attributes: omegaconf's nodes name their container), and not past MAX_DEPTH."""
     if isinstance(root, TensorRecord):
         return [(ROOT_TENSOR_NAME, root)], []
     if isinstance(root, (LeftOutTensor, UnreadTensor)):
