@@ -179,6 +179,18 @@ def test_shared_placeholders_are_walked_once_each():
     assert isinstance(tensors[0][1], TensorRecord) and tensors[0][1] is tensors[1][1]
 
 
+def test_a_state_shared_by_many_placeholders_is_walked_within_the_visit_bound():
+    """3,000 placeholders given the same 20,000-item state: a 180 kB file whose walk took 63 s
+    (each placeholder counted the state's items as new) now stops at the bound."""
+    state = b"}q\x00(" + b"".join(b"J" + i.to_bytes(4, "little") + b"K\x01" for i in range(20_000))
+    data = b"\x80\x02" + state + b"u0]q\x01(" + b"cevil\nO\n)\x81h\x00b" * 3_000 + b"e."
+    root = PickleMachine(data, LoadPolicy()).run(0)[0]
+    start = time.perf_counter()
+    with pytest.raises(PickleError, match="shares the same containers under so many names"):
+        flatten(root)
+    assert time.perf_counter() - start < 5
+
+
 def test_a_huge_argument_list_is_searched_only_so_far():
     late = [*range(200_000), N(G("evil", "late"), ())]
     start = time.perf_counter()

@@ -89,7 +89,13 @@ def flatten(root: object) -> tuple[list[tuple[str, TensorRecord]], list[NamedVal
         if id(obj) in on_path:
             raise PickleError(f"contains itself (a cycle at {name or 'the top level'})")
         on_path.add(id(obj))
-        if id(obj) not in seen or isinstance(obj, Unknown):
+        if isinstance(obj, Unknown):  # what it holds may be shared by many: each part once
+            for part in obj.parts():
+                if id(part) not in seen:
+                    seen.add(id(part))
+                    distinct += len(part)
+            distinct += 1  # a state that is not a dict: one child
+        elif id(obj) not in seen:
             seen.add(id(obj))
             distinct += len(items)
         visits += len(items)

@@ -44,20 +44,30 @@ class Unknown:
             return f"{self.qualname} object, not built (unknown code, not executed)"
         return f"{self.qualname} (unknown, not imported)"
 
+    def parts(self) -> list[tuple | list | dict]:
+        """The containers it holds, whose items :meth:`children` names: the call's arguments, its
+        items, its state's dicts. A walk counts each once, however many placeholders share it."""
+        found: list[tuple | list | dict] = [self.args]
+        if isinstance(self.items, (dict, list)):
+            found.append(self.items)
+        state = self.state
+        for part in state if isinstance(state, tuple) and len(state) == 2 else (state,):
+            if isinstance(part, dict):
+                found.append(part)
+        return found
+
     def children(self) -> list[tuple[str, object]]:
         """What it holds that may be a tensor, by the names a walk gives them: the call's
         arguments by position, its items, then the attributes its state sets."""
-        out: list[tuple[str, object]] = [(str(i), a) for i, a in enumerate(self.args)]
-        if isinstance(self.items, dict):
-            out += [(_key(k), v) for k, v in self.items.items()]
-        elif isinstance(self.items, list):
-            out += [(str(i), v) for i, v in enumerate(self.items)]
-        state = self.state
-        parts = state if isinstance(state, tuple) and len(state) == 2 else (state,)
-        for part in parts:
+        out: list[tuple[str, object]] = []
+        for part in self.parts():
             if isinstance(part, dict):
                 out += [(_key(k), v) for k, v in part.items()]
-            elif part is not None:
+            else:
+                out += [(str(i), v) for i, v in enumerate(part)]
+        state = self.state
+        for part in state if isinstance(state, tuple) and len(state) == 2 else (state,):
+            if part is not None and not isinstance(part, dict):
                 out.append(("state", part))
         return out
 
