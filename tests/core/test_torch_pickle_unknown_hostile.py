@@ -242,3 +242,22 @@ def test_a_pickle_of_placeholders_alone_is_refused_as_before(tmp_path):
     path.write_bytes(zip_file(dumps(R(G("os", "system"), ("true",))), {}))
     with pytest.raises(CheckpointError, match=r"pickle imports os\.system"):
         open_checkpoint(path)
+
+
+def test_a_legacy_storage_of_an_unknown_class_is_refused_naming_it(tmp_path):
+    """The legacy layout gives each storage's element count, not its bytes: after a storage of
+    an unknown class nothing can be located (a zip names each storage's bytes: only its tensor
+    is lost there, as the parametrized test above shows)."""
+    from tests.core.pickle_craft import legacy_file
+
+    odd = v2(P(("storage", G("evil", "Storage"), "1", "cpu", 2)), 0, (2,), (1,))
+    pkl = dumps({"w": W, "x": odd})
+    path = tmp_path / "m.bin"
+    path.write_bytes(legacy_file(pkl, {"0": (2, W_BYTES), "1": (2, W_BYTES)}))
+    with pytest.raises(CheckpointError) as e:
+        open_checkpoint(path)
+    assert e.value.reason == (
+        "legacy checkpoint: storage '1' is of class evil.Storage, unknown here: its bytes per "
+        "element, and so where the storages after it start, are unknown; nothing was executed "
+        "(see: checkpoint-inspector scan)"
+    )

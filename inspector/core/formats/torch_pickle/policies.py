@@ -30,6 +30,7 @@ class LoadPolicy:
         self.item_size: dict[str, int] = {}  # storage key -> bytes per element (legacy layout)
         self.storages: dict[str, StorageRef] = {}  # key -> the first id naming it, as torch keeps
         self.seen: dict[str, ImportSeen] = {}  # every import; REFUSED ones became placeholders
+        self.unknown_storages: dict[str, str] = {}  # key -> the unknown class naming it
 
     def resolve_global(self, module: str, name: str) -> Any:
         found = ALLOWED.get(f"{module}.{name}")
@@ -50,6 +51,7 @@ class LoadPolicy:
             raise PickleError("refers to an outside object that is not a torch storage")
         cls, key, _location, numel = pid[1:5]
         if isinstance(cls, Unknown) and isinstance(key, str) and type(numel) is int:
+            self.unknown_storages.setdefault(key, cls.qualname)
             return UnreadTensor(f"a storage of class {cls.qualname}")  # its tensor is not read
         if not isinstance(cls, _Storage) or not isinstance(key, str) or type(numel) is not int:
             raise PickleError("names a storage in a form torch does not write")

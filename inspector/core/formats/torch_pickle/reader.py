@@ -128,6 +128,15 @@ def _read_legacy(path: str, mm: mmap.mmap, size: int) -> Header:
         raise
     root, pos = _load_at(path, mm, pos, policy)
     keys, pos = _load_at(path, mm, pos, policy)
+    for key in keys if isinstance(keys, list) else ():
+        if key in policy.unknown_storages:  # the bytes after it cannot be told apart
+            raise CheckpointError(
+                path,
+                f"legacy checkpoint: storage {bounded_repr(key, 80)} is of class "
+                f"{policy.unknown_storages[key]}, unknown here: its bytes per element, and so "
+                "where the storages after it start, are unknown; nothing was executed (see: "
+                "checkpoint-inspector scan)",
+            )
     spans = legacy_storage_spans(path, mm, pos, keys, policy.item_size)
     return _header(path, size, root, PickleFormat.LEGACY, policy, spans.get)
 
