@@ -11,11 +11,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .formats.torch_pickle import pickle_facts
+from .wording import _clip
 
 if TYPE_CHECKING:
     from .checkpoint import Checkpoint
 
 _SHOWN = 5
+_NAME_CHARS = 120
 
 
 def unknown_imports(ckpt: Checkpoint) -> list[str]:
@@ -55,5 +57,6 @@ def unknown_notices(ckpt: Checkpoint) -> list[str]:
 
 
 def _some(names: list[str]) -> str:
-    shown = ", ".join(names[:_SHOWN])
+    """The first few names, each clipped (a global's name is as long as the file makes it)."""
+    shown = ", ".join(_clip(n, _NAME_CHARS) for n in names[:_SHOWN])
     return shown + (f" and {len(names) - _SHOWN:,} more" if len(names) > _SHOWN else "")

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtWidgets import QTreeWidgetItem, QWidget
 
 from inspector.core.unknown_objects import unknown_imports, unread_tensors
+from inspector.core.wording import _clip
 
 from .caption_tree import CaptionTree
 from .i18n import translate
@@ -84,7 +85,8 @@ def unknown_objects_text(ckpt: Checkpoint) -> str:
     names = unknown_imports(ckpt)
     if not names:
         return ""
-    shown = ", ".join(names[:5]) + (f" (+{len(names) - 5})" if len(names) > 5 else "")
+    shown = ", ".join(_clip(n, 120) for n in names[:5])
+    shown += f" (+{len(names) - 5})" if len(names) > 5 else ""
     text = translate(
         "PicklePanel",
         "Unknown objects not executed: {names}; kept as inert placeholders (see the Pickle "

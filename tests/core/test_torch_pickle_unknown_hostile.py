@@ -261,3 +261,16 @@ def test_a_legacy_storage_of_an_unknown_class_is_refused_naming_it(tmp_path):
         "element, and so where the storages after it start, are unknown; nothing was executed "
         "(see: checkpoint-inspector scan)"
     )
+
+
+def test_a_huge_global_name_is_clipped_in_every_line_that_names_it(tmp_path, capsys):
+    from inspector.core.unknown_objects import unknown_notices
+
+    name = "m" * 100_000
+    _open(tmp_path, N(G(name, "C"), ()))
+    with open_checkpoint(tmp_path / "m.pt") as ckpt:
+        [note] = unknown_notices(ckpt)
+    assert len(note) < 300 and note.startswith("unknown objects not executed: mmm")
+    assert main(["lint", str(tmp_path / "m.pt")]) == 1
+    out = capsys.readouterr().out
+    assert max(len(line) for line in out.splitlines()) < 400

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from ..formats.torch_pickle import PICKLE_SUFFIXES, ImportVerdict, pickle_facts
 from ..scan.walk import ScanStatus, scan_file
+from ..wording import _clip
 from .findings import Finding, Severity, finding
 
 if TYPE_CHECKING:
@@ -39,7 +40,8 @@ def lint_weight_pickles(folder: str, ckpt: Checkpoint) -> list[Finding]:
 
 
 def _some(names: list[str]) -> str:
-    return ", ".join(names[:5]) + (f" (+{len(names) - 5})" if len(names) > 5 else "")
+    shown = ", ".join(_clip(n, 120) for n in names[:5])
+    return shown + (f" (+{len(names) - 5})" if len(names) > 5 else "")
 
 
 def lint_other_pickles(folder: str, names: list[str], weights: set[str]) -> list[Finding]:
