@@ -27,7 +27,7 @@ from inspector.session import identities_of
 
 from .errors import error_text
 from .i18n import translate
-from .pickle_panel import unknown_objects_text
+from .open_messages import say_what_opened
 from .plot_tabs import PlotTab
 from .tensor_columns import Col
 
@@ -156,33 +156,11 @@ class WindowController(QObject):
                 translate("Controller", "Compare with {name} again").format(name=name),
                 lambda p=dropped.path: self.open_reference(p),
             )
-        unknown = unknown_objects_text(ckpt)  # said with the training layout, or alone
-        if ckpt.training is not None:  # the rest is one click away
-            layout = ckpt.training
-            self.views.message_bar.show_message(
-                translate(
-                    "Controller",
-                    "{kind} checkpoint: showing the model's {n} tensors (prefix {prefix} taken "
-                    "off); {left} optimizer and other tensors are left out, and a cast leaves "
-                    "them out too.",
-                ).format(
-                    kind=layout.kind.value,
-                    n=f"{len(ckpt):,}",
-                    prefix=layout.prefix,
-                    left=f"{layout.left_tensors:,}",
-                )
-                + unknown,
-                "warning" if unknown else "info",
-                translate("Controller", "Show everything"),
-                lambda p=path or ckpt.path: self.open_path(p, keep_all=True),
-            )
-        elif unknown:
-            self.views.message_bar.show_message(unknown.lstrip(), "warning")
-        if ckpt.notices:  # left alone by the read: only a save into that folder settles it
-            self.views.message_bar.show_message(
-                translate("Controller", "Note: {text}.").format(text="; ".join(ckpt.notices)),
-                "warning",
-            )
+        say_what_opened(
+            self.views.message_bar,
+            ckpt,
+            lambda p=path or ckpt.path: self.open_path(p, keep_all=True),
+        )
         self.loaded.emit(self.session.path)
 
     def _on_open_failed(self, path: str, e: BaseException) -> None:
