@@ -6,6 +6,8 @@ from collections import Counter
 
 from ..checkpoint import Checkpoint
 from ..errors import CheckpointError
+from ..formats.burnpack import FORMAT_NAME as BURNPACK
+from ..formats.gguf import FORMAT_NAME as GGUF
 from ..quant.of_checkpoint import quant_layout
 from .targets import QuantizePlan
 
@@ -13,6 +15,19 @@ from .targets import QuantizePlan
 def refuse_unquantizable(ckpt: Checkpoint, plan: QuantizePlan) -> None:
     """An already quantized source (quantizing its codes again would compound two losses:
     quantize the model it came from), or one where no weight can take the scheme."""
+    fmt = ckpt.files[0].format
+    if fmt == GGUF:
+        raise CheckpointError(
+            ckpt.path,
+            "is a GGUF file (llama.cpp's names and row order); quantize the safetensors model "
+            "it came from, or convert it first: cast --target F16 -o FOLDER",
+        )
+    if fmt == BURNPACK:
+        raise CheckpointError(
+            ckpt.path,
+            "is a Burnpack file: burn's Linear weights are stored [in, out] and burn loads no "
+            "compressed-tensors model; quantize the PyTorch/safetensors model",
+        )
     layout = quant_layout(ckpt)
     if layout is not None and layout.weights:
         raise CheckpointError(

@@ -30,6 +30,7 @@ class SkipReason(str, Enum):
     IGNORED = "ignored"
     NOT_FLOAT = "not_float"
     F64 = "f64"
+    EMPTY = "empty"
     COLUMNS = "columns"
 
     def text(self, t: TensorInfo, scheme: Scheme) -> str:
@@ -37,6 +38,8 @@ class SkipReason(str, Enum):
             return "matches --ignore"
         if self is SkipReason.NOT_FLOAT:
             return f"{t.dtype.name} is not a float weight"
+        if self is SkipReason.EMPTY:
+            return "has no values"
         if self is SkipReason.F64:
             return "F64 weights are not quantized (no runtime loads F64 scales); cast to F32 first"
         return (
@@ -102,6 +105,8 @@ def plan_quantize(
             reason = SkipReason.IGNORED
         elif t.dtype.name == "F64":
             reason = SkipReason.F64
+        elif 0 in t.shape:
+            reason = SkipReason.EMPTY
         elif t.dtype.name not in _FLOATS:
             reason = SkipReason.NOT_FLOAT
         elif scheme.strategy is not Strategy.BLOCK and t.shape[1] % scheme.columns_unit:

@@ -88,3 +88,15 @@ def test_nvfp4_fuses_qkv_and_gate_up_that_are_quantized() -> None:
     q = "model.layers.0.self_attn.q_proj.weight"
     assert plan.fused[q] == (q, q.replace("q_proj", "k_proj"), q.replace("q_proj", "v_proj"))
     assert plan_quantize(CKPT, SCHEMES["W4A16"]).fused == {}
+
+
+def test_f64_and_empty_weights_are_left_out_with_their_reason() -> None:
+    plan = plan_quantize(
+        [t("a.weight", (256, 256), "F64"), t("b.weight", (0, 256)), t("c.weight", (8, 256))],
+        SCHEMES["W8A16"],
+    )
+    assert [x.name for x in plan.targets] == ["c.weight"]
+    assert [(s.module, s.reason.text(s.tensor, plan.scheme)) for s in plan.skipped] == [
+        ("a", "F64 weights are not quantized (no runtime loads F64 scales); cast to F32 first"),
+        ("b", "has no values"),
+    ]
