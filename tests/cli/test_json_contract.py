@@ -59,8 +59,8 @@ def test_cast_report_and_totals(tmp_path, capsys):
     }
     (row,) = doc["tensors"]
     assert set(row) == {
-        "name", "from", "to", "max_abs_err", "mean_abs_err", "max_rel_err", "overflow",
-        "underflow", "nan", "lossless",
+        "name", "from", "to", "max_abs_err", "mean_abs_err", "max_rel_err", "mean_rel_err",
+        "rms_rel_err", "overflow", "underflow", "nan", "lossless",
     }  # fmt: skip
     assert (row["name"], row["from"], row["to"], row["overflow"], row["underflow"]) == (
         "w", "F32", "F16", 1, 1,
@@ -69,6 +69,8 @@ def test_cast_report_and_totals(tmp_path, capsys):
     assert row["lossless"] is False
     assert (row["max_abs_err"], row["max_rel_err"]) == (tiny, 1.0)
     assert row["mean_abs_err"] == tiny / 3
+    # 1 and 2 are exact; the underflow is its own count
+    assert row["mean_rel_err"] == row["rms_rel_err"] == 0.0
 
 
 def test_list_json_rows_and_document(tmp_path, capsys):

@@ -38,6 +38,8 @@ class ErrorStats:
     max_abs_err: float | None = 0.0
     mean_abs_err: float | None = 0.0
     max_rel_err: float | None = 0.0
+    mean_rel_err: float | None = 0.0
+    rms_rel_err: float | None = 0.0
     overflow: int = 0
     underflow: int = 0
     nan: int = 0
@@ -60,6 +62,9 @@ class Float64ErrorAccumulator:
         self.max_rel = 0.0
         self.sum_abs = 0.0
         self.count = 0
+        self.sum_rel = 0.0
+        self.sum_sq_rel = 0.0
+        self.count_rel = 0
         self.overflow = 0
         self.underflow = 0
         self.nan = 0
@@ -103,6 +108,7 @@ class Float64ErrorAccumulator:
     def _finite(self, a: np.ndarray, b: np.ndarray, ad: np.ndarray, m: float) -> None:
         if m == 0.0:
             self.count += a.size
+            self.count_rel += int(np.count_nonzero(a))
             return
         self.changed += int(np.count_nonzero(ad))
         # a == 0 always casts to 0, so zeros of b beyond those of a are underflows
@@ -127,6 +133,13 @@ class Float64ErrorAccumulator:
             rel = ad / np.abs(a)  # 0/0 (exact zeros) is NaN, which fmax ignores
             r = float(np.fmax.reduce(rel, initial=0.0))
             self.max_rel = max(self.max_rel, r)
+        # the typical error: over non-zero values that did not underflow (a ratio of exactly 1)
+        with np.errstate(all="ignore"):
+            rel = ad / np.abs(a)
+        typical = rel[(a != 0) & (rel != 1.0)]
+        self.sum_rel += float(np.sum(typical))
+        self.sum_sq_rel += float(np.sum(typical * typical))
+        self.count_rel += typical.size
 
     def result(self) -> ErrorStats:
         unmeasured = self.count == 0 and self.overflow > 0
@@ -134,11 +147,18 @@ class Float64ErrorAccumulator:
             max_abs_err=None if unmeasured else self.max_abs,
             mean_abs_err=None if unmeasured else (self.sum_abs / self.count if self.count else 0.0),
             max_rel_err=None if unmeasured else self.max_rel,
+            mean_rel_err=self._typical(self.sum_rel, unmeasured),
+            rms_rel_err=self._typical(self.sum_sq_rel, unmeasured, math.sqrt),
             overflow=self.overflow,
             underflow=self.underflow,
             nan=self.nan,
             lossless=self.changed == 0 and self.overflow == 0,
         )
+
+    def _typical(self, total: float, unmeasured: bool, then=float) -> float | None:
+        if self.count_rel:
+            return then(total / self.count_rel)
+        return None if unmeasured or self.underflow else 0.0
 
 
 def _values(x: np.ndarray, dtype: DType) -> np.ndarray:
@@ -156,8 +176,9 @@ def _count_nan(values: np.ndarray, dtype: DType) -> int:
     return int(np.count_nonzero(np.isnan(cast_array(values, dtype, DTYPES["F32"]))))
 
 
-def assert_same_stats(got, ref, rel_tol: float = 4e-16) -> None:
-    """Maxima and counts bit for bit; the mean within ``rel_tol`` (summation order differs)."""
+def assert_same_stats(got, ref, rel_tol: float = 4e-16, rms_tol: float = 1e-5) -> None:
+    """Maxima and counts bit for bit; the mean within ``rel_tol`` (summation order differs), the
+    typical relative errors within ``rms_tol`` (summed in float32 per block)."""
     assert (got.max_abs_err, got.max_rel_err) == (ref.max_abs_err, ref.max_rel_err)
     assert (got.overflow, got.underflow, got.nan, got.lossless) == (
         ref.overflow,
@@ -165,6 +186,12 @@ def assert_same_stats(got, ref, rel_tol: float = 4e-16) -> None:
         ref.nan,
         ref.lossless,
     )
+    for key in ("mean_rel_err", "rms_rel_err"):
+        mine, theirs = getattr(got, key), getattr(ref, key)
+        if theirs is None or theirs == 0:
+            assert mine == theirs, key
+        else:
+            assert math.isclose(mine, theirs, rel_tol=rms_tol, abs_tol=0), key
     if ref.mean_abs_err is None:
         assert got.mean_abs_err is None
     else:

@@ -342,9 +342,10 @@ def test_report_off_gives_names_only(tmp_path):
         r.max_abs_err is None and r.lossless is None for r in report.tensors
     )
     assert set(report.to_json()["tensors"][0]) == {
-        "name", "from", "to", "max_abs_err", "mean_abs_err", "max_rel_err",
-        "overflow", "underflow", "nan", "lossless",
+        "name", "from", "to", "max_abs_err", "mean_abs_err", "max_rel_err", "mean_rel_err",
+        "rms_rel_err", "overflow", "underflow", "nan", "lossless",
     }  # fmt: skip
+    assert report.tensors[0].mean_rel_err is None and report.tensors[0].rms_rel_err is None
 
 
 def test_widening_is_reported_lossless_and_counts_nans(tmp_path):

@@ -29,6 +29,9 @@ class TensorCastReport:
     nan: int | None = None
     lossless: bool | None = None
     dequantized: str | None = None  # the scheme whose codes were dequantized (not a dtype cast)
+    # the typical relative errors (precision.py defines them); last, so positional use still fits
+    mean_rel_err: float | None = None
+    rms_rel_err: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         doc = {
@@ -38,6 +41,8 @@ class TensorCastReport:
             "max_abs_err": self.max_abs_err,
             "mean_abs_err": self.mean_abs_err,
             "max_rel_err": self.max_rel_err,
+            "mean_rel_err": self.mean_rel_err,
+            "rms_rel_err": self.rms_rel_err,
             "overflow": self.overflow,
             "underflow": self.underflow,
             "nan": self.nan,
@@ -99,6 +104,8 @@ def report_entry(
         rep.max_abs_err = s.max_abs_err
         rep.mean_abs_err = s.mean_abs_err
         rep.max_rel_err = s.max_rel_err
+        rep.mean_rel_err = s.mean_rel_err
+        rep.rms_rel_err = s.rms_rel_err
         rep.overflow = s.overflow
         rep.underflow = s.underflow
         rep.nan = s.nan
