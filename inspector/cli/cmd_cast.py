@@ -92,7 +92,7 @@ def _cast(args: argparse.Namespace) -> int:
         out(written_burnpack_line(args.output, src.format, src.metadata, target.name))
     if ckpt.training is not None:
         out(ckpt.training.line(len(ckpt)) + "; --keep-all writes everything")
-    for line in _loss_lines(report):
+    for line in [*_loss_lines(report), *_typical_lines(report)]:
         out(line)
     for line in _left_out_lines(report.left_out):
         out(line)
@@ -108,6 +108,24 @@ def _left_out_lines(left_out: list[dict[str, str]]) -> list[str]:
     if len(left_out) > 10:
         lines.append(f"    and {len(left_out) - 10} more")
     return lines
+
+
+def _typical_lines(report) -> list[str]:
+    """The typical relative error of the cast tensors beside the largest, and how many tensors
+    owe a largest error of 1 to an underflow (a value that became 0), not to rounding."""
+    rows = [r for r in report.tensors if r.mean_rel_err and r.max_rel_err is not None]
+    if not rows:
+        return []
+    lo, hi = min(r.mean_rel_err for r in rows), max(r.mean_rel_err for r in rows)
+    typical = f"{lo:.2g}" if f"{lo:.2g}" == f"{hi:.2g}" else f"{lo:.2g} to {hi:.2g}"
+    line = (
+        f"  relative error per tensor: typical (mean) {typical}, "
+        f"largest {max(r.max_rel_err for r in rows):.3g}"
+    )
+    n_under = sum(1 for r in rows if r.max_rel_err == 1.0 and r.underflow)
+    if n_under:
+        line += f" (1 in {n_under} tensor(s): a value became zero)"
+    return [line]
 
 
 def _loss_lines(report) -> list[str]:
