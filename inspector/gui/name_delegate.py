@@ -1,5 +1,6 @@
 """Paints the Name column with :func:`~.name_elision.compact_name`: a name that does not fit is
-compacted so rows stay tell-apart-able (the full name is the cell's tooltip)."""
+compacted so rows stay tell-apart-able (the full name is the cell's tooltip). Within a module the
+filter shows, names are painted relative to it (the model's ``ShownNameRole``)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from PySide6.QtGui import QPainter
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem
 
 from .name_elision import compact_name
+from .tensor_columns import ShownNameRole
 
 _PADDING = 10  # the style's text margins on both sides, with room to spare
 
@@ -21,7 +23,8 @@ class NameDelegate(QStyledItemDelegate):
     ) -> None:
         opt = QStyleOptionViewItem(option)
         self.initStyleOption(opt, index)
-        opt.text = self.display_text(opt.text, opt.rect.width(), opt)
+        shown = index.data(ShownNameRole)
+        opt.text = self.display_text(shown or opt.text, opt.rect.width(), opt)
         widget = opt.widget
         style = widget.style() if widget is not None else None
         if style is None:

@@ -1,6 +1,12 @@
 """Which columns of the tensor table show, and how wide: a column shows when it has data (the
-cast and compare columns) and the person did not hide it (header menu, remembered); the name
-column takes the room the others leave."""
+cast and compare columns) and the person did not hide it (header menu, remembered).
+
+Names win the width. The name column gets what its widest shown name needs; the other columns
+keep their natural width (their sample's, or what the person dragged) while that leaves room,
+then shrink towards a floor, and when even their floors leave the names less than a minimum,
+the columns other cells repeat are left out for lack of room (Params, Size, Shape, then DType:
+the status reads "F32 → F16"), so every shown header fits the viewport. The name column then
+takes the room the others leave."""
 
 from __future__ import annotations
 
@@ -23,6 +29,17 @@ _COLUMN_SAMPLES = {
     Col.CAST_ERR: "0 (lossless)",
     Col.REF_DIFF: "0 (equal)W",
 }
+_COLUMN_FLOORS = {  # the narrowest a column gets before it is left out
+    Col.DTYPE: "BF16",
+    Col.SHAPE: "[250, 40…",
+    Col.PARAMS: "12,345…",
+    Col.SIZE: "390.6 KiB",
+    Col.STATUS: "F32 → F16",
+    Col.CAST_ERR: "0.000574",  # the widest of three significant digits: never "…00574"
+    Col.REF_DIFF: "0.000574",
+}
+_LEFT_OUT_FIRST = (Col.PARAMS, Col.SIZE, Col.SHAPE, Col.DTYPE)  # for lack of room, in this order
+_NAME_PADDING = 16  # the delegate's margins, and a little air
 
 
 class TableColumns(QObject):
@@ -33,9 +50,16 @@ class TableColumns(QObject):
         self.table, self.fm = table, fm
         self._has_data = {Col.CAST_ERR: False, Col.REF_DIFF: False}
         self._user_hidden: set[Col] = set(DEFAULT_HIDDEN)
+        self._no_room: set[Col] = set()  # left out this time for lack of room
+        self.natural = {c: fm.horizontalAdvance(t) + 24 for c, t in _COLUMN_SAMPLES.items()}
+        self.floor = {c: fm.horizontalAdvance(t) + 12 for c, t in _COLUMN_FLOORS.items()}
+        self.floor[Col.STATUS] += 20  # its icon
+        self.min_name = fm.horizontalAdvance("…00.self_attn.q_proj.w")
+        self.name_want = self.min_name  # what the widest shown name needs
+        self._fitting = False
         hh = table.horizontalHeader()
-        for col, sample in _COLUMN_SAMPLES.items():
-            table.setColumnWidth(col, fm.horizontalAdvance(sample) + 24)
+        for col, width in self.natural.items():
+            table.setColumnWidth(col, width)
         hh.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         hh.customContextMenuRequested.connect(self._menu)
         hh.sectionResized.connect(self._section_resized)
@@ -57,11 +81,21 @@ class TableColumns(QObject):
         self.sig_hidden_changed.emit(sorted(c.name for c in self._user_hidden))
 
     def shown(self, col: Col) -> bool:
+        """Whether ``col`` has data and the person wants it (it may still be left out for lack
+        of room: :meth:`left_out`)."""
         return self._has_data.get(col, True) and col not in self._user_hidden
 
+    def left_out(self) -> set[Col]:
+        """The columns shown() but left out for lack of room at the current width."""
+        return set(self._no_room)
+
+    def set_names(self, names: list[str]) -> None:
+        """The (longest) names the name column shows: it is fitted to the widest of them."""
+        widest = max((self.fm.horizontalAdvance(n) for n in names), default=0)
+        self.name_want = max(widest + _NAME_PADDING, self.min_name)
+        self.fit_name_column()
+
     def _apply(self) -> None:
-        for col in Col:
-            self.table.setColumnHidden(col, not self.shown(col))
         self.fit_name_column()
 
     def _menu(self, pos: Any) -> None:
@@ -76,22 +110,44 @@ class TableColumns(QObject):
         menu.popup(self.table.horizontalHeader().mapToGlobal(pos))
         self.menu = menu
 
-    def _section_resized(self, index: int, _old: int, _new: int) -> None:
-        if index != Col.NAME:
+    def _section_resized(self, index: int, _old: int, new: int) -> None:
+        # a hidden section reads 0 (Qt hides by resizing): not a width anyone chose
+        if index != Col.NAME and not self._fitting and new > 0:
+            self.natural[Col(index)] = new  # the person dragged it: that is its width now
             self.fit_name_column()
 
     def fit_name_column(self) -> None:
-        """The name column takes the room the other columns leave (never less than a minimum)."""
-        hh = self.table.horizontalHeader()
-        others = sum(
-            self.table.columnWidth(c)
-            for c in range(1, len(Col))
-            if not self.table.isColumnHidden(c)
-        )
-        avail = self.table.viewport().width() - others
-        width = max(avail, self.fm.horizontalAdvance("…00.self_attn.q_proj.w"))
-        if hh.sectionSize(Col.NAME) != width:
+        """Lay the columns out for the viewport's width (the module's docstring says how)."""
+        avail = self.table.viewport().width()
+        wanted = [c for c in Col if c is not Col.NAME and self.shown(c)]
+        no_room: set[Col] = set()
+        for col in _LEFT_OUT_FIRST:
+            if sum(self.floor[c] for c in wanted if c not in no_room) + self.min_name <= avail:
+                break
+            if col in wanted:
+                no_room.add(col)
+        others = [c for c in wanted if c not in no_room]
+        widths = {c: self.natural[c] for c in others}
+        short = self.name_want + sum(widths.values()) - avail
+        if short > 0:  # shrink the others towards their floors, each by its share of the slack
+            slack = {c: max(widths[c] - self.floor[c], 0) for c in others}
+            total = sum(slack.values())
+            if total:
+                take = min(short, total)
+                for c in others:  # rounded up: the name gets the odd pixels, not short of them
+                    widths[c] -= min(-(-take * slack[c] // total), slack[c])
+        name = max(avail - sum(widths.values()), self.min_name)
+        self._fitting = True
+        try:
+            for col in Col:
+                hidden = col is not Col.NAME and col not in widths
+                if self.table.isColumnHidden(col) != hidden:
+                    self.table.setColumnHidden(col, hidden)
             # not with the header's signals blocked: the view lays out and repaints its rows on
-            # sectionResized (blocked, rows kept the old column layout until a click); our own
-            # handler ignores the name column, so this does not recurse
-            self.table.setColumnWidth(Col.NAME, width)
+            # sectionResized (blocked, rows kept the old column layout until a click)
+            for col, width in [*widths.items(), (Col.NAME, name)]:
+                if self.table.columnWidth(col) != width:
+                    self.table.setColumnWidth(col, width)
+        finally:
+            self._fitting = False
+        self._no_room = no_room

@@ -55,6 +55,9 @@ def header_text(col: Col) -> str:
 
 
 StatusRole = Qt.ItemDataRole.UserRole + 2  # a TensorStatus: "match" | "differs" | "kept"
+# the name as the Name column paints it: relative to the module the filter shows (the display
+# role keeps the full name, for copying, sorting and the tooltip)
+ShownNameRole = Qt.ItemDataRole.UserRole + 3
 
 
 def highlight_colors(palette: QPalette | None = None) -> tuple[QColor, QColor]:

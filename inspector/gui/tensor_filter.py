@@ -49,6 +49,15 @@ class TensorFilter:
                 mask[i] = False
         return mask
 
+    def module_prefix(self) -> str:
+        """``model.layers.1.`` when the filter is one module's glob (``model.layers.1.*``, as a
+        click in the module tree sets it): the table then names tensors relative to it."""
+        terms = self.text.split()
+        if len(terms) != 1 or not terms[0].endswith(".*") or len(terms[0]) < 3:
+            return ""
+        prefix = terms[0][:-1]
+        return "" if any(c in prefix for c in "*?[") else prefix
+
 
 def _pattern(terms: list[str]) -> re.Pattern[str]:
     parts = []

@@ -98,10 +98,16 @@ class TensorPage(QWidget):
         self.h_split.splitterMoved.connect(
             lambda *_: setattr(self, "_details_placed_by_user", True)
         )
+        self._tree_placed_by_user = False
+        self.tree_split.splitterMoved.connect(
+            lambda *_: setattr(self, "_tree_placed_by_user", True)
+        )
         self.table.installEventFilter(self)
         self.left_split.installEventFilter(self)
+        self.tree_split.installEventFilter(self)
         self.columns = TableColumns(self.table, self.fontMetrics())
         self.columns.sig_hidden_changed.connect(self.sig_hidden_columns_changed)
+        self.model.modelReset.connect(self._names_changed)
         self._hint_only = False
         self._tabs: set[PlotTab] = set()  # the tabs shown, kept across a resize
 
@@ -205,6 +211,8 @@ class TensorPage(QWidget):
 
     def set_tree_visible(self, on: bool) -> None:
         self.module_tree.setVisible(on)
+        if on:
+            self._fit_tree()
         if on and self._tree_dirty:
             self.refresh_tree()
 
@@ -330,6 +338,10 @@ class TensorPage(QWidget):
                 change.get("show_companions", old.show_companions),
             )
         )  # the model's layoutChanged runs _after_filter
+        self._names_changed()
+
+    def _names_changed(self) -> None:
+        self.columns.set_names(self.model.widest_shown_names())
 
     def _select_row(self, row: int) -> None:
         idx = self.model.index(row, 0)
@@ -345,9 +357,21 @@ class TensorPage(QWidget):
             t: TensorInfo = self.model.tensor_at(current.row())
             self.sig_current_changed.emit(t)
 
+    def _fit_tree(self) -> None:
+        """The names keep most of a narrow window: the module tree takes at most 30 % of the
+        room beside the table (190 px at most), unless the person dragged the splitter."""
+        total = self.tree_split.width()
+        if self._tree_placed_by_user or not self.module_tree.isVisibleTo(self) or total <= 0:
+            return
+        tree = min(190, int(total * 0.3))
+        if self.tree_split.sizes()[0] != tree:
+            self.tree_split.setSizes([tree, max(total - tree - self.tree_split.handleWidth(), 1)])
+
     def eventFilter(self, obj: Any, ev: Any) -> bool:
         if obj is self.table and ev.type() == ev.Type.Resize:
             QTimer.singleShot(0, self.columns.fit_name_column)
+        elif obj is self.tree_split and ev.type() == ev.Type.Resize:
+            self._fit_tree()
         elif obj is self.left_split and ev.type() == ev.Type.Resize and self._hint_only:
             QTimer.singleShot(0, lambda: self.set_plots(self._tabs))
         return super().eventFilter(obj, ev)

@@ -9,6 +9,7 @@ filtering is one boolean per tensor. No proxy model: a ``QSortFilterProxyModel``
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -42,6 +43,7 @@ from .tensor_cells import cell_text, status_icon
 from .tensor_columns import (
     TOOLTIPS,
     Col,
+    ShownNameRole,
     StatusRole,
     header_text,
     highlight_colors,
@@ -147,8 +149,26 @@ class TensorTableModel(QAbstractTableModel):
     def set_filter(self, tensor_filter: TensorFilter) -> None:
         """Show only the tensors ``tensor_filter`` lets through (kept across :meth:`set_rows`)."""
         if tensor_filter != self._filter:
+            module = tensor_filter.module_prefix() != self._filter.module_prefix()
             self._filter = tensor_filter
             self._relayout(resort=False, refilter=True)
+            if module:
+                self.headerDataChanged.emit(Qt.Orientation.Horizontal, Col.NAME, Col.NAME)
+
+    def shown_name(self, name: str) -> str:
+        """``name`` relative to the module the filter shows (``mlp.down_proj.weight`` within
+        ``model.layers.1``), else whole."""
+        prefix = self._filter.module_prefix()
+        if prefix and len(name) > len(prefix) and name[: len(prefix)].lower() == prefix.lower():
+            return name[len(prefix) :]
+        return name
+
+    def widest_shown_names(self, k: int = 48) -> list[str]:
+        """Up to ``k`` of the longest names the Name column shows (the widest in pixels is
+        among them): what the column's width is fitted to, without measuring 200k names."""
+        tensors = self._tensors
+        longest = heapq.nlargest(k, (tensors[i].name for i in self._rows.rows), key=len)
+        return [self.shown_name(n) for n in longest]  # a prefix shortens every name alike
 
     @property
     def tensor_filter(self) -> TensorFilter:
@@ -225,6 +245,11 @@ class TensorTableModel(QAbstractTableModel):
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = 0) -> Any:
         if orientation == Qt.Orientation.Horizontal and 0 <= section < len(Col):
             if role == Qt.ItemDataRole.DisplayRole:
+                prefix = self._filter.module_prefix()
+                if section == Col.NAME and prefix:
+                    return translate("TensorTable", "Name in {module}").format(
+                        module=prefix.rstrip(".")
+                    )
                 return header_text(Col(section))
             if role == Qt.ItemDataRole.ToolTipRole:
                 tip = TOOLTIPS.get(Col(section))
@@ -286,6 +311,8 @@ class TensorTableModel(QAbstractTableModel):
             return None
         if role == StatusRole:
             return status
+        if role == ShownNameRole and col == Col.NAME:
+            return self.shown_name(str(self.data(index)))
         if role == R.AccessibleTextRole and col == Col.STATUS:
             return status_text(status, t, self._target) if self._target else status
         return None
