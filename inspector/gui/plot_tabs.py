@@ -16,8 +16,8 @@ from .hint_panel import HintPanel
 from .i18n import translate
 from .lint_panel import LintPanel
 from .metadata_panel import MetadataPanel
+from .overview_plot import OverviewPanel, OverviewPlot
 from .pickle_panel import PicklePanel
-from .plots import OverviewPanel, OverviewPlot
 from .table_text import cast_error_value
 
 if TYPE_CHECKING:
