@@ -245,9 +245,9 @@ class DetailsPane(QWidget):
                 n=f"{rep.overflow:,}"
             )
         else:
-            what = translate("DetailsPane", "max rel. err {rel} · max abs. err {abs}").format(
-                rel=_s(rep.max_rel_err), abs=_s(rep.max_abs_err)
-            )
+            what = translate(
+                "DetailsPane", "rel. err max {rel}, typical (mean) {mean} · max abs. err {abs}"
+            ).format(rel=_s(rep.max_rel_err), mean=_s(rep.mean_rel_err), abs=_s(rep.max_abs_err))
         counts = translate("DetailsPane", "overflow {o} · underflow {u} · NaN {n}").format(
             o=f"{rep.overflow:,}", u=f"{rep.underflow:,}", n=f"{rep.nan:,}"
         )

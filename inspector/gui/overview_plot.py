@@ -8,15 +8,20 @@ from collections.abc import Sequence
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from .i18n import translate
 from .plots import AFTER_COLOR, LOSSLESS_COLOR, OVERFLOW_COLOR, Plot, decade, with_alpha
 
+UNDERFLOW_COLOR = QColor(130, 80, 200)  # violet: not the overflow red, not the lossless green
+
 
 class OverviewPlot(Plot):
     """One point per tensor on a log scale; exact (zero) values drawn as marked triangles at the
-    bottom. Clicking a point emits :attr:`tensor_clicked` with the tensor's name."""
+    bottom. Beside each tensor's largest error, its typical one (the precision plot), and a
+    largest error that an underflow made 1 in a symbol of its own. Clicking a point emits
+    :attr:`tensor_clicked` with the tensor's name."""
 
     tensor_clicked = Signal(str)
 
@@ -27,16 +32,11 @@ class OverviewPlot(Plot):
         ylabel: str = "",
         labels: tuple[str, str] = ("changed", "lossless"),
     ) -> None:
-        super().__init__(parent, title)
+        super().__init__(parent, title, integer_x=True)
         self.labels = labels
         pi = self.getPlotItem()
         pi.setLogMode(x=False, y=True)
         pi.getAxis("left").enableAutoSIPrefix(False)
-        pi.setLabel(
-            "bottom",
-            translate("Plots", "tensor # (file order; click a point to select it)"),
-            color=self._text.name(),
-        )
         if ylabel:
             pi.setLabel("left", ylabel, color=self._text.name())
         self.lossy_item = pg.PlotDataItem(
@@ -67,16 +67,43 @@ class OverviewPlot(Plot):
             symbolBrush=pg.mkBrush(OVERFLOW_COLOR),
             symbolPen=pg.mkPen(OVERFLOW_COLOR, width=1.5),
         )
-        for item in (self.lossy_item, self.overflow_item, self.lossless_item, self.selected_item):
+        self.typical_item = pg.PlotDataItem(
+            pen=None,
+            symbol="s",
+            symbolSize=6,
+            symbolBrush=pg.mkBrush(self._highlight),
+            symbolPen=pg.mkPen(with_alpha(self._text, 90)),
+        )
+        self.underflow_item = pg.PlotDataItem(
+            pen=None,
+            symbol="t",
+            symbolSize=10,
+            symbolBrush=pg.mkBrush(UNDERFLOW_COLOR),
+            symbolPen=pg.mkPen(with_alpha(self._text, 120)),
+        )
+        points = (self.lossy_item, self.overflow_item, self.lossless_item, self.underflow_item)
+        for item in (self.typical_item, *points, self.selected_item):
             self.addItem(item)
         band_pen = pg.mkPen(with_alpha(self._text, 110), style=Qt.PenStyle.DashLine)
-        self.top_line = pg.InfiniteLine(angle=0, pen=band_pen)
-        self.bottom_line = pg.InfiniteLine(angle=0, pen=band_pen)
+        opts = {"color": self._text.name(), "movable": False}
+        self.top_line = pg.InfiniteLine(
+            angle=0,
+            pen=band_pen,
+            label=translate("Plots", "above: overflow, inf or NaN"),
+            labelOpts={**opts, "position": 0.99, "anchors": [(1, 1), (1, 1)]},
+        )
+        self.bottom_line = pg.InfiniteLine(
+            angle=0,
+            pen=band_pen,
+            label=translate("Plots", "below: exact (0)"),
+            labelOpts={**opts, "position": 0.99, "anchors": [(1, 0), (1, 0)]},
+        )
         for item in (self.top_line, self.bottom_line):
             item.setVisible(False)
             self.getPlotItem().addItem(item, ignoreBounds=True)
         self.band_counts = (0, 0, 0)  # (overflowed, exact, all) of the last set_values
-        for item in (self.lossy_item, self.overflow_item, self.lossless_item):
+        self.shows_typical = self.shows_underflow = False  # in the last set_values
+        for item in (*points, self.typical_item):
             item.sigPointsClicked.connect(self._clicked)
         self.names: list[str] = []
         self.values = np.zeros(0)
@@ -92,14 +119,38 @@ class OverviewPlot(Plot):
             + " &nbsp; "
             f'<span style="color:{LOSSLESS_COLOR.name()}">▲</span> {self.labels[1]} '
             + translate("Plots", "(exactly 0: bottom band)")
+            + self._extra_legend()
+            + "<br>"
+            + translate("Plots", "x: tensor # in file order (click a point to select it)")
         )
+
+    def _extra_legend(self) -> str:
+        extra = ""
+        if self.shows_typical:
+            extra += f' &nbsp; <span style="color:{self._highlight.name()}">■</span> ' + translate(
+                "Plots", "typical (mean)"
+            )
+        if self.shows_underflow:
+            extra += f' &nbsp; <span style="color:{UNDERFLOW_COLOR.name()}">▼</span> ' + translate(
+                "Plots", "max 1 from an underflow"
+            )
+        return extra
 
     def set_ylabel(self, text: str) -> None:
         self.getPlotItem().setLabel("left", text, color=self._text.name())
 
-    def set_values(self, names: Sequence[str], values: Sequence[float | None], title: str) -> None:
+    def set_values(
+        self,
+        names: Sequence[str],
+        values: Sequence[float | None],
+        title: str,
+        typical: Sequence[float | None] | None = None,
+        underflow: Sequence[bool] | None = None,
+    ) -> None:
         """``values[i]`` is the tensor's number; 0 means exact; inf means overflow/NaN (drawn in
-        a labelled band above the scale, never at a tick that reads as a value); None: n/a."""
+        a labelled band above the scale, never at a tick that reads as a value); None: n/a.
+        ``typical[i]``, drawn beside it, is its typical error; ``underflow[i]`` marks a largest
+        error of 1 that an underflow made (not rounding)."""
         self._clear_message()
         self.names = list(names)
         vals = np.array([np.nan if v is None else float(v) for v in values], dtype=float)
@@ -108,15 +159,25 @@ class OverviewPlot(Plot):
         pos = np.isfinite(vals) & (vals > 0)
         inf = np.isinf(vals)
         zero = vals == 0
+        names_arr = np.array(self.names, dtype=object)
+        typ = np.array(
+            [np.nan if v is None else float(v) for v in typical or [None] * len(vals)], dtype=float
+        )
+        typ_pos = pos & np.isfinite(typ) & (typ > 0)
+        self.typical_item.setData(x[typ_pos], typ[typ_pos], data=names_arr[typ_pos])
+        under = pos & np.array(underflow or [False] * len(vals), dtype=bool)
+        self.underflow_item.setData(x[under], vals[under], data=names_arr[under])
+        self.shows_typical, self.shows_underflow = bool(typ_pos.any()), bool(under.any())
         # the value scale: whole decades around the finite errors, two at least
-        lo = float(np.floor(np.log10(vals[pos].min()))) if pos.any() else -8.0
-        hi = float(np.ceil(np.log10(vals[pos].max()))) if pos.any() else lo + 2
+        scale = np.concatenate([vals[pos], typ[typ_pos]])
+        lo = float(np.floor(np.log10(scale.min()))) if scale.size else -8.0
+        hi = float(np.ceil(np.log10(scale.max()))) if scale.size else lo + 2
         if hi - lo < 2:
             lo, hi = lo - 1, max(hi, lo + 1) + (1 if hi - lo < 1 else 0)
         top_band, bottom_band = hi + 0.9, lo - 0.9
         self.floor = 10**bottom_band
-        names_arr = np.array(self.names, dtype=object)
-        self.lossy_item.setData(x[pos], vals[pos], data=names_arr[pos])
+        lossy = pos & ~under
+        self.lossy_item.setData(x[lossy], vals[lossy], data=names_arr[lossy])
         self.overflow_item.setData(
             x[inf], np.full(int(inf.sum()), 10**top_band), data=names_arr[inf]
         )

@@ -50,9 +50,9 @@ class PlotTabs(QTabWidget):
         self.setDocumentMode(True)
         self.hint = HintPanel()
         self.precision_plot = OverviewPlot(
-            title=translate("PlotTabs", "Max relative error per tensor"),
-            ylabel=translate("PlotTabs", "max rel. error"),
-            labels=(translate("PlotTabs", "changed"), translate("PlotTabs", "lossless")),
+            title=translate("PlotTabs", "Relative error per tensor"),
+            ylabel=translate("PlotTabs", "max ●, mean ■"),
+            labels=(translate("PlotTabs", "max (largest)"), translate("PlotTabs", "lossless")),
         )
         self.diff_plot = OverviewPlot(
             title=translate("PlotTabs", "Max |Δ| per tensor vs reference"),
@@ -96,16 +96,19 @@ class PlotTabs(QTabWidget):
         rep = cast.report
         by_name = {r.name: r for r in rep.tensors if r.from_ != r.to}
         names = [t.name for t in ckpt.tensors]
-        values = [cast_error_value(by_name.get(n)) for n in names]
+        rows = [by_name.get(n) for n in names]
+        values = [cast_error_value(r) for r in rows]
         n_changed = sum(v is not None for v in values)
         n_lossless = sum(v == 0 for v in values if v is not None)
         totals = rep.totals()
         self.precision_plot.set_values(
             names,
             values,
-            translate("PlotTabs", "Max relative error per tensor, cast to {target}").format(
-                target=rep.target
-            ),
+            translate(
+                "PlotTabs", "Relative error per tensor, cast to {target}: largest and typical"
+            ).format(target=rep.target),
+            typical=[r.mean_rel_err if r is not None else None for r in rows],
+            underflow=[r is not None and bool(r.underflow) and r.max_rel_err == 1 for r in rows],
         )
         out = os.path.basename(cast.output_path.rstrip(os.sep))
         self.precision_panel.set_caption(

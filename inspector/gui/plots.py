@@ -5,6 +5,8 @@ Colours come from the widget's QPalette so light and dark themes both read well.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
@@ -32,9 +34,27 @@ def with_alpha(c: QColor, a: int) -> QColor:
     return c
 
 
+class IntegerAxis(pg.AxisItem):
+    """An axis of counts (tensor #): ticks only at whole numbers, never 2.5."""
+
+    def tickValues(self, minVal: float, maxVal: float, size: float) -> list:
+        levels = [
+            (spacing, [v for v in values if float(v).is_integer()])
+            for spacing, values in super().tickValues(minVal, maxVal, size)
+            if spacing >= 1
+        ]
+        if levels:
+            return levels
+        lo, hi = math.ceil(minVal), math.floor(maxVal)  # zoomed in to a few tensors
+        return [(1.0, [float(v) for v in range(lo, hi + 1)])]
+
+
 class Plot(pg.PlotWidget):
-    def __init__(self, parent: QWidget | None = None, title: str = "") -> None:
-        super().__init__(parent)
+    def __init__(
+        self, parent: QWidget | None = None, title: str = "", integer_x: bool = False
+    ) -> None:
+        axes = {"bottom": IntegerAxis("bottom")} if integer_x else None
+        super().__init__(parent, axisItems=axes)
         self.setAcceptDrops(False)
         self.viewport().setAcceptDrops(False)
         self.setMinimumHeight(140)

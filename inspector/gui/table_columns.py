@@ -26,7 +26,7 @@ _COLUMN_SAMPLES = {
     Col.PARAMS: "12,345,678",
     Col.SIZE: "1023.9 KiB",
     Col.STATUS: "WW F8_E4M3 → BF16",
-    Col.CAST_ERR: "0 (lossless)",
+    Col.CAST_ERR: "12 underflow",
     Col.REF_DIFF: "0 (equal)W",
 }
 _COLUMN_FLOORS = {  # the narrowest a column gets before it is left out
@@ -35,7 +35,7 @@ _COLUMN_FLOORS = {  # the narrowest a column gets before it is left out
     Col.PARAMS: "12,345…",
     Col.SIZE: "390.6 KiB",
     Col.STATUS: "F32 → F16",
-    Col.CAST_ERR: "0.000574",  # the widest of three significant digits: never "…00574"
+    Col.CAST_ERR: "2 underflow",  # wider than any 3 significant digits: never "…00574"
     Col.REF_DIFF: "0.000574",
 }
 _LEFT_OUT_FIRST = (Col.PARAMS, Col.SIZE, Col.SHAPE, Col.DTYPE)  # for lack of room, in this order

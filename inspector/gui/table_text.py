@@ -50,6 +50,24 @@ def cast_error_value(r: Any) -> float | None:
     return r.max_rel_err
 
 
+def cast_error_tooltip(r: Any) -> str | None:
+    """The Rel. error cell's tooltip: the largest error beside the typical ones, and what
+    overflowed or underflowed."""
+    if r is None or r.from_ == r.to or r.lossless or r.max_rel_err is None:
+        return None
+    return translate(
+        "TableText",
+        "Relative error: largest {max}, typical (mean) {mean}, RMS {rms}\n"
+        "overflow {o} · underflow {u} (non-zero values that became 0: an error of 1 each)",
+    ).format(
+        max=format_float(r.max_rel_err),
+        mean=format_float(r.mean_rel_err),
+        rms=format_float(r.rms_rel_err),
+        o=f"{r.overflow or 0:,}",
+        u=f"{r.underflow or 0:,}",
+    )
+
+
 def status_cell(status: TensorStatus, t: TensorInfo, target: DType) -> str:
     """The status column's text, short: the icon says differs/kept/matches, the text the dtypes
     (the column stays narrow so the names get the room)."""

@@ -54,6 +54,8 @@ def cell_text(
             return translate("TensorTable", "{n} NaN").format(n=f"{r.nan:,}")
         if r.overflow:
             return translate("TensorTable", "{n} overflow").format(n=f"{r.overflow:,}")
+        if r.underflow and r.max_rel_err == 1:  # not rounding: a value became 0
+            return translate("TensorTable", "{n} underflow").format(n=f"{r.underflow:,}")
         return format_float(r.max_rel_err)
     if col == Col.REF_DIFF:
         d = diff.get(t.name)

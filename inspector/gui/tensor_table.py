@@ -35,6 +35,7 @@ from .quant_rows import QuantRows
 from .row_order import RowOrder
 from .row_sorter import RowSorter
 from .table_text import (
+    cast_error_tooltip,
     intended_tooltip,
     status_text,
     status_tooltip,
@@ -296,6 +297,8 @@ class TensorTableModel(QAbstractTableModel):
                 return None
             return status_icon("intended" if intended else status)
         if role == R.ToolTipRole:
+            if col == Col.CAST_ERR and self._cast_active:
+                return cast_error_tooltip(self._cast.get(t.name))
             if col == Col.STATUS:
                 tgt = self._target.name if self._target else "?"
                 return intended_tooltip(tgt) if intended else status_tooltip(t, status, tgt)
