@@ -309,9 +309,7 @@ class DetailsPane(QWidget):
                 ba.edges, ba.before, ba.after, f"{original} {src}", f"{saved} {dst}", title
             )
         pct = 100.0 * ba.exact / ba.n if ba.n else 100.0
-        title = translate("DetailsPane", "Relative error of saved values — {pct}% exact").format(
-            pct=f"{pct:.1f}"
-        )
+        title = translate("DetailsPane", "Relative error, {pct}% exact").format(pct=f"{pct:.1f}")
         if ba.err_counts.size == 0:
             if ba.overflowed and ba.overflowed + ba.exact >= ba.n:
                 message = translate(

@@ -36,6 +36,10 @@ class OverviewPlot(Plot):
         self.labels = labels
         pi = self.getPlotItem()
         pi.setLogMode(x=False, y=True)
+        # what the x-axis counts, said without a title row the plot's height cannot spare
+        self.setToolTip(
+            translate("Plots", "x: tensor # in file order (click a point to select it)")
+        )
         pi.getAxis("left").enableAutoSIPrefix(False)
         if ylabel:
             pi.setLabel("left", ylabel, color=self._text.name())
@@ -120,8 +124,6 @@ class OverviewPlot(Plot):
             f'<span style="color:{LOSSLESS_COLOR.name()}">▲</span> {self.labels[1]} '
             + translate("Plots", "(exactly 0: bottom band)")
             + self._extra_legend()
-            + "<br>"
-            + translate("Plots", "x: tensor # in file order (click a point to select it)")
         )
 
     def _extra_legend(self) -> str:

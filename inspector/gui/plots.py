@@ -57,7 +57,7 @@ class Plot(pg.PlotWidget):
         super().__init__(parent, axisItems=axes)
         self.setAcceptDrops(False)
         self.viewport().setAcceptDrops(False)
-        self.setMinimumHeight(140)
+        self.setMinimumHeight(110)  # two stacked in the details pane fit 800×600
         pal = self.palette()
         self._text = pal.color(QPalette.ColorRole.Text)
         self._highlight = pal.color(QPalette.ColorRole.Highlight)
@@ -112,8 +112,15 @@ class Plot(pg.PlotWidget):
         return self._title
 
     def _add_legend(self) -> pg.LegendItem:
-        leg = self.getPlotItem().addLegend(offset=(-8, 8), labelTextColor=self._text)
-        leg.setBrush(pg.mkBrush(with_alpha(self.palette().color(QPalette.ColorRole.Base), 200)))
+        """The key in a row of its own between the title and the data (where the hidden top axis
+        sits), one row of entries: never over the bars, whatever the plot's height."""
+        pi = self.getPlotItem()
+        leg = pg.LegendItem(colCount=2, labelTextColor=self._text)
+        pi.layout.removeItem(pi.getAxis("top"))  # never shown here: its cell holds the key
+        pi.layout.addItem(leg, 1, 0, 1, 3)  # across the left axis's column too: more room
+        leg.layout.setHorizontalSpacing(6)
+        leg.layout.setContentsMargins(0, 0, 0, 0)
+        pi.layout.setAlignment(leg, Qt.AlignmentFlag.AlignHCenter)
         self._legend = leg
         return leg
 
@@ -197,18 +204,19 @@ class ErrorHistogramPlot(Plot):
         )
         self.addItem(self.item)
         pi = self.getPlotItem()
-        pi.setLabel(
-            "bottom",
-            translate("Plots", "log10 |saved − original| / |original|"),
-            color=self._text.name(),
-        )
+        # the ticks read 10⁻⁴ (not -4 under a "log10 …" axis title that a small window cut off)
         pi.setLabel("left", translate("Plots", "count"), color=self._text.name())
 
     def set_errors(self, edges: np.ndarray, counts: np.ndarray, title: str) -> None:
         self._clear_message()
         self.item.setData(np.asarray(edges, float), np.asarray(counts, float))
         self.set_title(title)
-        self.getPlotItem().enableAutoRange()
+        pi = self.getPlotItem()
+        pi.enableAutoRange()
+        lo, hi = math.ceil(float(edges[0])), math.floor(float(edges[-1]))
+        step = max(1, -(-(hi - lo) // 5))  # at most ~6 labelled decades
+        ticks = [(float(k), decade(k)) for k in range(lo, hi + 1, step)]
+        pi.getAxis("bottom").setTicks([ticks, [(float(k), "") for k in range(lo, hi + 1)]])
 
     def clear_data(self, title: str = "Relative error") -> None:
         self._clear_message()
