@@ -92,6 +92,9 @@ class TableColumns(QObject):
     def set_names(self, names: list[str]) -> None:
         """The (longest) names the name column shows: it is fitted to the widest of them."""
         widest = max((self.fm.horizontalAdvance(n) for n in names), default=0)
+        # the header's title too ("Name in model.layers.1"), margins included, as Qt sizes it
+        header = self.table.horizontalHeader().sectionSizeFromContents(Col.NAME).width()
+        widest = max(widest, header - _NAME_PADDING)
         self.name_want = max(widest + _NAME_PADDING, self.min_name)
         self.fit_name_column()
 
