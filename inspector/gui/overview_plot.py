@@ -89,18 +89,20 @@ class OverviewPlot(Plot):
         for item in (self.typical_item, *points, self.selected_item):
             self.addItem(item)
         band_pen = pg.mkPen(with_alpha(self._text, 110), style=Qt.PenStyle.DashLine)
+        # each label on the value side of its line (the band beyond holds a row of markers);
+        # no fill: a point behind a label stays visible
         opts = {"color": self._text.name(), "movable": False}
         self.top_line = pg.InfiniteLine(
             angle=0,
             pen=band_pen,
-            label=translate("Plots", "above: overflow, inf or NaN"),
-            labelOpts={**opts, "position": 0.99, "anchors": [(1, 1), (1, 1)]},
+            label=translate("Plots", "↑ overflow, inf or NaN"),
+            labelOpts={**opts, "position": 0.99, "anchors": [(1, 0), (1, 0)]},
         )
         self.bottom_line = pg.InfiniteLine(
             angle=0,
             pen=band_pen,
-            label=translate("Plots", "below: exact (0)"),
-            labelOpts={**opts, "position": 0.99, "anchors": [(1, 0), (1, 0)]},
+            label=translate("Plots", "↓ exact (0)"),
+            labelOpts={**opts, "position": 0.99, "anchors": [(1, 1), (1, 1)]},
         )
         for item in (self.top_line, self.bottom_line):
             item.setVisible(False)

@@ -75,5 +75,5 @@ def test_the_tensor_axis_ticks_whole_numbers_and_the_band_lines_say_what_they_bo
     plot = window.precision_plot
     plot.set_values(["a", "b", "c"], [float("inf"), 1e-3, 0.0], "t")
     assert plot.top_line.isVisible() and plot.bottom_line.isVisible()
-    assert plot.top_line.label.toPlainText() == "above: overflow, inf or NaN"
-    assert plot.bottom_line.label.toPlainText() == "below: exact (0)"
+    assert plot.top_line.label.toPlainText() == "↑ overflow, inf or NaN"
+    assert plot.bottom_line.label.toPlainText() == "↓ exact (0)"
