@@ -4,9 +4,9 @@ the source untouched, refusals before any work, and figures that diff and the pr
 from __future__ import annotations
 
 import hashlib
-import re
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
