@@ -92,7 +92,7 @@ class PlotTabs(QTabWidget):
             return
         self._showing_preview = False
         self.setTabText(PlotTab.CAST.value, self._cast_tab_text)
-        self.precision_plot.set_ylabel(translate("PlotTabs", "max rel. error"))
+        self.precision_plot.set_ylabel(translate("PlotTabs", "max ●, mean ■"))
         rep = cast.report
         by_name = {r.name: r for r in rep.tensors if r.from_ != r.to}
         names = [t.name for t in ckpt.tensors]
