@@ -30,6 +30,7 @@ KEEP = {
     "index", "json", "torch", "floatcastadapter", "pytorchtoburnadapter", "chain", "to", "max",
     "float64", "log10", "embed", "lm_head", "bias", "layernorm", "inv_freq", "inspector", "f",
     "config", "pt", "pth", "bin", "ckpt", "bpk", "burnpack", "gguf",  # file names and suffixes
+    "fp8", "int8", "int4", "nvfp4", "mxfp4",  # quantization schemes
 }  # fmt: skip
 WORD = re.compile(r"[A-Za-z_][A-Za-z_0-9]+")
 

@@ -29,142 +29,152 @@
         <translation>把浮点张量转换为目标 dtype 并保存 (Ctrl+S)</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="38"/>
+        <location filename="../window_actions.py" line="36"/>
+        <source>&amp;Quantize…</source>
+        <translation>量化(&amp;Q)…</translation>
+    </message>
+    <message>
+        <location filename="../window_actions.py" line="39"/>
+        <source>Measure what FP8, INT8, INT4, NVFP4 and MXFP4 would cost, then save one (Ctrl+Shift+Q)</source>
+        <translation>先测量 FP8、INT8、INT4、NVFP4 和 MXFP4 各自的代价，再保存其中一种 (Ctrl+Shift+Q)</translation>
+    </message>
+    <message>
+        <location filename="../window_actions.py" line="47"/>
         <source>Compare with &amp;Reference…</source>
         <translation>与参考文件对比(&amp;R)…</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="43"/>
+        <location filename="../window_actions.py" line="52"/>
         <source>Open a second checkpoint as reference and show per-tensor max |Δ| (or Shift+drop it onto the window)</source>
         <translation>打开另一个 checkpoint 作为参考，显示每个张量的最大 |Δ|（也可按住 Shift 拖放到窗口上）</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="49"/>
+        <location filename="../window_actions.py" line="58"/>
         <source>Clear Reference</source>
         <translation>清除参考</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="50"/>
+        <location filename="../window_actions.py" line="59"/>
         <source>&amp;Export Table…</source>
         <translation>导出表格(&amp;E)…</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="53"/>
+        <location filename="../window_actions.py" line="62"/>
         <source>Save the table as CSV, or as the JSON list --json writes</source>
         <translation>把表格保存为 CSV，或保存为 list --json 输出的 JSON</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="55"/>
+        <location filename="../window_actions.py" line="64"/>
         <source>Export &amp;Report…</source>
         <translation>导出报告(&amp;R)…</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="57"/>
+        <location filename="../window_actions.py" line="66"/>
         <source>Save the comparison or the last cast&apos;s report as JSON</source>
         <translation>把对比结果或上次转换的报告保存为 JSON</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="59"/>
+        <location filename="../window_actions.py" line="68"/>
         <source>&amp;Filter Tensors</source>
         <translation>筛选张量(&amp;F)</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="62"/>
+        <location filename="../window_actions.py" line="71"/>
         <source>Only &amp;Differing Tensors</source>
         <translation>仅显示 dtype 不一致的张量(&amp;D)</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="67"/>
+        <location filename="../window_actions.py" line="76"/>
         <source>&amp;Modules</source>
         <translation>模块(&amp;M)</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="72"/>
+        <location filename="../window_actions.py" line="81"/>
         <source>Group tensors by module prefix (Ctrl+T)</source>
         <translation>按模块前缀分组显示张量 (Ctrl+T)</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="73"/>
+        <location filename="../window_actions.py" line="82"/>
         <source>&amp;Quit</source>
         <translation>退出(&amp;Q)</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="75"/>
+        <location filename="../window_actions.py" line="84"/>
         <source>&amp;Keyboard Shortcuts</source>
         <translation>快捷键(&amp;K)</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="77"/>
+        <location filename="../window_actions.py" line="86"/>
         <source>&amp;About Checkpoint Inspector</source>
         <translation>关于 Checkpoint Inspector(&amp;A)</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="82"/>
+        <location filename="../window_actions.py" line="91"/>
         <source>Open &amp;Recent</source>
         <translation>最近打开(&amp;R)</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="86"/>
+        <location filename="../window_actions.py" line="95"/>
         <source>&amp;File</source>
         <translation>文件(&amp;F)</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="99"/>
+        <location filename="../window_actions.py" line="109"/>
         <source>&amp;View</source>
         <translation>视图(&amp;V)</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="103"/>
+        <location filename="../window_actions.py" line="113"/>
         <source>&amp;Help</source>
         <translation>帮助(&amp;H)</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="119"/>
+        <location filename="../window_actions.py" line="129"/>
         <source>{dtype} — from config.json</source>
         <translation>{dtype} — 来自 config.json</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="132"/>
+        <location filename="../window_actions.py" line="142"/>
         <source>your choice</source>
         <translation>您的选择</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="133"/>
+        <location filename="../window_actions.py" line="143"/>
         <source>from this checkpoint&apos;s config.json</source>
         <translation>来自此检查点的 config.json</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="134"/>
+        <location filename="../window_actions.py" line="144"/>
         <source>the default (no config.json names one)</source>
         <translation>默认值（没有 config.json 指定）</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="137"/>
+        <location filename="../window_actions.py" line="147"/>
         <source>The dtype the model uses ({why}); tensors in another float dtype are flagged</source>
         <translation>模型使用的 dtype（{why}）；其他浮点 dtype 的张量会被标出</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="145"/>
+        <location filename="../window_actions.py" line="155"/>
         <source>Main toolbar</source>
         <translation>主工具栏</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="152"/>
+        <location filename="../window_actions.py" line="162"/>
         <source> Model dtype: </source>
         <translation> 模型 dtype：</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="156"/>
+        <location filename="../window_actions.py" line="166"/>
         <source>The dtype the model uses; tensors in another float dtype are flagged</source>
         <translation>模型使用的 dtype；浮点 dtype 与之不同的张量会被标出</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="186"/>
+        <location filename="../window_actions.py" line="197"/>
         <source>(none)</source>
         <translation>（无）</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="193"/>
+        <location filename="../window_actions.py" line="204"/>
         <source>Clear List</source>
         <translation>清空列表</translation>
     </message>
@@ -290,87 +300,87 @@
 <context>
     <name>Controller</name>
     <message>
-        <location filename="../controller.py" line="120"/>
+        <location filename="../controller.py" line="122"/>
         <source>Opening {name}…</source>
         <translation>正在打开 {name}…</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="149"/>
+        <location filename="../controller.py" line="151"/>
         <source>The reference {name} was cleared: it was chosen for the previous checkpoint.</source>
         <translation>参考文件 {name} 已清除：它是为上一个 checkpoint 选择的。</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="154"/>
+        <location filename="../controller.py" line="156"/>
         <source>Compare with {name} again</source>
         <translation>再次与 {name} 对比</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="160"/>
+        <location filename="../open_messages.py" line="24"/>
         <source>{kind} checkpoint: showing the model&apos;s {n} tensors (prefix {prefix} taken off); {left} optimizer and other tensors are left out, and a cast leaves them out too.</source>
         <translation>{kind} 检查点：显示模型的 {n} 个张量（已去掉前缀 {prefix}）；{left} 个优化器及其他张量未显示，转换时也不会写入。</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="172"/>
+        <location filename="../open_messages.py" line="37"/>
         <source>Show everything</source>
         <translation>显示全部</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="177"/>
+        <location filename="../open_messages.py" line="44"/>
         <source>Note: {text}.</source>
         <translation>注意：{text}。</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="185"/>
+        <location filename="../controller.py" line="169"/>
         <source>Could not open {what}</source>
         <translation>无法打开 {what}</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="187"/>
+        <location filename="../controller.py" line="171"/>
         <source> — still showing the previous checkpoint.</source>
         <translation> — 仍显示之前的 checkpoint。</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="196"/>
+        <location filename="../controller.py" line="180"/>
         <source>Open which checkpoint?</source>
         <translation>打开哪个 checkpoint？</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="197"/>
+        <location filename="../controller.py" line="181"/>
         <source>This folder holds several checkpoints. Open:</source>
         <translation>此文件夹包含多个 checkpoint。打开：</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="260"/>
+        <location filename="../controller.py" line="244"/>
         <source>Opening reference {name}…</source>
         <translation>正在打开参考文件 {name}…</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="282"/>
+        <location filename="../controller.py" line="266"/>
         <source>Comparing with {name}</source>
         <translation>正在与 {name} 对比</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="286"/>
+        <location filename="../controller.py" line="270"/>
         <source>Comparison cancelled.</source>
         <translation>对比已取消。</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="293"/>
+        <location filename="../controller.py" line="277"/>
         <source>Could not open the reference {what}</source>
         <translation>无法打开参考文件 {what}</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="303"/>
+        <location filename="../controller.py" line="287"/>
         <source>Comparison failed: {why}</source>
         <translation>对比失败：{why}</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="322"/>
+        <location filename="../controller.py" line="306"/>
         <source>Compared with {ref}: {n} differing (worst max |Δ| {worst}), {equal} equal</source>
         <translation>已与 {ref} 对比：{n} 个张量有差异（最大 |Δ| 为 {worst}），{equal} 个完全相同</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="327"/>
+        <location filename="../controller.py" line="311"/>
         <source>; {n} only in one file or shaped differently</source>
         <translation>；{n} 个只存在于其中一个文件或形状不同</translation>
     </message>
@@ -580,8 +590,13 @@
     </message>
     <message>
         <location filename="../details_pane.py" line="248"/>
-        <source>max rel. err {rel} · max abs. err {abs}</source>
-        <translation>最大相对误差 {rel} · 最大绝对误差 {abs}</translation>
+        <source>rel. err max {rel}, typical (mean) {mean} · max abs. err {abs}</source>
+        <translation>相对误差最大 {rel}，典型（均值）{mean} · 最大绝对误差 {abs}</translation>
+    </message>
+    <message>
+        <location filename="../details_pane.py" line="312"/>
+        <source>Relative error, {pct}% exact</source>
+        <translation>相对误差，{pct}% 完全一致</translation>
     </message>
     <message>
         <location filename="../details_pane.py" line="251"/>
@@ -654,22 +669,17 @@
         <translation> · 未绘制：{what}</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="312"/>
-        <source>Relative error of saved values — {pct}% exact</source>
-        <translation>保存值的相对误差 — {pct}% 完全一致</translation>
-    </message>
-    <message>
-        <location filename="../details_pane.py" line="317"/>
+        <location filename="../details_pane.py" line="315"/>
         <source>Every changed value overflowed ({n}): no finite error</source>
         <translation>所有改变的值都溢出了（{n} 个）：没有有限误差</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="321"/>
+        <location filename="../details_pane.py" line="319"/>
         <source>{n} values overflowed; the others are exact</source>
         <translation>{n} 个值溢出；其余完全一致</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="325"/>
+        <location filename="../details_pane.py" line="323"/>
         <source>100% exact: every saved value equals the original</source>
         <translation>100% 一致：所有保存值都等于原始值</translation>
     </message>
@@ -968,17 +978,22 @@ Shift+drop a second checkpoint to compare against it.</source>
         <translation>{name} 不是权重文件，它导入了 {imports}：torch.load(weights_only=False) 会执行它们（此处未执行任何内容）</translation>
     </message>
     <message>
-        <location filename="../lint_texts.py" line="96"/>
+        <location filename="../lint_texts.py" line="81"/>
+        <source>{name} imports {imports}, kept as inert placeholders here (nothing was run): torch.load(weights_only=True) refuses it, and weights_only=False would run them</source>
+        <translation>{name} 导入了 {imports}，这里仅保留为惰性占位符（未运行任何代码）：torch.load(weights_only=True) 会拒绝它，而 weights_only=False 会运行它们</translation>
+    </message>
+    <message>
+        <location filename="../lint_texts.py" line="100"/>
         <source>error</source>
         <translation>错误</translation>
     </message>
     <message>
-        <location filename="../lint_texts.py" line="97"/>
+        <location filename="../lint_texts.py" line="101"/>
         <source>warning</source>
         <translation>警告</translation>
     </message>
     <message>
-        <location filename="../lint_texts.py" line="98"/>
+        <location filename="../lint_texts.py" line="102"/>
         <source>info</source>
         <translation>提示</translation>
     </message>
@@ -1024,37 +1039,37 @@ Shift+drop a second checkpoint to compare against it.</source>
 <context>
     <name>MainWindow</name>
     <message>
-        <location filename="../main_window.py" line="83"/>
+        <location filename="../main_window.py" line="84"/>
         <source>Checkpoint Inspector</source>
         <translation>Checkpoint Inspector</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="315"/>
+        <location filename="../main_window.py" line="319"/>
         <source>Open checkpoint</source>
         <translation>打开 checkpoint</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="320"/>
+        <location filename="../main_window.py" line="324"/>
         <source>Open model folder</source>
         <translation>打开模型文件夹</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="327"/>
+        <location filename="../main_window.py" line="331"/>
         <source>Open a checkpoint first, then compare it with a reference.</source>
         <translation>请先打开一个 checkpoint，再与参考文件对比。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="332"/>
+        <location filename="../main_window.py" line="336"/>
         <source>Open reference checkpoint</source>
         <translation>打开参考 checkpoint</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="344"/>
+        <location filename="../main_window.py" line="348"/>
         <source>Drop to open · hold Shift to compare with it as reference</source>
         <translation>松开即可打开 · 按住 Shift 则作为参考进行对比</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="359"/>
+        <location filename="../main_window.py" line="363"/>
         <source>Only local files and folders can be opened (that was a remote URL).</source>
         <translation>只能打开本地文件和文件夹（拖入的是远程 URL）。</translation>
     </message>
@@ -1110,7 +1125,7 @@ Shift+drop a second checkpoint to compare against it.</source>
         <translation>{what}：{n} 项，按保存时显示（转换不会保留它们）。</translation>
     </message>
     <message>
-        <location filename="../metadata_panel.py" line="57"/>
+        <location filename="../metadata_panel.py" line="59"/>
         <source>{what}: {n} entries, as saved (cast keeps them).</source>
         <translation>{what}：{n} 项，与保存时相同（转换会保留）。</translation>
     </message>
@@ -1146,151 +1161,182 @@ Shift+drop a second checkpoint to compare against it.</source>
 <context>
     <name>PicklePanel</name>
     <message>
-        <location filename="../pickle_panel.py" line="19"/>
+        <location filename="../pickle_panel.py" line="24"/>
         <source>torch tensor machinery</source>
         <translation>torch 张量重建</translation>
     </message>
     <message>
-        <location filename="../pickle_panel.py" line="20"/>
+        <location filename="../pickle_panel.py" line="25"/>
         <source>plain container</source>
         <translation>普通容器</translation>
     </message>
     <message>
-        <location filename="../pickle_panel.py" line="21"/>
+        <location filename="../pickle_panel.py" line="26"/>
         <source>tensor kind not readable here</source>
         <translation>本工具无法读取的张量类型</translation>
     </message>
     <message>
-        <location filename="../pickle_panel.py" line="22"/>
-        <source>refused</source>
-        <translation>已拒绝</translation>
+        <location filename="../pickle_panel.py" line="27"/>
+        <source>unknown, not executed</source>
+        <translation>未知，未执行</translation>
     </message>
     <message>
-        <location filename="../pickle_panel.py" line="29"/>
+        <location filename="../pickle_panel.py" line="34"/>
         <source>name</source>
         <translation>名称</translation>
     </message>
     <message>
-        <location filename="../pickle_panel.py" line="29"/>
+        <location filename="../pickle_panel.py" line="34"/>
         <source>what it is</source>
         <translation>含义</translation>
     </message>
     <message>
-        <location filename="../pickle_panel.py" line="40"/>
+        <location filename="../pickle_panel.py" line="45"/>
+        <source>&lt;b&gt;PyTorch pickle ({format})&lt;/b&gt;, read opcode by opcode: nothing in it was executed. It imports {n} unknown objects, kept as inert placeholders: torch.load(weights_only=True) refuses this file.</source>
+        <translation>&lt;b&gt;PyTorch pickle（{format}）&lt;/b&gt;，逐条操作码读取：其中没有任何内容被执行。它导入了 {n} 个未知对象，仅保留为惰性占位符：torch.load(weights_only=True) 会拒绝此文件。</translation>
+    </message>
+    <message>
+        <location filename="../pickle_panel.py" line="52"/>
         <source>&lt;b&gt;PyTorch pickle ({format})&lt;/b&gt;, read opcode by opcode: nothing in it was executed. It imports only torch&apos;s tensor machinery and plain containers.</source>
         <translation>&lt;b&gt;PyTorch pickle（{format}）&lt;/b&gt;，逐条操作码解读：其中的任何内容都未被执行。它只导入 torch 的张量机制和普通容器。</translation>
     </message>
     <message>
-        <location filename="../pickle_panel.py" line="47"/>
+        <location filename="../pickle_panel.py" line="59"/>
         <source>Pickle imports ({n})</source>
         <translation>Pickle 导入（{n}）</translation>
     </message>
     <message>
-        <location filename="../pickle_panel.py" line="58"/>
+        <location filename="../pickle_panel.py" line="70"/>
         <source>Values that are not tensors ({n}), not written by cast</source>
         <translation>非张量的值（{n}），转换时不写出</translation>
+    </message>
+    <message>
+        <location filename="../pickle_panel.py" line="90"/>
+        <source>Unknown objects not executed: {names}; kept as inert placeholders (see the Pickle tab). torch.load(weights_only=True) refuses this file.</source>
+        <translation>未执行的未知对象：{names}；仅保留为惰性占位符（见 Pickle 标签页）。torch.load(weights_only=True) 会拒绝此文件。</translation>
+    </message>
+    <message>
+        <location filename="../pickle_panel.py" line="97"/>
+        <source>{n} tensors whose rebuild needs them were not read.</source>
+        <translation>{n} 个需要它们才能重建的张量未被读取。</translation>
     </message>
 </context>
 <context>
     <name>PlotTabs</name>
     <message>
-        <location filename="../plot_tabs.py" line="50"/>
-        <source>Max relative error per tensor</source>
-        <translation>每个张量的最大相对误差</translation>
+        <location filename="../plot_tabs.py" line="53"/>
+        <source>Relative error per tensor</source>
+        <translation>每个张量的相对误差</translation>
     </message>
     <message>
-        <location filename="../plot_tabs.py" line="51"/>
-        <source>max rel. error</source>
-        <translation>最大相对误差</translation>
+        <location filename="../plot_tabs.py" line="54"/>
+        <location filename="../plot_tabs.py" line="95"/>
+        <source>max ●, mean ■</source>
+        <translation>最大 ●，均值 ■</translation>
     </message>
     <message>
-        <location filename="../plot_tabs.py" line="52"/>
-        <source>changed</source>
-        <translation>有变化</translation>
-    </message>
-    <message>
-        <location filename="../plot_tabs.py" line="52"/>
+        <location filename="../plot_tabs.py" line="55"/>
         <source>lossless</source>
         <translation>无损</translation>
     </message>
     <message>
         <location filename="../plot_tabs.py" line="55"/>
+        <source>max (largest)</source>
+        <translation>最大值</translation>
+    </message>
+    <message>
+        <location filename="../plot_tabs.py" line="58"/>
         <source>Max |Δ| per tensor vs reference</source>
         <translation>每个张量与参考的最大 |Δ|</translation>
     </message>
     <message>
-        <location filename="../plot_tabs.py" line="57"/>
+        <location filename="../plot_tabs.py" line="60"/>
         <source>differs</source>
         <translation>有差异</translation>
     </message>
     <message>
-        <location filename="../plot_tabs.py" line="57"/>
+        <location filename="../plot_tabs.py" line="60"/>
         <source>equal</source>
         <translation>相同</translation>
     </message>
     <message>
-        <location filename="../plot_tabs.py" line="63"/>
+        <location filename="../plot_tabs.py" line="66"/>
         <source>Why it matters</source>
         <translation>为什么重要</translation>
     </message>
     <message>
-        <location filename="../plot_tabs.py" line="64"/>
+        <location filename="../plot_tabs.py" line="67"/>
         <source>Precision lost (cast)</source>
         <translation>精度损失（转换）</translation>
     </message>
     <message>
-        <location filename="../plot_tabs.py" line="65"/>
+        <location filename="../plot_tabs.py" line="69"/>
         <source>Difference to reference</source>
         <translation>与参考的差异</translation>
     </message>
     <message>
-        <location filename="../plot_tabs.py" line="67"/>
+        <location filename="../plot_tabs.py" line="71"/>
         <source>Pickle</source>
         <translation>Pickle</translation>
     </message>
     <message>
-        <location filename="../plot_tabs.py" line="69"/>
-        <location filename="../plot_tabs.py" line="173"/>
+        <location filename="../plot_tabs.py" line="73"/>
+        <location filename="../plot_tabs.py" line="226"/>
         <source>Lint</source>
         <translation>检查</translation>
     </message>
     <message>
-        <location filename="../plot_tabs.py" line="71"/>
+        <location filename="../plot_tabs.py" line="75"/>
         <source>Metadata</source>
         <translation>元数据</translation>
     </message>
     <message>
-        <location filename="../plot_tabs.py" line="97"/>
-        <source>Max relative error per tensor, cast to {target}</source>
-        <translation>每个张量的最大相对误差，转换为 {target}</translation>
+        <location filename="../plot_tabs.py" line="107"/>
+        <source>Relative error per tensor, cast to {target}: largest and typical</source>
+        <translation>每个张量转换为 {target} 的相对误差：最大与典型</translation>
     </message>
     <message>
-        <location filename="../plot_tabs.py" line="103"/>
+        <location filename="../plot_tabs.py" line="115"/>
         <source>&lt;b&gt;{n} tensors cast to {target}&lt;/b&gt; ({out}): {lossless} lossless · overflow {o} · underflow {u} · NaN {nan}</source>
         <translation>&lt;b&gt;{n} 个张量转换为 {target}&lt;/b&gt;（{out}）：{lossless} 个无损 · 上溢 {o} · 下溢 {u} · NaN {nan}</translation>
     </message>
     <message>
-        <location filename="../plot_tabs.py" line="129"/>
+        <location filename="../plot_tabs.py" line="142"/>
+        <source>Precision lost ({scheme} preview)</source>
+        <translation>精度损失（{scheme} 预览）</translation>
+    </message>
+    <message>
+        <location filename="../plot_tabs.py" line="147"/>
+        <source>{scheme}: relative Frobenius error per weight (preview)</source>
+        <translation>{scheme}：每个权重的相对 Frobenius 误差（预览）</translation>
+    </message>
+    <message>
+        <location filename="../plot_tabs.py" line="155"/>
+        <source>&lt;b&gt;{scheme} would write {size} ({ratio} of the source)&lt;/b&gt;: SQNR median {median}, worst {worst} ({name}) · {n} weights quantized, {skipped} left as they are</source>
+        <translation>&lt;b&gt;{scheme} 将写出 {size}（源文件的 {ratio}）&lt;/b&gt;：SQNR 中位数 {median}，最差 {worst}（{name}）· 量化 {n} 个权重，{skipped} 个保持不变</translation>
+    </message>
+    <message>
+        <location filename="../plot_tabs.py" line="182"/>
         <source>Relative Frobenius error of the dequantized weights vs {ref}</source>
         <translation>反量化权重相对 {ref} 的 Frobenius 相对误差</translation>
     </message>
     <message>
-        <location filename="../plot_tabs.py" line="138"/>
+        <location filename="../plot_tabs.py" line="191"/>
         <source>Max |Δ| per tensor vs {ref}</source>
         <translation>每个张量与 {ref} 的最大 |Δ|</translation>
     </message>
     <message>
-        <location filename="../plot_tabs.py" line="141"/>
+        <location filename="../plot_tabs.py" line="194"/>
         <source>&lt;b&gt;{n} differing from {ref}&lt;/b&gt; (worst max |Δ| {worst}), {equal} equal</source>
         <translation>&lt;b&gt;{n} 个张量与 {ref} 有差异&lt;/b&gt;（最大 |Δ| 为 {worst}），{equal} 个相同</translation>
     </message>
     <message>
-        <location filename="../plot_tabs.py" line="151"/>
+        <location filename="../plot_tabs.py" line="204"/>
         <source>, {n} within tolerance</source>
         <translation>，{n} 个在容差内</translation>
     </message>
     <message>
-        <location filename="../plot_tabs.py" line="171"/>
+        <location filename="../plot_tabs.py" line="224"/>
         <source>Lint ({n})</source>
         <translation>检查（{n}）</translation>
     </message>
@@ -1298,50 +1344,186 @@ Shift+drop a second checkpoint to compare against it.</source>
 <context>
     <name>Plots</name>
     <message>
-        <location filename="../plots.py" line="107"/>
+        <location filename="../plots.py" line="132"/>
         <source>Values</source>
         <translation>数值</translation>
     </message>
     <message>
-        <location filename="../plots.py" line="124"/>
-        <location filename="../plots.py" line="187"/>
+        <location filename="../plots.py" line="149"/>
+        <location filename="../plots.py" line="208"/>
         <source>count</source>
         <translation>个数</translation>
     </message>
     <message>
-        <location filename="../plots.py" line="173"/>
+        <location filename="../plots.py" line="198"/>
         <source>Relative error</source>
         <translation>相对误差</translation>
     </message>
     <message>
-        <location filename="../plots.py" line="184"/>
-        <source>log10 |saved − original| / |original|</source>
-        <translation>log10 |保存值 − 原始值| / |原始值|</translation>
+        <location filename="../overview_plot.py" line="41"/>
+        <source>x: tensor # in file order (click a point to select it)</source>
+        <translation>x：按文件顺序的张量序号（点击某点可选中该张量）</translation>
     </message>
     <message>
-        <location filename="../plots.py" line="221"/>
-        <source>tensor # (file order; click a point to select it)</source>
-        <translation>张量序号（文件顺序；点击数据点可选中）</translation>
+        <location filename="../overview_plot.py" line="98"/>
+        <source>↑ overflow, inf or NaN</source>
+        <translation>↑ 溢出、inf 或 NaN</translation>
     </message>
     <message>
-        <location filename="../plots.py" line="275"/>
+        <location filename="../overview_plot.py" line="104"/>
+        <source>↓ exact (0)</source>
+        <translation>↓ 完全一致 (0)</translation>
+    </message>
+    <message>
+        <location filename="../overview_plot.py" line="124"/>
         <source>overflow, inf or NaN (top band)</source>
         <translation>上溢、inf 或 NaN（顶部区域）</translation>
     </message>
     <message>
-        <location filename="../plots.py" line="278"/>
+        <location filename="../overview_plot.py" line="127"/>
         <source>(exactly 0: bottom band)</source>
         <translation>（误差恰为 0：底部区域）</translation>
     </message>
     <message>
-        <location filename="../plots.py" line="330"/>
+        <location filename="../overview_plot.py" line="134"/>
+        <source>typical (mean)</source>
+        <translation>典型（均值）</translation>
+    </message>
+    <message>
+        <location filename="../overview_plot.py" line="138"/>
+        <source>max 1 from an underflow</source>
+        <translation>因下溢导致最大值为 1</translation>
+    </message>
+    <message>
+        <location filename="../overview_plot.py" line="211"/>
         <source>overflow</source>
         <translation>溢出</translation>
     </message>
     <message>
-        <location filename="../plots.py" line="332"/>
+        <location filename="../overview_plot.py" line="213"/>
         <source>exact 0</source>
         <translation>误差为 0</translation>
+    </message>
+</context>
+<context>
+    <name>QuantizeController</name>
+    <message>
+        <location filename="../quantize_controller.py" line="78"/>
+        <source>Measuring six quantization schemes</source>
+        <translation>正在测量六种量化方案</translation>
+    </message>
+    <message>
+        <location filename="../quantize_controller.py" line="103"/>
+        <source>Measuring cancelled.</source>
+        <translation>测量已取消。</translation>
+    </message>
+    <message>
+        <location filename="../quantize_controller.py" line="122"/>
+        <source>Quantizing to {scheme}</source>
+        <translation>正在量化为 {scheme}</translation>
+    </message>
+    <message>
+        <location filename="../quantize_controller.py" line="127"/>
+        <source>Quantize cancelled: nothing was written.</source>
+        <translation>量化已取消：没有写入任何文件。</translation>
+    </message>
+    <message>
+        <location filename="../quantize_controller.py" line="134"/>
+        <source>Saved {name} in {secs} s: {n} weights quantized with {scheme}, {size}.</source>
+        <translation>已保存 {name}，用时 {secs} 秒：{n} 个权重以 {scheme} 量化，{size}。</translation>
+    </message>
+    <message>
+        <location filename="../quantize_controller.py" line="145"/>
+        <source>Open the saved model</source>
+        <translation>打开保存的模型</translation>
+    </message>
+    <message>
+        <location filename="../quantize_controller.py" line="153"/>
+        <source>Quantize failed, nothing was written: {what}</source>
+        <translation>量化失败，没有写入任何文件：{what}</translation>
+    </message>
+</context>
+<context>
+    <name>QuantizeDialog</name>
+    <message>
+        <location filename="../quantize_dialog.py" line="59"/>
+        <source>lossless</source>
+        <translation>无损</translation>
+    </message>
+    <message>
+        <location filename="../quantize_dialog.py" line="70"/>
+        <source>Quantize</source>
+        <translation>量化</translation>
+    </message>
+    <message>
+        <location filename="../quantize_dialog.py" line="76"/>
+        <source>Data-free quantization of the Linear weights with llm-compressor&apos;s presets, written as compressed-tensors (vLLM and transformers load it). The precision each scheme loses is measured first; nothing is written until you save.</source>
+        <translation>使用 llm-compressor 的预设对 Linear 权重做无数据量化，写成 compressed-tensors 格式（vLLM 和 transformers 可加载）。先测量每种方案损失的精度；保存之前不会写入任何文件。</translation>
+    </message>
+    <message>
+        <location filename="../quantize_dialog.py" line="86"/>
+        <source>Scheme</source>
+        <translation>方案</translation>
+    </message>
+    <message>
+        <location filename="../quantize_dialog.py" line="87"/>
+        <source>Size</source>
+        <translation>大小</translation>
+    </message>
+    <message>
+        <location filename="../quantize_dialog.py" line="88"/>
+        <source>Median SQNR</source>
+        <translation>SQNR 中位数</translation>
+    </message>
+    <message>
+        <location filename="../quantize_dialog.py" line="89"/>
+        <source>Worst SQNR</source>
+        <translation>最差 SQNR</translation>
+    </message>
+    <message>
+        <location filename="../quantize_dialog.py" line="90"/>
+        <source>Worst weights (SQNR)</source>
+        <translation>最差的权重（SQNR）</translation>
+    </message>
+    <message>
+        <location filename="../quantize_dialog.py" line="114"/>
+        <source>Linear modules left as they are: names, globs (model.layers.0.*) or re:regex</source>
+        <translation>保持不变的 Linear 模块：名称、通配符（model.layers.0.*）或 re:正则表达式</translation>
+    </message>
+    <message>
+        <location filename="../quantize_dialog.py" line="122"/>
+        <source>Browse…</source>
+        <translation>浏览…</translation>
+    </message>
+    <message>
+        <location filename="../quantize_dialog.py" line="127"/>
+        <source>Leave as they are:</source>
+        <translation>保持不变：</translation>
+    </message>
+    <message>
+        <location filename="../quantize_dialog.py" line="128"/>
+        <source>Save into folder:</source>
+        <translation>保存到文件夹：</translation>
+    </message>
+    <message>
+        <location filename="../quantize_dialog.py" line="132"/>
+        <source>Save</source>
+        <translation>保存</translation>
+    </message>
+    <message>
+        <location filename="../quantize_dialog.py" line="158"/>
+        <source>Measuring the six schemes… (progress below)</source>
+        <translation>正在测量六种方案…（进度见下方）</translation>
+    </message>
+    <message>
+        <location filename="../quantize_dialog.py" line="197"/>
+        <source>{n} Linear weights measured, {skipped} left as they are; source {size}. Click a scheme to see its error per weight in the precision tab.</source>
+        <translation>已测量 {n} 个 Linear 权重，{skipped} 个保持不变；源文件 {size}。点击某个方案，可在精度标签页查看其每个权重的误差。</translation>
+    </message>
+    <message>
+        <location filename="../quantize_dialog.py" line="250"/>
+        <source>Save the quantized model into folder</source>
+        <translation>把量化后的模型保存到文件夹</translation>
     </message>
 </context>
 <context>
@@ -1357,47 +1539,54 @@ Shift+drop a second checkpoint to compare against it.</source>
         <translation>0（无损）</translation>
     </message>
     <message>
-        <location filename="../table_text.py" line="59"/>
+        <location filename="../table_text.py" line="58"/>
+        <source>Relative error: largest {max}, typical (mean) {mean}, RMS {rms}
+overflow {o} · underflow {u} (non-zero values that became 0: an error of 1 each)</source>
+        <translation>相对误差：最大 {max}，典型（均值）{mean}，RMS {rms}
+溢出 {o} · 下溢 {u}（变为 0 的非零值：每个误差为 1）</translation>
+    </message>
+    <message>
+        <location filename="../table_text.py" line="77"/>
         <source>not a float</source>
         <translation>非浮点</translation>
     </message>
     <message>
-        <location filename="../table_text.py" line="61"/>
+        <location filename="../table_text.py" line="79"/>
         <source>quantized</source>
         <translation>已量化</translation>
     </message>
     <message>
-        <location filename="../table_text.py" line="67"/>
+        <location filename="../table_text.py" line="85"/>
         <source>differs: {dtype} → {target}</source>
         <translation>不一致：{dtype} → {target}</translation>
     </message>
     <message>
-        <location filename="../table_text.py" line="71"/>
+        <location filename="../table_text.py" line="89"/>
         <source>kept (not a float)</source>
         <translation>保持不变（非浮点）</translation>
     </message>
     <message>
-        <location filename="../table_text.py" line="73"/>
+        <location filename="../table_text.py" line="91"/>
         <source>quantized: a cast dequantizes it</source>
         <translation>已量化：转换时会反量化</translation>
     </message>
     <message>
-        <location filename="../table_text.py" line="74"/>
+        <location filename="../table_text.py" line="92"/>
         <source>matches {target}</source>
         <translation>与 {target} 一致</translation>
     </message>
     <message>
-        <location filename="../table_text.py" line="110"/>
+        <location filename="../table_text.py" line="128"/>
         <source>{n} of {total} tensors differ from {target}</source>
         <translation>{total} 个张量中有 {n} 个与 {target} 不一致</translation>
     </message>
     <message>
-        <location filename="../table_text.py" line="116"/>
+        <location filename="../table_text.py" line="134"/>
         <source>{n} quantized ({scheme})</source>
         <translation>{n} 个已量化（{scheme}）</translation>
     </message>
     <message>
-        <location filename="../table_text.py" line="121"/>
+        <location filename="../table_text.py" line="139"/>
         <source>{n} params</source>
         <translation>{n} 参数</translation>
     </message>
@@ -1410,52 +1599,52 @@ Shift+drop a second checkpoint to compare against it.</source>
         <translation>摘要</translation>
     </message>
     <message>
-        <location filename="../tensor_page.py" line="112"/>
+        <location filename="../tensor_page.py" line="118"/>
         <source>Filter (Ctrl+F): any of these words or globs, e.g. embed lm_head *.bias · Esc clears</source>
         <translation>筛选 (Ctrl+F)：匹配任一关键词或通配符，例如 embed lm_head *.bias · Esc 清空</translation>
     </message>
     <message>
-        <location filename="../tensor_page.py" line="118"/>
+        <location filename="../tensor_page.py" line="124"/>
         <source>Filter tensor names</source>
         <translation>按名称筛选张量</translation>
     </message>
     <message>
-        <location filename="../tensor_page.py" line="125"/>
+        <location filename="../tensor_page.py" line="131"/>
         <source>Only differing</source>
         <translation>仅不一致</translation>
     </message>
     <message>
-        <location filename="../tensor_page.py" line="127"/>
+        <location filename="../tensor_page.py" line="133"/>
         <source>Show only float tensors whose dtype differs from the model dtype</source>
         <translation>只显示 dtype 与模型 dtype 不一致的浮点张量</translation>
     </message>
     <message>
-        <location filename="../tensor_page.py" line="132"/>
+        <location filename="../tensor_page.py" line="138"/>
         <source>Show scales</source>
         <translation>显示缩放因子</translation>
     </message>
     <message>
-        <location filename="../tensor_page.py" line="134"/>
+        <location filename="../tensor_page.py" line="140"/>
         <source>Show each quantized weight&apos;s scales, zero points and shapes as rows of their own</source>
         <translation>把每个量化权重的缩放因子、零点和形状各显示为一行</translation>
     </message>
     <message>
-        <location filename="../tensor_page.py" line="170"/>
+        <location filename="../tensor_page.py" line="176"/>
         <source>Copy Tensor Name</source>
         <translation>复制张量名称</translation>
     </message>
     <message>
-        <location filename="../tensor_page.py" line="190"/>
+        <location filename="../tensor_page.py" line="196"/>
         <source>no tensor matches</source>
         <translation>没有匹配的张量</translation>
     </message>
     <message>
-        <location filename="../tensor_page.py" line="192"/>
+        <location filename="../tensor_page.py" line="198"/>
         <source>{shown} of {total}</source>
         <translation>{total} 个中的 {shown} 个</translation>
     </message>
     <message>
-        <location filename="../tensor_page.py" line="196"/>
+        <location filename="../tensor_page.py" line="202"/>
         <source>{total} tensors</source>
         <translation>{total} 个张量</translation>
     </message>
@@ -1518,7 +1707,12 @@ Shift+drop a second checkpoint to compare against it.</source>
         <translation>与参考 checkpoint 的最大绝对差（float64）</translation>
     </message>
     <message>
-        <location filename="../tensor_table.py" line="259"/>
+        <location filename="../tensor_table.py" line="251"/>
+        <source>Name in {module}</source>
+        <translation>{module} 中的名称</translation>
+    </message>
+    <message>
+        <location filename="../tensor_table.py" line="285"/>
         <source>on purpose?</source>
         <translation>有意为之？</translation>
     </message>
@@ -1553,32 +1747,37 @@ Shift+drop a second checkpoint to compare against it.</source>
         <translation>{n} 个溢出</translation>
     </message>
     <message>
-        <location filename="../tensor_cells.py" line="65"/>
+        <location filename="../tensor_cells.py" line="58"/>
+        <source>{n} underflow</source>
+        <translation>{n} 个下溢</translation>
+    </message>
+    <message>
+        <location filename="../tensor_cells.py" line="67"/>
         <source>0 (equal)</source>
         <translation>0（相同）</translation>
     </message>
     <message>
-        <location filename="../table_text.py" line="79"/>
+        <location filename="../table_text.py" line="97"/>
         <source>Stored as {dtype}, the model uses {target}. PyTorch&apos;s load_state_dict casts it silently; burn-store keeps {dtype} and fails with a dtype mismatch.</source>
         <translation>文件中存为 {dtype}，模型使用 {target}。PyTorch 的 load_state_dict 会静默转换；burn-store 会保留 {dtype}，并因 dtype 不匹配而报错。</translation>
     </message>
     <message>
-        <location filename="../table_text.py" line="85"/>
+        <location filename="../table_text.py" line="103"/>
         <source>{dtype} is not a float type: casting leaves it unchanged.</source>
         <translation>{dtype} 不是浮点类型：转换时保持不变。</translation>
     </message>
     <message>
-        <location filename="../table_text.py" line="89"/>
+        <location filename="../table_text.py" line="107"/>
         <source>Codes or scales of a quantized weight, stored so on purpose. A cast dequantizes the weight to {target} and leaves its scales out; casting the codes as values would corrupt it.</source>
         <translation>量化权重的编码或缩放因子，有意如此存储。转换会把该权重反量化为 {target} 并丢弃缩放因子；把编码当作数值转换会损坏模型。</translation>
     </message>
     <message>
-        <location filename="../table_text.py" line="95"/>
+        <location filename="../table_text.py" line="113"/>
         <source>Already {target}.</source>
         <translation>已经是 {target}。</translation>
     </message>
     <message>
-        <location filename="../table_text.py" line="99"/>
+        <location filename="../table_text.py" line="117"/>
         <source>F32 in a {target} model: norms, rotary inv_freq and MoE routers are often kept in F32 on purpose. Casting them loses precision the model wants; keep them with the fp32-norms globs (cast dialog, or --keep-preset).</source>
         <translation>{target} 模型中的 F32：归一化层、旋转位置编码 inv_freq 和 MoE 路由常被有意保持为 F32。转换它们会损失模型所需的精度；可用 fp32-norms 模式保留（转换对话框，或 --keep-preset）。</translation>
     </message>
