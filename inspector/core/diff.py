@@ -183,6 +183,7 @@ def diff_quantized(
                        "/".join(schemes) or None,
                        figures.rel_fro_err if schemes else None,
                        figures.sqnr_db if schemes else None,
+                       figures.rms_rel_err if schemes else None,
                        name_b=ib.name if ib.name != ia.name else None)
         )  # fmt: skip
     names_a = {n for n in name_b.values() if n is not None}

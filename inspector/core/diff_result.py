@@ -22,6 +22,7 @@ class TensorDiff:
     quant: str | None = None
     rel_fro_err: float | None = None
     sqnr_db: float | None = None
+    rms_rel_err: float | None = None  # the typical error beside max_rel_diff (quantized side)
     # burn against PyTorch: B's tensor under its own name, and whether it was read transposed
     name_b: str | None = None
     transposed: bool = False
@@ -42,7 +43,8 @@ class TensorDiff:
             "shape_a": list(self.shape_a) if self.shape_a is not None else None,
             "shape_b": list(self.shape_b) if self.shape_b is not None else None,
             **(
-                {"quant": self.quant, "rel_fro_err": self.rel_fro_err, "sqnr_db": self.sqnr_db}
+                {"quant": self.quant, "rel_fro_err": self.rel_fro_err, "sqnr_db": self.sqnr_db,
+                 "rms_rel_err": self.rms_rel_err}  # fmt: skip
                 if self.quant is not None
                 else {}
             ),

@@ -70,6 +70,7 @@ def test_the_output_opens_as_quantized_and_diff_repeats_the_reports_figures(tmp_
             d = diffs[w.name]
             assert (d.max_abs_diff, d.max_rel_diff) == (w.figures.max_abs, w.figures.max_rel)
             assert (d.rel_fro_err, d.sqnr_db) == (w.figures.rel_fro_err, w.figures.sqnr_db)
+            assert d.rms_rel_err == w.figures.rms_rel_err
 
 
 def test_the_preview_promises_what_the_save_writes(tmp_path: Path) -> None:
