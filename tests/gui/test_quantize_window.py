@@ -95,3 +95,16 @@ def test_a_preview_of_a_checkpoint_no_longer_shown_is_dropped(
     qc._on_preview(reports, shown, ("lm_head",))  # the job's answer arrives after the open
     assert window.session.preview is None
     assert not window.tensor_page.plots_tabs.isTabVisible(1)
+
+
+def test_a_cancelled_preview_shows_nothing_and_says_so(qtbot, window, tmp_path) -> None:
+    big = llama_folder(tmp_path / "big", layers=6, hidden=512, inter=1024)
+    open_model(qtbot, window, big)
+    qc = window.quantize_controller
+    with qtbot.waitSignal(window.runner.sig_job_progress, timeout=20_000):
+        dlg = qc.open_dialog()
+    with qtbot.waitSignal(window.runner.sig_idle, timeout=20_000):
+        window.cancel_job()
+    assert window.session.preview is None
+    assert dlg.status.text() == "<b>Measuring cancelled.</b>"
+    assert not dlg.save_button.isEnabled() and dlg.table.isEnabled()
