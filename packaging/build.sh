@@ -7,6 +7,8 @@
 #   dist/checkpoint-inspector/checkpoint-inspector       CLI + window
 #   dist/checkpoint-inspector/checkpoint-inspector-gui   windowed twin (matters on Windows/macOS)
 #   dist/checkpoint-inspector/linux/install.sh           desktop integration into ~/.local
+# Windows: checkpoint-inspector-gui.exe has no console; install.ps1 / uninstall.ps1 beside it
+# (per-user: the app, a Start menu entry, "Open with" for every format it reads, an uninstall entry).
 # macOS additionally: "dist/Checkpoint Inspector.app".
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -58,6 +60,10 @@ if [ "$(uname)" = Linux ]; then
         packaging/linux/io.github.checkpoint_inspector.desktop \
         packaging/linux/io.github.checkpoint_inspector.xml "$BUNDLE/linux/"
 fi
+
+case "$(uname)" in
+    MINGW* | MSYS* | CYGWIN*) cp packaging/windows/install.ps1 packaging/windows/uninstall.ps1 "$BUNDLE/" ;;
+esac
 
 # Guard the size budget: nothing test-only may leak in.
 leaked=$(find "$BUNDLE" -maxdepth 3 \( -name torch -o -name pytest -o -name hypothesis \
