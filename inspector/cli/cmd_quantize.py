@@ -67,14 +67,17 @@ def _write(ckpt, scheme: Scheme, args: argparse.Namespace, ignore: list[str]) ->
     from ..core.progress import run_job
     from ..core.quantize.job import quantize_checkpoint
 
-    job = quantize_checkpoint(ckpt, scheme, args.output, ignore, report_path=args.report)
+    job = quantize_checkpoint(
+        ckpt, scheme, args.output, ignore, report_path=args.report, measure=args.report is not None
+    )
     report = run_job(job, progress_printer("quantize"))
     out(
         f"wrote {printable(args.output)}: {len(report.weights)} weights quantized with "
         f"{scheme.name} ({format_bytes(report.bytes_in)} → {format_bytes(report.bytes_out)})"
         + (f"; report in {printable(args.report)}" if args.report else "")
     )
-    out("  " + _summary_line(report))
+    if report.measured:
+        out("  " + _summary_line(report))
     for line in _skipped_lines(report):
         out(line)
     for note in report.notes:

@@ -43,8 +43,12 @@ class TensorDiff:
             "shape_a": list(self.shape_a) if self.shape_a is not None else None,
             "shape_b": list(self.shape_b) if self.shape_b is not None else None,
             **(
-                {"quant": self.quant, "rel_fro_err": self.rel_fro_err, "sqnr_db": self.sqnr_db,
-                 "rms_rel_err": self.rms_rel_err}  # fmt: skip
+                {
+                    "quant": self.quant,
+                    "rel_fro_err": self.rel_fro_err,
+                    "sqnr_db": self.sqnr_db,
+                    "rms_rel_err": self.rms_rel_err,
+                }
                 if self.quant is not None
                 else {}
             ),

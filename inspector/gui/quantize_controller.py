@@ -120,7 +120,8 @@ class QuantizeController(QObject):
         return self.runner.run_exclusive(
             "quantize",
             translate("QuantizeController", "Quantizing to {scheme}").format(scheme=scheme),
-            lambda: quantize_checkpoint(ckpt, SCHEMES[scheme], out, ignore),
+            # the preview measured it already: the save only writes
+            lambda: quantize_checkpoint(ckpt, SCHEMES[scheme], out, ignore, measure=False),
             on_finished=lambda rep, o=out: self._on_saved(rep, o),
             on_errored=lambda e, o=out: self._on_save_failed(o, e),
             on_aborted=lambda: self.views.flash(

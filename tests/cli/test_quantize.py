@@ -69,6 +69,16 @@ def test_a_save_says_what_it_wrote_and_its_report_matches(tmp_path, capsys):
     assert rows["model.layers.0.mlp.up_proj.weight"]["status"] == "quantized"
 
 
+def test_a_save_without_a_report_says_what_it_wrote_in_one_line(tmp_path, capsys):
+    src = llama_folder(tmp_path / "m")
+    code, out, err = run(capsys, "quantize", src, "--scheme", "FP8_BLOCK", "-o", tmp_path / "q")
+    assert code == 0 and err == ""
+    assert out.splitlines()[0] == (
+        f"wrote {tmp_path / 'q'}: 7 weights quantized with FP8_BLOCK (1.0 MiB → 545.1 KiB)"
+    )
+    assert "SQNR" not in out  # not measured: the preview and --report give the figures
+
+
 def test_refusals_are_one_line_and_exit_2(tmp_path, capsys):
     src = llama_folder(tmp_path / "m")
     cases = [

@@ -32,6 +32,7 @@ from .schemes import COMPRESSED_TENSORS_VERSION, Scheme
 from .stream import BIG, WeightAbsmax, parts_of, quantized_blocks, weight_absmax
 from .targets import DEFAULT_IGNORE, QuantizePlan, plan_quantize
 
+WORKERS = 2  # threads quantizing blocks (numpy lets go of the GIL) while this one writes
 DEFAULT_CHUNK_BYTES = 2 << 20  # a block of rows stays in the CPU's cache through ~20 passes
 
 
@@ -60,13 +61,17 @@ def quantize_checkpoint(
     ignore: Sequence[str] = DEFAULT_IGNORE,
     report_path: str | None = None,
     chunk_bytes: int = DEFAULT_CHUNK_BYTES,
+    measure: bool = True,
 ) -> Job[QuantizeReport]:
     """Write ``ckpt`` quantized with ``scheme`` into the folder ``out``; return the report.
+    ``measure`` False leaves out the precision figures (a third of the work; the preview and
+    ``--report`` give them), a report file always has them.
 
     Refused before any work (one line): an already quantized source, an output that is not a
     folder, a checkpoint in which no weight can take the scheme.
     """
     out = os.fspath(out)
+    measure = measure or report_path is not None
     plan = plan_quantize(ckpt.tensors, scheme, ignore)
     refuse_unquantizable(ckpt, plan)
     if output_format(out) is OutputFormat.BURNPACK or (
@@ -87,7 +92,7 @@ def quantize_checkpoint(
     gmax = (yield from absmax_of(ckpt, plan, chunk_bytes, 0, total)) if plan.fused else None
     targets = {t.name for t in plan.targets}
     protect = [h.path for h in ckpt.files] + ([ckpt.index_path] if ckpt.index_path else [])
-    with AtomicWriter(protect, root=out) as writer, ThreadPoolExecutor(1) as pool:
+    with AtomicWriter(protect, root=out) as writer, ThreadPoolExecutor(WORKERS) as pool:
         writer.make_folder(out)
         dests = _output_files(ckpt, out, writer)
         if report_path is not None:  # every output path is checked before any work
@@ -125,7 +130,7 @@ def quantize_checkpoint(
                 members = plan.fused.get(t.name)
                 gscale = gmax.global_scale(members, t.dtype) if gmax and members else None
                 w = yield from _write_weight(
-                    ckpt, t, scheme, gscale, f, pool, chunk_bytes, done, total
+                    ckpt, t, scheme, gscale, f, pool, chunk_bytes, done, total, measure
                 )
                 done += t.nbytes
                 report.weights.append(w)
@@ -154,19 +159,21 @@ def _write_weight(
     chunk_bytes: int,
     done: int,
     total: int,
+    measure: bool,
 ) -> Job[QuantizedWeightReport]:
     """Stream one weight's large part, then its scales; the report entry."""
     entries = parts_of(t, scheme)
     big = BIG[scheme.kind]
     small: dict[str, list[np.ndarray]] = {e.name.rsplit(".", 1)[-1]: [] for e in entries[1:]}
-    figures = ErrorFigures()
-    for q, r1 in quantized_blocks(ckpt, t, scheme, chunk_bytes, pool, gscale):
+    figures = ErrorFigures() if measure else None
+    for q, r1 in quantized_blocks(ckpt, t, scheme, chunk_bytes, pool, gscale, measure):
         f.write(np.ascontiguousarray(q.parts[big]))
         for suffix in small:
             if suffix in q.parts:
                 small[suffix].append(q.parts[suffix])
-        assert q.source is not None
-        figures.add(q.values, q.source)
+        if figures is not None:
+            assert q.values is not None and q.source is not None
+            figures.add(q.values, q.source)
         yield Progress(done + t.nbytes * r1 // max(1, int(t.shape[0])), total, t.name)
     for e in entries[1:]:
         suffix = e.name.rsplit(".", 1)[-1]

@@ -26,28 +26,34 @@ class QuantizedWeightReport:
     source_dtype: str
     bytes_in: int
     bytes_out: int
-    figures: ErrorFigures
+    figures: ErrorFigures | None  # None: a save that did not measure
 
     @property
     def sqnr_db(self) -> float:
-        """+inf when nothing was lost (for sorting and medians)."""
+        """+inf when nothing was lost (for sorting and medians); NaN when not measured."""
+        if self.figures is None:
+            return math.nan
         s = self.figures.sqnr_db
         return math.inf if s is None else s
 
     def to_json(self) -> dict[str, Any]:
-        f = self.figures
-        return {
+        row: dict[str, Any] = {
             "name": self.name,
             "shape": list(self.shape),
             "from": self.source_dtype,
             "bytes_in": self.bytes_in,
             "bytes_out": self.bytes_out,
-            "max_abs_err": f.max_abs,
-            "max_rel_err": f.max_rel,
-            "rms_rel_err": f.rms_rel_err,
-            "rel_fro_err": _num(f.rel_fro_err),
-            "sqnr_db": _num(f.sqnr_db),
         }
+        f = self.figures
+        if f is not None:
+            row |= {
+                "max_abs_err": f.max_abs,
+                "max_rel_err": f.max_rel,
+                "rms_rel_err": f.rms_rel_err,
+                "rel_fro_err": _num(f.rel_fro_err),
+                "sqnr_db": _num(f.sqnr_db),
+            }
+        return row
 
 
 @dataclass
@@ -70,18 +76,22 @@ class QuantizeReport:
     skipped: list[SkippedWeight] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
+    @property
+    def measured(self) -> bool:
+        return any(w.figures is not None for w in self.weights)
+
     def worst(self, n: int = 3) -> list[QuantizedWeightReport]:
-        return sorted(self.weights, key=lambda w: w.sqnr_db)[:n]
+        return sorted(self.weights, key=lambda w: w.sqnr_db)[:n] if self.measured else []
 
     @property
     def median_sqnr_db(self) -> float | None:
-        if not self.weights:
+        if not self.measured:
             return None
         return statistics.median(w.sqnr_db for w in self.weights)
 
     @property
     def worst_sqnr_db(self) -> float | None:
-        return min((w.sqnr_db for w in self.weights), default=None)
+        return min(w.sqnr_db for w in self.weights) if self.measured else None
 
     def summary_json(self) -> dict[str, Any]:
         return {

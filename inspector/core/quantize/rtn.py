@@ -86,7 +86,7 @@ class QuantizedRows:
     """One block of rows: the output tensors' rows (by suffix) and the dequantized values."""
 
     parts: dict[str, np.ndarray]
-    values: np.ndarray  # what compressed-tensors' decompression gives back, as F32
+    values: np.ndarray | None  # what compressed-tensors' decompression gives back, as F32
     source: np.ndarray | None = None  # the rows quantized, as F32
 
 
@@ -106,21 +106,26 @@ def global_scale(amax: float, sd: DType) -> np.float32:
 
 
 def quantize_rows(
-    w: np.ndarray, sd: DType, scheme: Scheme, gscale: np.float32 | None = None
+    w: np.ndarray,
+    sd: DType,
+    scheme: Scheme,
+    gscale: np.float32 | None = None,
+    measure: bool = True,
 ) -> QuantizedRows:
-    """Quantize rows ``w`` (rows, cols; whole 128-row blocks for FP8_BLOCK) of a ``sd`` weight."""
+    """Quantize rows ``w`` (rows, cols; whole 128-row blocks for FP8_BLOCK) of a ``sd`` weight;
+    ``measure`` False skips the dequantized values (a save without a report)."""
     a = Arith(sd)
     with np.errstate(all="ignore"):
         x = a.widen(w)
         if scheme.kind is Kind.FP8:
-            q = _fp8(x, a, scheme)
+            q = _fp8(x, a, scheme, measure)
         elif scheme.kind is Kind.INT:
-            q = _int(x, a, scheme)
+            q = _int(x, a, scheme, measure)
         elif scheme.strategy is Strategy.TENSOR_GROUP:
             assert gscale is not None
-            q = _nvfp4(x, a, scheme, gscale)
+            q = _nvfp4(x, a, scheme, gscale, measure)
         else:
-            q = _mxfp4(x, a, scheme)
+            q = _mxfp4(x, a, scheme, measure)
     q.source = x
     return q
 
@@ -136,7 +141,7 @@ def _grouped(x: np.ndarray, groups: int) -> np.ndarray:
     return x.reshape(x.shape[0], groups, -1)
 
 
-def _fp8(x: np.ndarray, a: Arith, scheme: Scheme) -> QuantizedRows:
+def _fp8(x: np.ndarray, a: Arith, scheme: Scheme, measure: bool) -> QuantizedRows:
     rows, cols = x.shape
     if scheme.strategy is Strategy.CHANNEL:
         scale = _scale_of(absmax(x, 1), a, FP8_MAX)  # (rows, 1)
@@ -154,6 +159,9 @@ def _fp8(x: np.ndarray, a: Arith, scheme: Scheme) -> QuantizedRows:
     y += np.float32(0.0)  # the zero point: -0 becomes +0
     np.clip(y, -FP8_MAX, FP8_MAX, out=y)
     codes = a.fp8_codes(np.ascontiguousarray(y))
+    parts = {"weight": codes, "weight_scale": a.store(scale)}
+    if not measure:
+        return QuantizedRows(parts, None)
     values = _F8_VALUES[codes.view(np.uint8)]
     if scheme.strategy is Strategy.CHANNEL:
         values *= scale
@@ -162,10 +170,10 @@ def _fp8(x: np.ndarray, a: Arith, scheme: Scheme) -> QuantizedRows:
         full[:rows, :cols] = values
         full.reshape(rb, bh, nb, bw)[...] *= scale[:, None, :, None]
         values = np.ascontiguousarray(full[:rows, :cols])
-    return QuantizedRows({"weight": codes, "weight_scale": a.store(scale)}, a.rd(values))
+    return QuantizedRows(parts, a.rd(values))
 
 
-def _int(x: np.ndarray, a: Arith, scheme: Scheme) -> QuantizedRows:
+def _int(x: np.ndarray, a: Arith, scheme: Scheme, measure: bool) -> QuantizedRows:
     cols = x.shape[1]
     gs = scheme.group_size or cols
     qmax = 2 ** (scheme.bits - 1) - 1
@@ -175,8 +183,10 @@ def _int(x: np.ndarray, a: Arith, scheme: Scheme) -> QuantizedRows:
     np.clip(q, -qmax - 1, qmax, out=q)
     np.rint(q, out=q)
     packed = pack_int32(q.reshape(x.shape), scheme.bits)
-    q *= scale[:, :, None]  # _dequantize: code.to(sd) * scale, in sd
     parts = {"weight_packed": packed, "weight_scale": a.store(scale)}
+    if not measure:
+        return QuantizedRows(parts, None)
+    q *= scale[:, :, None]  # _dequantize: code.to(sd) * scale, in sd
     return QuantizedRows(parts, a.rd(q).reshape(x.shape))
 
 
@@ -192,7 +202,9 @@ def _fp4_codes(y: np.ndarray) -> np.ndarray:
     return code
 
 
-def _nvfp4(x: np.ndarray, a: Arith, scheme: Scheme, gscale: np.float32) -> QuantizedRows:
+def _nvfp4(
+    x: np.ndarray, a: Arith, scheme: Scheme, gscale: np.float32, measure: bool
+) -> QuantizedRows:
     cols = x.shape[1]
     gs = scheme.group_size or 16
     local = a.rd(absmax(x, cols // gs) / np.float32(FP4_MAX))
@@ -207,14 +219,16 @@ def _nvfp4(x: np.ndarray, a: Arith, scheme: Scheme, gscale: np.float32) -> Quant
     y = _grouped(x, cols // gs) / eff[:, :, None]
     y += np.float32(0.0)
     code = _fp4_codes(y).reshape(x.shape)
+    parts = {"weight_packed": pack_fp4(code), "weight_scale": s8}
+    if not measure:
+        return QuantizedRows(parts, None)
     # ct_nvfp4: the F4 value times (scale / global scale), in F32, rounded to BF16
     values = FP4_VALUES[code].reshape(y.shape)
     values *= eff[:, :, None]
-    parts = {"weight_packed": pack_fp4(code), "weight_scale": s8}
     return QuantizedRows(parts, Arith(BF16).rd(values).reshape(x.shape))
 
 
-def _mxfp4(x: np.ndarray, a: Arith, scheme: Scheme) -> QuantizedRows:
+def _mxfp4(x: np.ndarray, a: Arith, scheme: Scheme, measure: bool) -> QuantizedRows:
     cols = x.shape[1]
     gs = scheme.group_size or 32
     e = _mx_exponent(a.store(absmax(x, cols // gs)), a)
@@ -225,12 +239,14 @@ def _mxfp4(x: np.ndarray, a: Arith, scheme: Scheme) -> QuantizedRows:
     np.clip(y, -FP4_MAX, FP4_MAX, out=y)
     code = _fp4_codes(y).reshape(x.shape)
     exps = (127 + np.floor(np.log2(scale))).astype(np.int32).astype(np.uint8)
+    parts = {"weight_packed": pack_fp4(code), "weight_scale": exps}
+    if not measure:
+        return QuantizedRows(parts, None)
     # ct_mxfp4: 2 ** (e - 127) in BF16 times the F4 value, rounded to BF16
     bf = Arith(BF16)
     s = bf.rd(np.exp2(exps.astype(np.float32) - np.float32(127)))
     values = FP4_VALUES[code].reshape(y.shape)
     values *= s[:, :, None]
-    parts = {"weight_packed": pack_fp4(code), "weight_scale": exps}
     return QuantizedRows(parts, bf.rd(values).reshape(x.shape))
 
 

@@ -109,15 +109,18 @@ def quantized_blocks(
     chunk_bytes: int,
     pool: Executor,
     gscale: np.float32 | None = None,
+    measure: bool = True,
+    ahead: int = 2,
 ) -> Iterator[tuple[QuantizedRows, int]]:
-    """(quantized rows, r1) per block of ``t``, in order; ``pool`` quantizes the next block
-    while the caller writes this one (numpy lets go of the GIL: two cores work)."""
+    """(quantized rows, r1) per block of ``t``, in order; ``pool`` quantizes the next ``ahead``
+    blocks while the caller writes this one (numpy lets go of the GIL: every core works)."""
     unit = scheme.block[0] if scheme.block else 1
     pending: deque[tuple[Future[QuantizedRows], int]] = deque()
     for rows, _r0, r1 in row_blocks(ckpt, t, rows_per_block(t, chunk_bytes, unit)):
         # a copy: the reader reuses its buffer for the next block
-        pending.append((pool.submit(quantize_rows, rows.copy(), t.dtype, scheme, gscale), r1))
-        if len(pending) > 1:
+        job = pool.submit(quantize_rows, rows.copy(), t.dtype, scheme, gscale, measure)
+        pending.append((job, r1))
+        if len(pending) > ahead:
             done, end = pending.popleft()
             yield done.result(), end
     while pending:

@@ -186,3 +186,16 @@ def test_refusals_come_before_any_work(tmp_path: Path, make: str, out: str, mess
     with pytest.raises(CheckpointError, match=re.escape(message)):
         _quantize(src, "W4A16" if make in ("norms", "narrow") else "FP8_DYNAMIC", tmp_path / out)
     assert sorted(os.listdir(tmp_path)) == before
+
+
+def test_a_save_that_does_not_measure_writes_the_same_bytes(tmp_path: Path) -> None:
+    src = llama_folder(tmp_path / "src")
+    for scheme in SCHEMES:
+        measured = _quantize(src, scheme, tmp_path / f"{scheme}-m", chunk_bytes=30_000)
+        plain = _quantize(src, scheme, tmp_path / f"{scheme}-p", chunk_bytes=30_000, measure=False)
+        assert tensor_bytes(tmp_path / f"{scheme}-m" / "model.safetensors") == tensor_bytes(
+            tmp_path / f"{scheme}-p" / "model.safetensors"
+        )
+        assert measured.measured and not plain.measured
+        assert plain.bytes_out == measured.bytes_out and plain.worst() == []
+        assert set(plain.weights[0].to_json()) == {"name", "shape", "from", "bytes_in", "bytes_out"}
