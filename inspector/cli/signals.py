@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import contextlib
 
+from ..core.platform.signals import interrupting_signals, termination_signals
+
 
 class Terminated(Exception):
     """SIGTERM/SIGHUP: unwind like Ctrl-C so every temp file is removed on the way out."""
@@ -30,11 +32,9 @@ def _raise_terminated(signum: int, _frame: object) -> None:
 def install_signal_handlers() -> None:
     import signal
 
-    for name in ("SIGTERM", "SIGHUP"):
-        sig = getattr(signal, name, None)
-        if sig is not None:
-            with contextlib.suppress(ValueError, OSError):  # not the main thread
-                signal.signal(sig, _raise_terminated)
+    for sig in termination_signals():  # SIGHUP where the system has one
+        with contextlib.suppress(ValueError, OSError):  # not the main thread
+            signal.signal(sig, _raise_terminated)
 
 
 def ignore_further_signals() -> None:
@@ -43,8 +43,6 @@ def ignore_further_signals() -> None:
     of the signal after the work was finished."""
     import signal
 
-    for name in ("SIGINT", "SIGTERM", "SIGHUP"):
-        sig = getattr(signal, name, None)
-        if sig is not None:
-            with contextlib.suppress(ValueError, OSError):  # not the main thread
-                signal.signal(sig, signal.SIG_IGN)
+    for sig in interrupting_signals():
+        with contextlib.suppress(ValueError, OSError):  # not the main thread
+            signal.signal(sig, signal.SIG_IGN)

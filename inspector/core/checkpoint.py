@@ -18,6 +18,7 @@ import numpy as np
 from .dtypes import DType
 from .errors import CheckpointError
 from .layout import Header, StridedTensorInfo, TensorInfo
+from .platform.mapping import release_pages
 from .strided import strided_chunks, strided_view
 from .wording import _q
 
@@ -169,12 +170,8 @@ class Checkpoint:
         """Drop the mapped pages a strided tensor touched from this process (the page cache keeps
         them): resident memory stays at one tensor's span, not the whole file's."""
         mm = self._maps.get(t.file)
-        if mm is None or not hasattr(mmap, "MADV_DONTNEED"):
-            return
-        start = t.start // mmap.PAGESIZE * mmap.PAGESIZE
-        end = t.start + t.span_elems * (t.dtype.bits // 8)
-        with contextlib.suppress(OSError, ValueError):
-            mm.madvise(mmap.MADV_DONTNEED, start, min(end, len(mm)) - start)
+        if mm is not None:
+            release_pages(mm, t.start, t.start + t.span_elems * (t.dtype.bits // 8))
 
     def close(self) -> None:
         for mm in self._maps.values():

@@ -18,7 +18,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-_HELD = tuple(getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, n))
+from .platform.signals import interrupting_signals
 
 
 @contextmanager
@@ -29,7 +29,7 @@ def signals_held() -> Iterator[None]:
         return
     caught: list[int] = []
     saved = {}
-    for sig in _HELD:
+    for sig in interrupting_signals():
         handler = signal.getsignal(sig)
         if callable(handler):  # a Python handler; SIG_DFL / SIG_IGN act in C, never mid-start
             saved[sig] = handler

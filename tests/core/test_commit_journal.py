@@ -216,13 +216,13 @@ def test_a_folder_that_refuses_fsync_does_not_fail_the_commit(tmp_path, monkeypa
     """Some filesystems answer fsync on a directory with EINVAL; the data was already synced."""
     import errno
 
-    from inspector.core.save.journal import fsync_dir
+    from inspector.core.platform.file_io import sync_folder
 
     def refuse(fd):
         raise OSError(errno.EINVAL, "Invalid argument")
 
     monkeypatch.setattr(os, "fsync", refuse)
-    fsync_dir(str(tmp_path))  # no exception
+    sync_folder(str(tmp_path))  # no exception
 
 
 def test_a_leftover_that_cannot_be_deleted_is_kept_quietly(tmp_path, monkeypatch):

@@ -84,8 +84,8 @@ def test_a_commit_fsyncs_every_output_folder_and_the_root(tmp_path, monkeypatch)
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
     synced = []
-    real = writer_mod.fsync_dir
-    monkeypatch.setattr(writer_mod, "fsync_dir", lambda d: (synced.append(d), real(d)))
+    real = writer_mod.file_io.sync_folder
+    monkeypatch.setattr(writer_mod.file_io, "sync_folder", lambda d: (synced.append(d), real(d)))
     with AtomicWriter(root=str(tmp_path)) as w:
         w.write_text(str(tmp_path / "a" / "x"), "x")
         w.write_text(str(tmp_path / "b" / "y"), "y")

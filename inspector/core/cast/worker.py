@@ -23,7 +23,8 @@ import numpy as np
 
 from ..dtypes import DTYPES
 from ..errors import CheckpointError, os_error_reason
-from ..save.writeback import start_writeback
+from ..platform.file_io import pwrite_all, start_writeback
+from ..platform.mapping import read_only_map
 from .chunk import cast_chunk
 from .precision import ErrorAccumulator
 
@@ -90,9 +91,6 @@ class _Replaced(Exception):
 
 
 _source, _output = _Open(os.O_RDONLY), _Open(os.O_WRONLY)
-# pages faulted in by the map call itself: a quarter of the time of copying them out with
-# readv (0.35 vs 1.4 ms per 8 MiB from the page cache; docs/benchmarks.md)
-_MAP_FLAGS = mmap.MAP_SHARED | getattr(mmap, "MAP_POPULATE", 0)
 
 
 def cast_range(task: RangeTask) -> ErrorAccumulator | None:
@@ -121,7 +119,9 @@ def _mapped(source: FileId, start: int, nbytes: int) -> Iterator[np.ndarray]:
                 source.name, "file is shorter than its header says (truncated while reading)"
             )
         base = start - start % mmap.ALLOCATIONGRANULARITY
-        m = mmap.mmap(fd, start + nbytes - base, flags=_MAP_FLAGS, prot=mmap.PROT_READ, offset=base)
+        # pages faulted in by the map call itself where it can (MAP_POPULATE): a quarter of the
+        # time of copying them out with readv (0.35 vs 1.4 ms per 8 MiB; docs/benchmarks.md)
+        m = read_only_map(fd, start + nbytes - base, base)
     except _Replaced:
         raise CheckpointError(
             source.name, "file was replaced on disk while it was being cast"
@@ -138,9 +138,7 @@ def _mapped(source: FileId, start: int, nbytes: int) -> Iterator[np.ndarray]:
 def _write(output: FileId, data: np.ndarray, offset: int) -> None:
     try:
         fd = _output.fd_for(output)
-        view, done = memoryview(data).cast("B"), 0
-        while done < len(view):
-            done += os.pwrite(fd, view[done:], offset + done)
+        done = pwrite_all(fd, memoryview(data).cast("B"), offset)
         start_writeback(fd, offset, done)  # the caller's write-behind waits for it later
     except _Replaced:  # another process's cleanup took the temp: this save is over
         raise CheckpointError(

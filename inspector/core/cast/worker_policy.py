@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 
 from ..errors import CheckpointError
+from ..platform import cpu, file_io
 from ..save.output_names import PICKLE_SUFFIXES
 
 # Worker processes take ~0.2 s to start; below this much narrowing work, threads finish first.
@@ -36,15 +37,12 @@ def allow_worker_processes(allowed: bool = True) -> None:
 def processes_supported() -> bool:
     """Workers write with ``pwrite`` into a file the caller holds open: POSIX only (Windows
     could not rename a temp another process has open, and has no ``pwrite``)."""
-    return hasattr(os, "pwrite")
+    return file_io.can_pwrite()
 
 
 def usable_cores() -> int:
     """The cores this process may run on (its affinity where the system has one)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # macOS, Windows
-        return os.cpu_count() or 1
+    return cpu.usable_cores()
 
 
 def processes_for(work_bytes: int) -> int:

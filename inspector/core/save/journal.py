@@ -32,11 +32,8 @@ import stat
 from typing import NamedTuple
 
 from ..errors import CheckpointError
-
-try:
-    import fcntl
-except ImportError:  # Windows: no flock, so liveness cannot be told; nothing is ever cleaned
-    fcntl = None  # type: ignore[assignment]
+from ..platform import locks
+from ..platform.file_io import replace, sync_file, sync_folder, sync_folder_fd
 
 PARTIAL_SUFFIX = ".partial"
 TXN_SUFFIX = ".txn"
@@ -46,6 +43,7 @@ _TXN_NAME = re.compile(r"\.[0-9a-f]{12}" + re.escape(TXN_SUFFIX))
 _MAX_JOURNAL_BYTES = 64 << 20
 _DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
 # renames relative to folder descriptors: the only way to refuse a symlink at every component
+# (POSIX; Windows has none, so there, as without locks, leftovers are left alone)
 _DIR_FD_OK = {os.rename, os.open, os.stat, os.unlink} <= os.supports_dir_fd  # os.replace: as rename
 
 
@@ -62,15 +60,6 @@ def leftover_journals(folder: str) -> list[str]:
         return []
 
 
-def fsync_dir(folder: str) -> None:
-    with contextlib.suppress(OSError):
-        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-
-
 class Transaction:
     """The locked ``.txn`` of one save in one folder; becomes the journal at commit time."""
 
@@ -85,9 +74,7 @@ class Transaction:
             break
         else:
             raise CheckpointError(folder, "could not create a lock file in the folder")
-        if fcntl is not None:
-            with contextlib.suppress(OSError):  # a filesystem without locks: saved unlocked
-                fcntl.flock(fd, fcntl.LOCK_EX)
+        locks.hold(fd)  # without locks (Windows, some network mounts) the save goes on unlocked
         self.path, self.fd = path, fd
         st = os.stat(folder)
         self.folder_id = [st.st_dev, st.st_ino]
@@ -106,8 +93,8 @@ class Transaction:
         view = memoryview(text)
         while view:
             view = view[os.write(self.fd, view) :]
-        os.fsync(self.fd)
-        fsync_dir(self.folder)
+        sync_file(self.fd)
+        sync_folder(self.folder)
 
     def close(self) -> None:
         """Delete the journal (all renames done, or the save given up) and drop the lock."""
@@ -115,7 +102,7 @@ class Transaction:
             return
         with contextlib.suppress(OSError):
             os.unlink(self.path)
-        fsync_dir(self.folder)
+        sync_folder(self.folder)
         os.close(self.fd)
         self.fd = -1
 
@@ -208,7 +195,7 @@ def _apply(dir_fd: int, step: _Step) -> None:
             return  # a symlink on the way: the name leaves the folder, so it is refused
         raise
     try:
-        os.replace(step.tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dst_fd)
+        replace(step.tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dst_fd)
     finally:
         os.close(dst_fd)
 
@@ -221,9 +208,7 @@ def _settle_transaction(folder: str, dir_fd: int, name: str) -> bool:
     except OSError:
         return True
     try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
+        if not locks.try_take(fd):
             return False
         st = os.fstat(fd)
         if os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_ino != st.st_ino:
@@ -246,7 +231,7 @@ def _settle_transaction(folder: str, dir_fd: int, name: str) -> bool:
                     f"{e.strerror or e}",
                 ) from None
         os.unlink(name, dir_fd=dir_fd)
-        os.fsync(dir_fd)
+        sync_folder_fd(dir_fd)
         return True
     finally:
         os.close(fd)
@@ -259,7 +244,7 @@ def recover_folder(folder: str, remove_leftovers: bool = True) -> list[str]:
     Safe at any time: a live save (its ``.txn`` or temp locked) is never touched.
     """
     removed: list[str] = []
-    if fcntl is None or not _DIR_FD_OK:
+    if not locks.can_tell_liveness() or not _DIR_FD_OK:
         return removed  # without locks a leftover cannot be told from a live save
     try:
         dir_fd = os.open(folder, _DIR_FLAGS)
@@ -298,9 +283,7 @@ def _remove_unheld(dir_fd: int, name: str) -> bool:
     except OSError:
         return False
     try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
+        if not locks.try_take(fd):
             return False  # a save in progress holds it
         with contextlib.suppress(OSError):
             st = os.fstat(fd)

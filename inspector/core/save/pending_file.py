@@ -13,13 +13,9 @@ import numpy as np
 
 from ..errors import CheckpointError, os_error_reason
 from ..layout import TensorEntry
+from ..platform import file_io, locks
 from .journal import PARTIAL_SUFFIX
 from .tensor_layout import FileLayout, safetensors_layout
-
-try:
-    import fcntl
-except ImportError:  # Windows: no flock, so temps are unlocked and leftovers are never guessed at
-    fcntl = None  # type: ignore[assignment]
 
 
 def file_kind(mode: int) -> str:
@@ -54,10 +50,8 @@ class PendingFile:
                 raise CheckpointError(
                     path, f"cannot write to folder {self.folder}: {os_error_reason(e)}"
                 ) from None
-            # A filesystem without locks (some NFS/SMB mounts) refuses flock: save unlocked.
-            if fcntl is not None:
-                with contextlib.suppress(OSError):
-                    fcntl.flock(fd, fcntl.LOCK_EX)
+            # without locks (Windows, some NFS/SMB mounts) the save goes on unlocked
+            locks.hold(fd)
             # another save's cleanup may have taken it in the instant before the lock: start over
             try:
                 same = os.stat(tmp, follow_symlinks=False).st_ino == os.fstat(fd).st_ino
@@ -104,7 +98,7 @@ class PendingFile:
             with contextlib.suppress(OSError):  # best effort, as at creation
                 os.fchmod(self.fd, self._final_mode)
         try:
-            os.fsync(self.fd)
+            file_io.sync_file(self.fd)
         except OSError as e:
             raise CheckpointError(self.path, f"cannot write: {os_error_reason(e)}") from None
         self.close()  # a save of thousands of shards keeps no more than one file open
@@ -113,9 +107,10 @@ class PendingFile:
     def publish(self) -> None:
         """Rename over the destination (atomic)."""
         try:
-            os.replace(self.tmp_path, self.path)
+            file_io.replace(self.tmp_path, self.path)
         except OSError as e:
-            raise CheckpointError(self.path, f"cannot replace: {os_error_reason(e)}") from None
+            why = file_io.busy_reason(e) or os_error_reason(e)
+            raise CheckpointError(self.path, f"cannot replace: {why}") from None
         self.tmp_path = None
         self.close()
 

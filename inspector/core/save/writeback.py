@@ -3,58 +3,15 @@ release the GIL), with the kernel's writeback started early so the closing fsync
 
 from __future__ import annotations
 
-import contextlib
-import os
-import sys
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..platform.file_io import can_write_behind, write_behind
 from ..thread_start import signals_held
 
 if TYPE_CHECKING:
     from .writer import PendingFile
-
-
-def _load_sync_file_range():
-    """Linux ``sync_file_range``: start writing dirty pages now so the final fsync waits less.
-
-    Looked up among the process's own symbols (libc is loaded): ``ctypes.util.find_library``
-    would fork ``ldconfig -p`` in every process, cast workers included."""
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        import ctypes
-
-        fn = ctypes.CDLL(None, use_errno=True).sync_file_range
-        fn.argtypes = (ctypes.c_int, ctypes.c_int64, ctypes.c_int64, ctypes.c_uint)
-        fn.restype = ctypes.c_int
-        return fn
-    except (OSError, AttributeError):
-        return None
-
-
-_SYNC_FILE_RANGE = _load_sync_file_range()
-_SFR_WAIT_BEFORE, _SFR_WRITE, _SFR_WAIT_AFTER = 1, 2, 4
-
-
-def start_writeback(fd: int, start: int, nbytes: int) -> None:
-    """Hand ``nbytes`` at ``start`` to the kernel's writeback now (Linux; elsewhere nothing)."""
-    if _SYNC_FILE_RANGE is not None:
-        _SYNC_FILE_RANGE(fd, start, nbytes, _SFR_WRITE)
-
-
-def _write_behind(fd: int, start: int, end: int, older: int) -> None:
-    """Start writeback of [start, end) and wait for [older, start) to reach the disk.
-
-    Keeps the disk busy from the first chunk on and the dirty page cache bounded at two
-    ranges, instead of one huge flush at fsync time (and the kernel throttling our writes).
-    """
-    _SYNC_FILE_RANGE(fd, start, end - start, _SFR_WRITE)
-    if start > older:
-        _SYNC_FILE_RANGE(fd, older, start - older, _SFR_WAIT_BEFORE | _SFR_WRITE | _SFR_WAIT_AFTER)
-        with contextlib.suppress(OSError, AttributeError):
-            os.posix_fadvise(fd, older, start - older, os.POSIX_FADV_DONTNEED)
 
 
 class BackgroundWriter:
@@ -97,11 +54,11 @@ class BackgroundWriter:
                 else:
                     for part in data if isinstance(data, list) else (data,):
                         f.write(part)
-                if _SYNC_FILE_RANGE is not None:
+                if can_write_behind():
                     kicked, waited = flushed.get(id(f), (0, 0))
                     if f.written - kicked >= self._kick:
                         flushed[id(f)] = (f.written, kicked)
-                        _write_behind(f.fd, kicked, f.written, waited)
+                        write_behind(f.fd, kicked, f.written, waited)
             except BaseException as e:  # handed to the caller's thread
                 self._error = e
 

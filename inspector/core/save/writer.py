@@ -25,8 +25,9 @@ from ..dtypes import DType
 from ..errors import CheckpointError, os_error_reason
 from ..formats.safetensors import encode_header
 from ..layout import TensorEntry
+from ..platform import file_io, links, names
 from ..thread_start import signals_held
-from .journal import PARTIAL_SUFFIX, Transaction, fsync_dir, is_partial_name, recover_folder
+from .journal import PARTIAL_SUFFIX, Transaction, is_partial_name, recover_folder
 from .pending_file import PendingFile, SafetensorsFile, TensorFile, file_kind
 from .tensor_layout import FileLayout
 
@@ -138,6 +139,9 @@ class AtomicWriter:
             raise CheckpointError(
                 path, "no such folder: create it first, or give a file name without the '/'"
             )
+        problem = names.output_name_problem(path)
+        if problem is not None:  # Windows: before the first byte, not half-way through shards
+            raise CheckpointError(path, problem)
         apath = os.path.abspath(path)
         if apath in self._reserved:
             other = self._reserved[apath]
@@ -262,7 +266,7 @@ class AtomicWriter:
                 for folder, files in by_folder.items():
                     self._commit_folder(folder, files)
                 for d in self.created_dirs:
-                    fsync_dir(os.path.dirname(d))
+                    file_io.sync_folder(os.path.dirname(d))
                 self._close_txns()
                 self.committed = True
         except BaseException:
@@ -272,7 +276,7 @@ class AtomicWriter:
 
     def _commit_folder(self, folder: str, files: list[PendingFile]) -> None:
         txn = self._txns.get(folder)
-        backups: dict[str, str] = {}
+        backups: dict[str, str | None] = {}
         published: list[PendingFile] = []
         try:
             if txn is not None and len(files) > 1:
@@ -283,7 +287,7 @@ class AtomicWriter:
                             (os.path.relpath(f.tmp_path, folder), os.path.relpath(f.path, folder))
                             for f in files
                         ],
-                        [os.path.basename(b) for b in backups.values()],
+                        [os.path.basename(b) for b in backups.values() if b],
                     )
                 except OSError as e:
                     raise CheckpointError(folder, f"cannot write: {os_error_reason(e)}") from None
@@ -294,12 +298,13 @@ class AtomicWriter:
             _roll_back(published, backups)  # the old set comes back, or the journal finishes it
             raise
         for d in {os.path.dirname(os.path.abspath(f.path)) for f in files} | {folder}:
-            fsync_dir(d)
+            file_io.sync_folder(d)
         if txn is not None:
             txn.close()
         for b in backups.values():
-            with contextlib.suppress(OSError):
-                os.unlink(b)
+            if b:
+                with contextlib.suppress(OSError):
+                    os.unlink(b)
 
     def abort(self) -> None:
         """Remove every temp file and folder this writer made. A Ctrl-C meanwhile (a user
@@ -320,35 +325,36 @@ class AtomicWriter:
         self._txns.clear()
 
 
-def _link_backups(folder: str, paths: list[str]) -> dict[str, str]:
+def _link_backups(folder: str, paths: list[str]) -> dict[str, str | None]:
     """Hard links to the files a commit will replace, so a failed rename can put them back.
 
-    Named like temps: if the process dies they are leftovers the next cleanup deletes.
+    Named like temps: if the process dies they are leftovers the next cleanup deletes. A file
+    no backup could be made of (a full disk) is not deleted by a roll-back: its new content stays.
     """
-    backups = {}
+    backups: dict[str, str | None] = {}
     for path in paths:
         if not os.path.exists(path):
             continue
         b = os.path.join(
             folder, f".{os.path.basename(path)}.{secrets.token_hex(6)}{PARTIAL_SUFFIX}"
         )
-        with contextlib.suppress(OSError):  # no hard links here: that file cannot be put back
-            os.link(path, b)
-            backups[path] = b
+        backups[path] = b if links.keep_backup(path, b) else None  # a link, else a copy
     return backups
 
 
-def _roll_back(published: list[PendingFile], backups: dict[str, str]) -> None:
-    """Undo the renames done so far: each replaced file comes back, each new one goes."""
+def _roll_back(published: list[PendingFile], backups: dict[str, str | None]) -> None:
+    """Undo the renames done so far: each replaced file comes back, each new one goes (a
+    replaced file nothing could back up keeps its new content rather than none)."""
     for f in reversed(published):
         with contextlib.suppress(OSError):
-            if f.path in backups:
-                os.replace(backups.pop(f.path), f.path)
-            else:
+            if f.path not in backups:
                 os.unlink(f.path)
+            elif (b := backups.pop(f.path)) is not None:
+                file_io.replace(b, f.path)
     for b in backups.values():
-        with contextlib.suppress(OSError):
-            os.unlink(b)
+        if b:
+            with contextlib.suppress(OSError):
+                os.unlink(b)
 
 
 def write_text_atomic(path: str | os.PathLike[str], text: str) -> None:
