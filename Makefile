@@ -7,7 +7,7 @@ PIP    := $(BIN)/python -m pip -q --disable-pip-version-check
 # pip's output goes to a log that is shown only when it fails (this machine's mirrors are chatty)
 QUIET  = > $(VENV)/pip.log 2>&1 || { cat $(VENV)/pip.log; exit 1; }
 
-.PHONY: run test lint bench fuzz mutate translations package package-test clean install install-test
+.PHONY: run test test-fallbacks lint bench fuzz mutate translations package package-test clean install install-test
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -49,6 +49,27 @@ run: $(VENV)/.installed $(QM)
 
 test: $(VENV)/.installed-test $(QM)
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q
+	$(MAKE) --no-print-directory test-fallbacks
+
+# Each platform facility switched off in turn (--without, issue 34), as on macOS, Windows or a
+# file system without it: the tests of what uses it then run its fallback (~2 min on 2 cores).
+CAST_TESTS   := tests/core/test_cast.py tests/core/test_cast_processes.py \
+	tests/core/test_cast_pool.py tests/core/test_early_workers.py tests/core/test_checkpoint.py
+SAVE_TESTS   := tests/core/test_save_commit.py tests/core/test_save_faults.py \
+	tests/core/test_writer.py tests/core/test_writer_commit.py tests/core/test_commit_journal.py
+SIGNAL_TESTS := tests/core/test_thread_start.py tests/cli/test_cli_hostile.py
+FALLBACKS    := pwrite:CAST populate:CAST madvise:CAST affinity:CAST writeback:SAVE flock:SAVE \
+	link:SAVE dir_fsync:SAVE full_fsync:SAVE sighup:SIGNAL all:CAST+SAVE+SIGNAL
+test-fallbacks: $(VENV)/.installed-test
+	@set -e; for pair in $(FALLBACKS); do \
+		facility=$${pair%%:*}; tests=; \
+		case $${pair#*:} in *CAST*) tests="$$tests $(CAST_TESTS)";; esac; \
+		case $${pair#*:} in *SAVE*) tests="$$tests $(SAVE_TESTS)";; esac; \
+		case $${pair#*:} in *SIGNAL*) tests="$$tests $(SIGNAL_TESTS)";; esac; \
+		echo "without $$facility:"; \
+		QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q -p no:cacheprovider \
+			--without=$$facility $$tests; \
+	done
 
 lint: $(VENV)/.installed-test
 	$(BIN)/ruff check .

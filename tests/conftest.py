@@ -6,13 +6,29 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 def pytest_addoption(parser):
     parser.addoption("--run-slow", action="store_true", default=False, help="run tests marked slow")
+    parser.addoption(
+        "--without",
+        default="",
+        metavar="NAMES",
+        help="switch platform facilities off (comma list, or 'all'; inspector/core/platform/"
+        "facilities.py names them) so the tests run their fallbacks; worker processes and CLI "
+        "children inherit it",
+    )
 
 
 def pytest_collection_modifyitems(config, items):
-    if config.getoption("--run-slow"):
-        return
     import pytest
 
+    from inspector.core.platform.facilities import switched_off
+
+    off = switched_off()
+    for item in items:
+        for mark in item.iter_markers("needs"):
+            missing = sorted(set(mark.args) & off)
+            if missing:
+                item.add_marker(pytest.mark.skip(reason=f"tests {', '.join(missing)} itself"))
+    if config.getoption("--run-slow"):
+        return
     skip = pytest.mark.skip(reason="slow: run with --run-slow (make package-test)")
     for item in items:
         if "slow" in item.keywords:
@@ -25,5 +41,16 @@ def pytest_configure(config):
     Ctrl-C need the disposition an interactive run has, so the suite sets it itself."""
     import signal
 
+    config.addinivalue_line(
+        "markers",
+        "needs(*facilities): checks what a platform facility itself gives; "
+        "skipped when --without switches one off (its fallback has tests of its own)",
+    )
+    without = config.getoption("--without")
+    if without:
+        from inspector.core.platform.facilities import FACILITIES, WITHOUT_ENV, switched_off
+
+        os.environ[WITHOUT_ENV] = ",".join(FACILITIES) if without == "all" else without
+        switched_off()  # an unknown name fails here, before any test runs
     if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)

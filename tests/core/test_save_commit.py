@@ -183,6 +183,7 @@ def test_overwriting_works_where_hard_links_do_not(tmp_path, monkeypatch):
     assert not any(n.endswith(".partial") for n in os.listdir(out))
 
 
+@pytest.mark.needs("flock")
 def test_sigkill_between_renames_is_rolled_forward_on_the_next_open(tmp_path):
     index = make_sharded(tmp_path / "in", n=4)
     out = tmp_path / "out"
@@ -225,6 +226,7 @@ def test_sigkill_between_renames_is_rolled_forward_on_the_next_open(tmp_path):
     assert not [n for n in os.listdir(out) if n.startswith(".")]  # journal and temps gone
 
 
+@pytest.mark.needs("flock")
 def test_save_that_died_before_committing_leaves_the_old_set(tmp_path):
     index = make_sharded(tmp_path / "in")
     out = tmp_path / "out"

@@ -299,6 +299,7 @@ def test_cancel_sharded_save_leaves_no_folder(tmp_path):
     assert {p.name: digest(p) for p in src.iterdir()} == before
 
 
+@pytest.mark.needs("flock")
 def test_a_save_in_progress_is_never_cleaned(source, tmp_path):
     """Another save's locked temp in the same folder survives our save's leftover cleanup."""
     out_dir = tmp_path / "out"
@@ -320,6 +321,7 @@ def test_a_save_in_progress_is_never_cleaned(source, tmp_path):
 
 
 @pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="POSIX only")
+@pytest.mark.needs("flock")
 def test_sigkill_mid_save_then_next_save_cleans_up(tmp_path):
     src = tmp_path / "big.safetensors"
     save_file({"w": torch.ones(50_000_000)}, str(src))  # 200 MB of F32

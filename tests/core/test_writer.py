@@ -117,6 +117,7 @@ def test_save_keeps_order_metadata_and_loads_everywhere(tmp_path):
     assert partials(tmp_path) == []
 
 
+@pytest.mark.needs("flock")
 def test_temp_is_named_locked_and_in_the_target_folder(tmp_path):
     dest = str(tmp_path / "x.safetensors")
     with AtomicWriter() as w:
@@ -147,6 +148,7 @@ def test_exception_removes_temp_and_keeps_destination(tmp_path):
     assert partials(tmp_path) == []
 
 
+@pytest.mark.needs("flock")
 def test_unlocked_leftovers_are_deleted_at_the_next_save(tmp_path):
     left = tmp_path / ".model.safetensors.00deadbeef00.partial"
     left.write_bytes(b"x" * 100)
@@ -159,6 +161,7 @@ def test_unlocked_leftovers_are_deleted_at_the_next_save(tmp_path):
     assert (tmp_path / "report.json").read_text() == "{}\n"
 
 
+@pytest.mark.needs("flock")
 def test_sigkilled_save_is_cleaned_by_the_next_one(tmp_path):
     code = textwrap.dedent(
         f"""
@@ -314,6 +317,7 @@ def test_each_write_error_is_worded(err, reason):
     assert os_error_reason(OSError(err, os.strerror(err))) == reason
 
 
+@pytest.mark.needs("flock")
 def test_leftovers_are_cleaned_in_the_folder_asked_not_the_working_one(tmp_path, monkeypatch):
     here, there = tmp_path / "here", tmp_path / "there"
     here.mkdir()

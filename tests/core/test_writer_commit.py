@@ -93,6 +93,7 @@ def test_a_commit_fsyncs_every_output_folder_and_the_root(tmp_path, monkeypatch)
     assert sorted(set(synced)) == sorted(str(tmp_path / d) for d in ("", "a", "b"))
 
 
+@pytest.mark.needs("link")
 def test_backups_of_replaced_files_are_linked_inside_the_folder(tmp_path, monkeypatch):
     other = tmp_path / "elsewhere"
     other.mkdir()
@@ -112,6 +113,7 @@ def test_backups_of_replaced_files_are_linked_inside_the_folder(tmp_path, monkey
     assert os.listdir(other) == [] and _hidden(folder) == []
 
 
+@pytest.mark.needs("flock")
 def test_two_files_are_journalled_so_a_crash_between_renames_is_rolled_forward(tmp_path):
     for n in ("a", "b"):
         (tmp_path / n).write_text("old")

@@ -1,0 +1,105 @@
+"""Renames retried while Windows reports the destination busy, F_FULLFSYNC where it exists,
+folder fsync only where a folder can be opened: each choice made on Linux with the system's
+answer replaced."""
+
+from __future__ import annotations
+
+import errno
+import os
+import types
+
+import pytest
+
+from inspector.core.platform import file_io
+from inspector.core.platform.facilities import WITHOUT_ENV
+
+
+def _busy() -> PermissionError:
+    e = PermissionError(errno.EACCES, "The process cannot access the file")
+    e.winerror = 32  # ERROR_SHARING_VIOLATION, as Windows sets it
+    return e
+
+
+@pytest.fixture
+def flaky_replace(tmp_path, monkeypatch):
+    """os.replace refusing the first ``fails[0]`` calls as Windows does for an open file."""
+    monkeypatch.setattr(file_io, "RETRY_DELAYS", (0.0,) * 4)
+    real, fails = os.replace, [0]
+
+    def replace(a, b):
+        if fails[0]:
+            fails[0] -= 1
+            raise _busy()
+        real(a, b)
+
+    monkeypatch.setattr(os, "replace", replace)
+    (tmp_path / "new").write_text("new")
+    (tmp_path / "dst").write_text("old")
+    return tmp_path, fails
+
+
+def test_a_busy_destination_is_retried_until_it_is_let_go(flaky_replace):
+    folder, fails = flaky_replace
+    fails[0] = 4
+    file_io.replace(str(folder / "new"), str(folder / "dst"))
+    assert (folder / "dst").read_text() == "new" and fails[0] == 0
+
+
+def test_a_destination_busy_for_good_is_refused_with_its_cause(flaky_replace):
+    folder, fails = flaky_replace
+    fails[0] = 5
+    with pytest.raises(PermissionError) as e:
+        file_io.replace(str(folder / "new"), str(folder / "dst"))
+    assert "open in another program" in file_io.busy_reason(e.value)
+    assert (folder / "dst").read_text() == "old"
+
+
+def test_a_plain_permission_error_is_not_retried(tmp_path, monkeypatch):
+    calls = []
+
+    def refuse(a, b):
+        calls.append(a)
+        raise PermissionError(errno.EACCES, "Permission denied")
+
+    monkeypatch.setattr(os, "replace", refuse)
+    with pytest.raises(PermissionError) as e:
+        file_io.replace("a", "b")
+    assert calls == ["a"] and file_io.busy_reason(e.value) is None
+
+
+def _fake_fcntl(refuse: bool) -> tuple[types.SimpleNamespace, list]:
+    calls: list = []
+
+    def fcntl(fd, flag):
+        calls.append(flag)
+        if refuse:
+            raise OSError(errno.ENOTSUP, "not supported")
+
+    return types.SimpleNamespace(F_FULLFSYNC=51, fcntl=fcntl), calls
+
+
+@pytest.mark.parametrize("refuse", [False, True])
+def test_full_fsync_where_the_system_has_it_else_fsync(tmp_path, monkeypatch, refuse):
+    fake, calls = _fake_fcntl(refuse)
+    monkeypatch.setattr(file_io, "fcntl", fake)
+    synced = []
+    monkeypatch.setattr(os, "fsync", synced.append)
+    monkeypatch.delenv(WITHOUT_ENV, raising=False)
+    with open(tmp_path / "f", "wb") as f:
+        file_io.sync_file(f.fileno())
+        assert calls == [51] and synced == ([f.fileno()] if refuse else [])
+        monkeypatch.setenv(WITHOUT_ENV, "full_fsync")
+        file_io.sync_file(f.fileno())
+        assert calls == [51] and synced[-1] == f.fileno()
+
+
+def test_without_folder_fsync_no_folder_is_opened(tmp_path, monkeypatch):
+    opened = []
+    real = os.open
+    monkeypatch.setattr(os, "open", lambda p, *a, **k: (opened.append(p), real(p, *a, **k))[1])
+    monkeypatch.delenv(WITHOUT_ENV, raising=False)
+    file_io.sync_folder(str(tmp_path))
+    assert opened == [str(tmp_path)]
+    monkeypatch.setenv(WITHOUT_ENV, "dir_fsync")
+    file_io.sync_folder(str(tmp_path))
+    assert opened == [str(tmp_path)] and not file_io.can_sync_folder()
