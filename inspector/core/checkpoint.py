@@ -18,7 +18,7 @@ import numpy as np
 from .dtypes import DType
 from .errors import CheckpointError
 from .layout import Header, StridedTensorInfo, TensorInfo
-from .platform.mapping import release_pages
+from .platform.mapping import release_pages, track
 from .strided import strided_chunks, strided_view
 from .wording import _q
 
@@ -103,7 +103,20 @@ class Checkpoint:
             except (OSError, ValueError) as e:
                 raise CheckpointError(path, f"cannot map the file: {_why(e)}") from None
             self._maps[path] = mm
+            track(self)
         return mm
+
+    def release_file(self, path: str) -> bool:
+        """Close the map of ``path`` (a save is about to replace it where mapped files cannot
+        be replaced); False if a view of it is in use. Its next use reopens and finds it changed."""
+        key = os.path.normcase(os.path.abspath(path))
+        for p in [p for p in self._maps if os.path.normcase(os.path.abspath(p)) == key]:
+            try:
+                self._maps[p].close()
+            except BufferError:
+                return False
+            del self._maps[p]
+        return True
 
     def _check_not_truncated(self, path: str) -> None:
         """Touching mapped pages past the end of a file truncated in place kills the process

@@ -25,7 +25,7 @@ from ..dtypes import DType
 from ..errors import CheckpointError, os_error_reason
 from ..formats.safetensors import encode_header
 from ..layout import TensorEntry
-from ..platform import file_io, links, names
+from ..platform import file_io, links, mapping, names
 from ..thread_start import signals_held
 from .journal import PARTIAL_SUFFIX, Transaction, is_partial_name, recover_folder
 from .pending_file import PendingFile, SafetensorsFile, TensorFile, file_kind
@@ -259,6 +259,13 @@ class AtomicWriter:
             for f in self.pending:  # the long part (fsync), still interruptible: nothing is out
                 if not f.done:
                     f.finish()
+            still_mapped = mapping.release_maps_of([f.path for f in self.pending])  # Windows
+            if still_mapped:
+                raise CheckpointError(
+                    still_mapped[0],
+                    "is open in this program (one of its tensors is in use), and this system "
+                    "does not let an open file be replaced; close it, then save again",
+                )
             by_folder: dict[str, list[PendingFile]] = {}
             for f in self.pending:
                 by_folder.setdefault(f.folder, []).append(f)

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import mmap
 
+import pytest
+
+from inspector.core.errors import CheckpointError
 from inspector.core.platform import mapping
 from inspector.core.platform.facilities import WITHOUT_ENV
 
@@ -45,3 +48,52 @@ def test_release_pages_rounds_to_pages_and_stops_at_the_map(monkeypatch):
     monkeypatch.setenv(WITHOUT_ENV, "madvise")
     mapping.release_pages(m, 0, mmap.PAGESIZE)
     assert len(m.calls) == 1
+
+
+def _cast_over(src, out) -> None:
+    from inspector.core.cast.job import cast_checkpoint
+    from inspector.core.dtypes import DTYPES
+    from inspector.core.opening import open_checkpoint
+    from inspector.core.progress import run_job
+
+    with open_checkpoint(src) as ckpt:
+        run_job(cast_checkpoint(ckpt, DTYPES["F16"], str(out)))
+
+
+@pytest.fixture
+def shown(tmp_path, monkeypatch):
+    """An output the program has open and mapped (the window showing it), then cast over,
+    where a mapped file cannot be replaced (Windows)."""
+    import numpy as np
+
+    from inspector.core.dtypes import DTYPES
+    from inspector.core.opening import open_checkpoint
+    from inspector.core.save.writer import save_arrays
+
+    monkeypatch.setenv(WITHOUT_ENV, "replace_mapped")
+    src, out = tmp_path / "src.safetensors", tmp_path / "out.safetensors"
+    save_arrays(src, [("w", DTYPES["F32"], np.arange(4, dtype=np.float32))])
+    save_arrays(out, [("w", DTYPES["F32"], np.full(4, 7, dtype=np.float32))])
+    with open_checkpoint(out) as ckpt:
+        yield src, out, ckpt
+
+
+def test_a_mapped_destination_is_closed_before_the_commit(shown):
+    src, out, ckpt = shown
+    assert float(ckpt.view("w")[0]) == 7.0  # mapped; the view is gone after this line
+    assert ckpt._maps
+    _cast_over(src, out)
+    assert not ckpt._maps  # closed before the rename, as Windows needs
+    with pytest.raises(CheckpointError, match="changed on disk since it was opened"):
+        ckpt.view("w")
+
+
+def test_a_destination_still_in_use_is_refused_before_the_commit(shown, tmp_path):
+    src, out, ckpt = shown
+    before = out.read_bytes()
+    in_use = ckpt.view("w")
+    with pytest.raises(CheckpointError, match="is open in this program"):
+        _cast_over(src, out)
+    assert out.read_bytes() == before and float(in_use[0]) == 7.0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.safetensors", "src.safetensors"]
+    del in_use
