@@ -420,6 +420,7 @@ def test_the_cli_with_processes_forced_writes_what_threads_write(tmp_path):
     assert outs["2"] == outs["0"]
 
 
+@pytest.mark.needs("fchmod")
 def test_a_read_only_source_is_cast_by_workers_and_its_mode_kept(tmp_path):
     """The temp took a 0444 source's mode at once, so a worker (a process of its own, not
     root) could not open it for writing; the owner keeps write permission until the commit."""

@@ -273,6 +273,7 @@ def test_nested_shard_paths_are_cast_into_matching_subfolders(tmp_path):
 
 
 @pytest.mark.skipif(os.name != "posix", reason="POSIX modes")
+@pytest.mark.needs("fchmod")
 def test_output_keeps_the_source_mode_or_the_replaced_files_mode(src, tmp_path):
     src.chmod(0o600)
     out = tmp_path / "o.safetensors"

@@ -15,10 +15,9 @@ from __future__ import annotations
 
 import os
 import signal
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
+from ..platform.signals import sigint_blocked, unblock_sigint
 from ..thread_start import signals_held
 from .parent_watch import exit_when_parent_dies
 
@@ -43,8 +42,7 @@ def boot_worker() -> None:
     os.environ[BLAS_THREADS_ENV] = "1"  # a worker never uses BLAS, whatever the caller set
     exit_when_parent_dies()  # a killed program leaves no worker behind
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # discards a Ctrl-C held since the spawn
-    if hasattr(signal, "pthread_sigmask"):
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    unblock_sigint()
     from . import worker  # noqa: F401 - numpy and the kernels, loaded before the first task
 
 
@@ -68,23 +66,10 @@ def spawn_workers(n: int) -> ProcessPoolExecutor:
         )
         # the tracker's own start unblocks SIGINT in this thread when it ends: before the block
         resource_tracker.ensure_running()
-        with _sigint_blocked():
+        with sigint_blocked():
             for _ in range(n):  # a pool starts a process per task while none is idle
                 pool.submit(os.getpid)
     return pool
-
-
-@contextmanager
-def _sigint_blocked() -> Iterator[None]:
-    """SIGINT held pending in this thread (and what it starts) until the block ends (POSIX)."""
-    if not hasattr(signal, "pthread_sigmask"):
-        yield
-        return
-    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
 _early: tuple[ProcessPoolExecutor, int] | None = None  # the pool start_workers_early started

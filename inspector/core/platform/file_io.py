@@ -47,6 +47,26 @@ def pwrite_all(fd: int, data: memoryview, offset: int) -> int:
     return done
 
 
+# -- permissions ----------------------------------------------------------------------------------
+def can_set_mode() -> bool:
+    """POSIX permission bits on an open file (Windows before Python 3.13 has no ``fchmod``, and
+    its files have only a read-only flag: a new output there is simply writable)."""
+    return allowed("fchmod") and hasattr(os, "fchmod")
+
+
+def set_mode(fd: int, mode: int) -> None:
+    if can_set_mode():
+        os.fchmod(fd, mode)
+
+
+def read_only_file_system(folder: str) -> bool:
+    """Is ``folder`` on a file system mounted read-only? (Only words an error; False if unknown.)"""
+    try:
+        return bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
+    except (OSError, AttributeError):  # no statvfs on Windows
+        return False
+
+
 # -- durability -----------------------------------------------------------------------------------
 def sync_file(fd: int) -> None:
     """Flush a file's data to the disk: ``F_FULLFSYNC`` where there is one (macOS), else fsync."""

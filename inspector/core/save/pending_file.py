@@ -67,7 +67,7 @@ class PendingFile:
         if mode is not None:
             with contextlib.suppress(OSError):
                 self._final_mode = stat.S_IMODE(os.fstat(self.fd).st_mode) & mode
-                os.fchmod(self.fd, self._final_mode | stat.S_IWUSR)
+                file_io.set_mode(self.fd, self._final_mode | stat.S_IWUSR)
         self.written = 0
         self.done = False
 
@@ -96,7 +96,7 @@ class PendingFile:
         """Flush the data to the disk and close it (the save's ``.txn`` lock still covers it)."""
         if self._final_mode is not None:
             with contextlib.suppress(OSError):  # best effort, as at creation
-                os.fchmod(self.fd, self._final_mode)
+                file_io.set_mode(self.fd, self._final_mode)
         try:
             file_io.sync_file(self.fd)
         except OSError as e:

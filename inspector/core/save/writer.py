@@ -50,13 +50,6 @@ def clean_leftovers(folder: str) -> list[str]:
     return recover_folder(folder)
 
 
-def _read_only(folder: str) -> bool:
-    try:
-        return bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
-    except (OSError, AttributeError):
-        return False
-
-
 def _file_id(path: str) -> tuple[int, int] | None:
     try:
         st = os.stat(path)
@@ -158,7 +151,11 @@ class AtomicWriter:
             raise CheckpointError(
                 path,
                 f"cannot write to folder {folder}: "
-                + ("the disk is read-only" if _read_only(folder) else "permission denied"),
+                + (
+                    "the disk is read-only"
+                    if file_io.read_only_file_system(folder)
+                    else "permission denied"
+                ),
             )
         try:
             st = os.stat(apath)

@@ -103,3 +103,25 @@ def test_without_folder_fsync_no_folder_is_opened(tmp_path, monkeypatch):
     monkeypatch.setenv(WITHOUT_ENV, "dir_fsync")
     file_io.sync_folder(str(tmp_path))
     assert opened == [str(tmp_path)] and not file_io.can_sync_folder()
+
+
+def test_without_fchmod_an_output_is_written_with_the_default_mode(tmp_path, monkeypatch):
+    """Windows before Python 3.13 has no os.fchmod: a save there used to stop at AttributeError."""
+    import numpy as np
+
+    from inspector.core.dtypes import DTYPES
+    from inspector.core.save.writer import save_arrays
+
+    src = tmp_path / "src"
+    save_arrays(src, [("w", DTYPES["F32"], np.ones(2, np.float32))])
+    os.chmod(src, 0o600)
+    monkeypatch.delattr(os, "fchmod")  # as on Windows
+    save_arrays(src, [("w", DTYPES["F32"], np.zeros(2, np.float32))])
+    assert os.stat(src).st_mode & 0o777 == 0o666 & ~_umask()
+    assert src.read_bytes()[-8:] == bytes(8)
+
+
+def _umask() -> int:
+    old = os.umask(0)
+    os.umask(old)
+    return old
