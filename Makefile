@@ -59,8 +59,8 @@ SAVE_TESTS   := tests/core/test_save_commit.py tests/core/test_save_faults.py \
 	tests/core/test_writer.py tests/core/test_writer_commit.py tests/core/test_commit_journal.py
 SIGNAL_TESTS := tests/core/test_thread_start.py tests/cli/test_cli_hostile.py
 FALLBACKS    := pwrite:CAST populate:CAST madvise:CAST affinity:CAST writeback:SAVE flock:SAVE \
-	link:SAVE dir_fsync:SAVE full_fsync:SAVE replace_mapped:SAVE fchmod:SAVE sighup:SIGNAL \
-	all:CAST+SAVE+SIGNAL
+	link:SAVE dir_fsync:SAVE full_fsync:SAVE replace_mapped:SAVE fchmod:SAVE unlink_open:SAVE \
+	sighup:SIGNAL all:CAST+SAVE+SIGNAL
 test-fallbacks: $(VENV)/.installed-test
 	@set -e; for pair in $(FALLBACKS); do \
 		facility=$${pair%%:*}; tests=; \

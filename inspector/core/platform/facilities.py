@@ -29,6 +29,7 @@ FACILITIES: dict[str, str] = {
     "dir_fsync": "fsync of a folder: a rename survives a power cut",
     "full_fsync": "fcntl.F_FULLFSYNC (macOS): fsync that reaches the disk's platters",
     "fchmod": "os.fchmod (POSIX; Windows before Python 3.13 has none): an output's permission bits",
+    "unlink_open": "deleting a file this program holds open (POSIX; Windows refuses)",
     "replace_mapped": "a rename over a file this program has mapped (POSIX; Windows refuses)",
 }
 

@@ -47,6 +47,30 @@ def pwrite_all(fd: int, data: memoryview, offset: int) -> int:
     return done
 
 
+# -- creating -------------------------------------------------------------------------------------
+def create_new(path: str, access: int, mode: int) -> int:
+    """Create ``path`` (never an existing one) and open it for ``access`` (``os.O_WRONLY`` or
+    ``os.O_RDWR``), binary and not inherited by child processes: ``O_CLOEXEC`` on POSIX,
+    ``O_NOINHERIT`` and ``O_BINARY`` on Windows, which has no ``O_CLOEXEC``."""
+    private = sum(getattr(os, f, 0) for f in ("O_CLOEXEC", "O_NOINHERIT", "O_BINARY"))
+    return os.open(path, access | os.O_CREAT | os.O_EXCL | private, mode)
+
+
+def remove_and_close(path: str | None, fd: int) -> None:
+    """Delete ``path`` (a file of ours) and close ``fd``, its descriptor (-1: none). Deleted
+    while still open where the system allows (POSIX: its lock holds to the end), else closed
+    first: Windows refuses to delete an open file, which left every journal behind."""
+    open_delete = allowed("unlink_open") and sys.platform != "win32"
+    if path is not None and open_delete:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+    if fd >= 0:
+        os.close(fd)
+    if path is not None and not open_delete:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+
+
 # -- permissions ----------------------------------------------------------------------------------
 def can_set_mode() -> bool:
     """POSIX permission bits on an open file (Windows before Python 3.13 has no ``fchmod``, and

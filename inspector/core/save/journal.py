@@ -33,7 +33,14 @@ from typing import NamedTuple
 
 from ..errors import CheckpointError
 from ..platform import locks
-from ..platform.file_io import replace, sync_file, sync_folder, sync_folder_fd
+from ..platform.file_io import (
+    create_new,
+    remove_and_close,
+    replace,
+    sync_file,
+    sync_folder,
+    sync_folder_fd,
+)
 
 PARTIAL_SUFFIX = ".partial"
 TXN_SUFFIX = ".txn"
@@ -68,7 +75,7 @@ class Transaction:
         for _ in range(8):
             path = os.path.join(folder, f".{secrets.token_hex(6)}{TXN_SUFFIX}")
             try:
-                fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+                fd = create_new(path, os.O_RDWR, 0o600)
             except FileExistsError:
                 continue
             break
@@ -100,11 +107,9 @@ class Transaction:
         """Delete the journal (all renames done, or the save given up) and drop the lock."""
         if self.fd < 0:
             return
-        with contextlib.suppress(OSError):
-            os.unlink(self.path)
-        sync_folder(self.folder)
-        os.close(self.fd)
+        remove_and_close(self.path, self.fd)
         self.fd = -1
+        sync_folder(self.folder)
 
 
 class _ForeignJournal(Exception):

@@ -43,7 +43,7 @@ class PendingFile:
         for _ in range(8):
             tmp = os.path.join(self.folder, f".{base}.{secrets.token_hex(6)}{PARTIAL_SUFFIX}")
             try:
-                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+                fd = file_io.create_new(tmp, os.O_WRONLY, 0o666)
             except FileExistsError:
                 continue
             except OSError as e:
@@ -120,11 +120,8 @@ class PendingFile:
             self.fd = -1
 
     def discard(self) -> None:
-        if self.tmp_path is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(self.tmp_path)
-            self.tmp_path = None
-        self.close()
+        file_io.remove_and_close(self.tmp_path, self.fd)
+        self.tmp_path, self.fd = None, -1
 
 
 class TensorFile(PendingFile):

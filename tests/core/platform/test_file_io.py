@@ -105,8 +105,11 @@ def test_without_folder_fsync_no_folder_is_opened(tmp_path, monkeypatch):
     assert opened == [str(tmp_path)] and not file_io.can_sync_folder()
 
 
-def test_without_fchmod_an_output_is_written_with_the_default_mode(tmp_path, monkeypatch):
-    """Windows before Python 3.13 has no os.fchmod: a save there used to stop at AttributeError."""
+def test_without_fchmod_and_o_cloexec_an_output_is_written_with_the_default_mode(
+    tmp_path, monkeypatch
+):
+    """Windows has no O_CLOEXEC, nor (before Python 3.13) os.fchmod: a save there used to stop at
+    AttributeError."""
     import numpy as np
 
     from inspector.core.dtypes import DTYPES
@@ -116,6 +119,7 @@ def test_without_fchmod_an_output_is_written_with_the_default_mode(tmp_path, mon
     save_arrays(src, [("w", DTYPES["F32"], np.ones(2, np.float32))])
     os.chmod(src, 0o600)
     monkeypatch.delattr(os, "fchmod")  # as on Windows
+    monkeypatch.delattr(os, "O_CLOEXEC")  # Windows has O_NOINHERIT instead
     save_arrays(src, [("w", DTYPES["F32"], np.zeros(2, np.float32))])
     assert os.stat(src).st_mode & 0o777 == 0o666 & ~_umask()
     assert src.read_bytes()[-8:] == bytes(8)
