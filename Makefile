@@ -52,7 +52,7 @@ test: $(VENV)/.installed-test $(QM)
 	$(MAKE) --no-print-directory test-fallbacks
 
 # Each platform facility switched off in turn (--without, issue 34), as on macOS, Windows or a
-# file system without it: the tests of what uses it then run its fallback (~2 min on 2 cores).
+# file system without it: the tests of what uses it then run its fallback (~2.5 min on 2 cores).
 CAST_TESTS   := tests/core/test_cast.py tests/core/test_cast_processes.py \
 	tests/core/test_cast_pool.py tests/core/test_early_workers.py tests/core/test_checkpoint.py
 SAVE_TESTS   := tests/core/test_save_commit.py tests/core/test_save_faults.py \
