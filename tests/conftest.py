@@ -48,9 +48,15 @@ def pytest_configure(config):
     )
     without = config.getoption("--without")
     if without:
-        from inspector.core.platform.facilities import FACILITIES, WITHOUT_ENV, switched_off
+        import pytest
 
-        os.environ[WITHOUT_ENV] = ",".join(FACILITIES) if without == "all" else without
-        switched_off()  # an unknown name fails here, before any test runs
+        from inspector.core.errors import CheckpointError
+        from inspector.core.platform.facilities import WITHOUT_ENV, check_switches
+
+        os.environ[WITHOUT_ENV] = without
+        try:
+            check_switches()  # an unknown name fails here, before any test runs
+        except CheckpointError as e:
+            raise pytest.UsageError(str(e)) from None
     if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)

@@ -13,6 +13,7 @@ import sys
 from collections.abc import Sequence
 
 from ..core.errors import CheckpointError
+from ..core.platform.facilities import check_switches
 from .cmd_cast import cmd_cast
 from .cmd_check import cmd_check
 from .cmd_diff import cmd_diff
@@ -86,6 +87,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _no_stream()
     make_streams_safe()
     try:
+        check_switches()  # CHECKPOINT_INSPECTOR_WITHOUT: a typo is refused, not ignored
         if argv and argv[0] in SUBCOMMANDS:
             install_signal_handlers()
             args = _build_sub_parser().parse_args(argv)

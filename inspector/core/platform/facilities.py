@@ -1,7 +1,7 @@
 """Which platform facilities this process may use, asked at every call.
 
 A facility is used only where the system has it and ``CHECKPOINT_INSPECTOR_WITHOUT`` (a comma
-list of the names below) does not turn it off. The switch exists so that every fallback runs
+list of the names below, or ``all``) does not turn it off. The switch exists so that every fallback runs
 on Linux too, the way it runs on macOS or Windows: the tests' ``--without`` option sets it, and
 worker processes and CLI children inherit it. It is also a way out for a file system that
 misbehaves with one of them (``CHECKPOINT_INSPECTOR_WITHOUT=flock`` on a broken network mount).
@@ -37,19 +37,25 @@ FACILITIES: dict[str, str] = {
 @functools.lru_cache(maxsize=8)
 def _parse(value: str) -> frozenset[str]:
     names = frozenset(n.strip().lower() for n in value.split(",") if n.strip())
-    unknown = sorted(names - FACILITIES.keys())
+    return frozenset(FACILITIES) if "all" in names else names
+
+
+def switched_off() -> frozenset[str]:
+    """The facilities ``CHECKPOINT_INSPECTOR_WITHOUT`` turns off now (unknown names included:
+    they switch nothing off, and :func:`check_switches` refuses them up front)."""
+    return _parse(os.environ.get(WITHOUT_ENV, ""))
+
+
+def check_switches() -> None:
+    """Refuse a name ``CHECKPOINT_INSPECTOR_WITHOUT`` gives that is not a facility (a typo would
+    otherwise switch nothing off, silently). Called once, where a command starts."""
+    unknown = sorted(switched_off() - FACILITIES.keys())
     if unknown:
         raise CheckpointError(
             None,
             f"{WITHOUT_ENV} names {', '.join(unknown)}, which is not a facility "
-            f"(known: {', '.join(FACILITIES)})",
+            f"(known: {', '.join(FACILITIES)}, or all)",
         )
-    return names
-
-
-def switched_off() -> frozenset[str]:
-    """The facilities ``CHECKPOINT_INSPECTOR_WITHOUT`` turns off now."""
-    return _parse(os.environ.get(WITHOUT_ENV, ""))
 
 
 def allowed(name: str) -> bool:

@@ -6,7 +6,13 @@ import pytest
 
 from inspector.core.errors import CheckpointError
 from inspector.core.platform import cpu, signals
-from inspector.core.platform.facilities import WITHOUT_ENV, allowed, switched_off
+from inspector.core.platform.facilities import (
+    FACILITIES,
+    WITHOUT_ENV,
+    allowed,
+    check_switches,
+    switched_off,
+)
 
 
 def test_switched_off_at_call_time(monkeypatch):
@@ -17,12 +23,38 @@ def test_switched_off_at_call_time(monkeypatch):
     assert not allowed("link") and allowed("flock")
 
 
+def test_all_switches_every_facility_off(monkeypatch):
+    monkeypatch.setenv(WITHOUT_ENV, "all")
+    assert switched_off() == set(FACILITIES)
+
+
 def test_an_unknown_facility_is_refused_with_the_known_ones(monkeypatch):
     monkeypatch.setenv(WITHOUT_ENV, "pwrite,flok")
+    assert not allowed("pwrite") and allowed("flock")  # deep inside a command: never raises
     with pytest.raises(
         CheckpointError, match=r"names flok, which is not a facility \(known: pwrite"
     ):
-        allowed("pwrite")
+        check_switches()
+
+
+def test_the_cli_refuses_an_unknown_facility_in_one_line(tmp_path):
+    """One line, exit 2 (it was a traceback from the first call that asked: the exit's reset
+    of the signal handlers)."""
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, **{WITHOUT_ENV: "bogus"})
+    p = subprocess.run(
+        [sys.executable, "-m", "inspector", "list", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert p.returncode == 2 and p.stdout == ""
+    assert p.stderr.startswith(f"checkpoint-inspector: error: {WITHOUT_ENV} names bogus,")
+    assert len(p.stderr.splitlines()) == 1
 
 
 def test_without_affinity_every_core_counts(monkeypatch):
