@@ -212,7 +212,11 @@ def start_writeback(fd: int, start: int, nbytes: int) -> None:
 
 def write_behind(fd: int, start: int, end: int, older: int) -> None:
     """Start writeback of [start, end), wait for [older, start) to reach the disk and drop it
-    from the page cache (Linux; elsewhere nothing: the closing fsync does it all)."""
+    from the page cache (Linux; elsewhere nothing: the closing fsync does it all).
+
+    Keeps the disk busy from the first chunk on and the dirty page cache bounded at two
+    ranges, instead of one huge flush at fsync time (and the kernel throttling our writes).
+    """
     if not can_write_behind():
         return
     _SYNC_FILE_RANGE(fd, start, end - start, _SFR_WRITE)
