@@ -175,7 +175,7 @@ def busy_reason(e: OSError) -> str | None:
         return None
     return (
         "it is open in another program (or mapped by one), and Windows does not let an open "
-        "file be replaced; close it there and save again"
+        "file be replaced; close it there and save again (a read-only file is refused the same way)"
     )
 
 

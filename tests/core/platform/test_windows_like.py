@@ -63,3 +63,28 @@ def test_deleting_while_open_left_the_journal_behind(tmp_path, monkeypatch, wind
     monkeypatch.setenv(WITHOUT_ENV, "flock")
     _save(tmp_path, commit=True)
     assert [n for n in os.listdir(tmp_path) if n.endswith(".txn")]
+
+
+def test_a_destination_another_program_holds_is_refused_in_one_line(tmp_path, monkeypatch):
+    """Windows refuses the rename for as long as another program has the file open."""
+    from inspector.core.errors import CheckpointError
+    from inspector.core.platform import file_io
+    from inspector.core.save.writer import write_text_atomic
+
+    def busy(a, b):
+        e = PermissionError(errno.EACCES, "being used by another process")
+        e.winerror = 32
+        raise e
+
+    monkeypatch.setattr(file_io, "RETRY_DELAYS", (0.0, 0.0))
+    monkeypatch.setattr(os, "replace", busy)
+    (tmp_path / "report.json").write_text("old")
+    with pytest.raises(CheckpointError) as e:
+        write_text_atomic(tmp_path / "report.json", "new")
+    assert str(e.value) == (
+        f"{tmp_path / 'report.json'}: cannot replace: it is open in another program (or "
+        "mapped by one), and Windows does not let an open file be replaced; close it there "
+        "and save again (a read-only file is refused the same way)"
+    )
+    assert os.listdir(tmp_path) == ["report.json"]
+    assert (tmp_path / "report.json").read_text() == "old"
