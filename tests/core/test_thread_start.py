@@ -75,3 +75,26 @@ def test_a_signal_while_a_thread_starts_stops_the_cast_cleanly(
         assert not t.is_alive(), f"{t.name} was left running"
     assert unraisable == []
     assert sorted(os.listdir(tmp_path)) == ["a.safetensors"]
+
+
+@pytest.mark.parametrize("when", ["created", "locked"])
+def test_a_signal_just_after_a_temp_is_created_leaves_no_temp(
+    tmp_path, monkeypatch, raising_sigterm, when
+):
+    """The CLI's SIGTERM test found a ``.partial`` left: the signal landed between the temp's
+    creation and the writer owning it."""
+    from inspector.core.platform import file_io, locks
+
+    save_file({"t": np.ones(1000, np.float32)}, str(tmp_path / "a.safetensors"))
+    owner, name = (file_io, "create_new") if when == "created" else (locks, "hold")
+    real = getattr(owner, name)
+
+    def then_signal(*args):
+        result = real(*args)
+        signal.raise_signal(signal.SIGTERM)
+        return result
+
+    monkeypatch.setattr(owner, name, then_signal)
+    with open_checkpoint(tmp_path / "a.safetensors") as ckpt, pytest.raises(Stopped):
+        run_job(cast_checkpoint(ckpt, DTYPES["F16"], str(tmp_path / "o.safetensors")))
+    assert sorted(os.listdir(tmp_path)) == ["a.safetensors"]

@@ -41,6 +41,7 @@ from ..platform.file_io import (
     sync_folder,
     sync_folder_fd,
 )
+from ..thread_start import signals_held
 
 PARTIAL_SUFFIX = ".partial"
 TXN_SUFFIX = ".txn"
@@ -72,19 +73,27 @@ class Transaction:
 
     def __init__(self, folder: str) -> None:
         self.folder = folder
+        self.fd = -1
+        try:
+            with signals_held():  # a signal between creating it and owning it would leak it
+                self._create()
+            st = os.stat(folder)
+        except BaseException:  # the caller never gets it to close: done here
+            self.close()
+            raise
+        self.folder_id = [st.st_dev, st.st_ino]
+
+    def _create(self) -> None:
         for _ in range(8):
-            path = os.path.join(folder, f".{secrets.token_hex(6)}{TXN_SUFFIX}")
+            path = os.path.join(self.folder, f".{secrets.token_hex(6)}{TXN_SUFFIX}")
             try:
-                fd = create_new(path, os.O_RDWR, 0o600)
+                self.fd = create_new(path, os.O_RDWR, 0o600)
             except FileExistsError:
                 continue
-            break
-        else:
-            raise CheckpointError(folder, "could not create a lock file in the folder")
-        locks.hold(fd)  # without locks (Windows, some network mounts) the save goes on unlocked
-        self.path, self.fd = path, fd
-        st = os.stat(folder)
-        self.folder_id = [st.st_dev, st.st_ino]
+            self.path = path
+            locks.hold(self.fd)  # without locks (Windows, some network mounts): unlocked
+            return
+        raise CheckpointError(self.folder, "could not create a lock file in the folder")
 
     def write_journal(self, renames: list[tuple[str, str]], backups: list[str] = ()) -> None:
         """Record ``(temp, final)`` paths (relative to the folder), durably, before any rename;

@@ -14,6 +14,7 @@ import numpy as np
 from ..errors import CheckpointError, os_error_reason
 from ..layout import TensorEntry
 from ..platform import file_io, locks
+from ..thread_start import signals_held
 from .journal import PARTIAL_SUFFIX
 from .tensor_layout import FileLayout, safetensors_layout
 
@@ -38,8 +39,27 @@ class PendingFile:
 
     def __init__(self, path: str, tmp_folder: str | None = None, mode: int | None = None) -> None:
         self.path = path
-        folder, base = os.path.split(path)
-        self.folder = tmp_folder or folder or "."
+        self.folder = tmp_folder or os.path.dirname(path) or "."
+        self.tmp_path: str | None = None
+        self.fd = -1
+        self._final_mode: int | None = None
+        try:
+            # a SIGTERM between creating the temp and owning it left it behind (the CLI's
+            # SIGTERM test caught one): it is raised once the temp is ours to remove
+            with signals_held():
+                self._create(os.path.basename(path))
+            if mode is not None:
+                with contextlib.suppress(OSError):
+                    self._final_mode = stat.S_IMODE(os.fstat(self.fd).st_mode) & mode
+                    file_io.set_mode(self.fd, self._final_mode | stat.S_IWUSR)
+        except BaseException:  # the caller never gets this file to discard: done here
+            self.discard()
+            raise
+        self.written = 0
+        self.done = False
+
+    def _create(self, base: str) -> None:
+        """Create, lock and own a new temp in :attr:`folder`."""
         for _ in range(8):
             tmp = os.path.join(self.folder, f".{base}.{secrets.token_hex(6)}{PARTIAL_SUFFIX}")
             try:
@@ -48,8 +68,9 @@ class PendingFile:
                 continue
             except OSError as e:
                 raise CheckpointError(
-                    path, f"cannot write to folder {self.folder}: {os_error_reason(e)}"
+                    self.path, f"cannot write to folder {self.folder}: {os_error_reason(e)}"
                 ) from None
+            self.tmp_path, self.fd = tmp, fd  # ours from here on: discard() removes it
             # without locks (Windows, some NFS/SMB mounts) the save goes on unlocked
             locks.hold(fd)
             # another save's cleanup may have taken it in the instant before the lock: start over
@@ -58,18 +79,10 @@ class PendingFile:
             except OSError:
                 same = False
             if same:
-                self.tmp_path, self.fd = tmp, fd
-                break
+                return
             os.close(fd)
-        else:
-            raise CheckpointError(path, "could not create a temporary file next to it")
-        self._final_mode: int | None = None
-        if mode is not None:
-            with contextlib.suppress(OSError):
-                self._final_mode = stat.S_IMODE(os.fstat(self.fd).st_mode) & mode
-                file_io.set_mode(self.fd, self._final_mode | stat.S_IWUSR)
-        self.written = 0
-        self.done = False
+            self.tmp_path, self.fd = None, -1
+        raise CheckpointError(self.path, "could not create a temporary file next to it")
 
     def write(self, data: bytes | bytearray | memoryview | np.ndarray) -> None:
         """Append all of ``data`` (arrays are written as their raw bytes, in C order)."""
