@@ -22,6 +22,7 @@ import time
 from typing import Any
 
 from .facilities import allowed
+from .names import long_path
 
 try:
     import fcntl
@@ -48,12 +49,18 @@ def pwrite_all(fd: int, data: memoryview, offset: int) -> int:
 
 
 # -- creating -------------------------------------------------------------------------------------
+def native(path: str) -> str:
+    """``path`` as the system opens it: on Windows past ``MAX_PATH`` with the ``\\\\?\\``
+    prefix (a deep model folder's shard names pass 260 characters), elsewhere unchanged."""
+    return long_path(path) if sys.platform == "win32" else path
+
+
 def create_new(path: str, access: int, mode: int) -> int:
     """Create ``path`` (never an existing one) and open it for ``access`` (``os.O_WRONLY`` or
     ``os.O_RDWR``), binary and not inherited by child processes: ``O_CLOEXEC`` on POSIX,
     ``O_NOINHERIT`` and ``O_BINARY`` on Windows, which has no ``O_CLOEXEC``."""
     private = sum(getattr(os, f, 0) for f in ("O_CLOEXEC", "O_NOINHERIT", "O_BINARY"))
-    return os.open(path, access | os.O_CREAT | os.O_EXCL | private, mode)
+    return os.open(native(path), access | os.O_CREAT | os.O_EXCL | private, mode)
 
 
 def remove_and_close(path: str | None, fd: int) -> None:
@@ -63,12 +70,12 @@ def remove_and_close(path: str | None, fd: int) -> None:
     open_delete = allowed("unlink_open") and sys.platform != "win32"
     if path is not None and open_delete:
         with contextlib.suppress(OSError):
-            os.unlink(path)
+            os.unlink(native(path))
     if fd >= 0:
         os.close(fd)
     if path is not None and not open_delete:
         with contextlib.suppress(OSError):
-            os.unlink(path)
+            os.unlink(native(path))
 
 
 # -- permissions ----------------------------------------------------------------------------------
@@ -148,7 +155,7 @@ def _replace_once(src: str, dst: str, src_dir_fd: int | None, dst_dir_fd: int | 
     if src_dir_fd is not None or dst_dir_fd is not None:
         os.replace(src, dst, src_dir_fd=src_dir_fd, dst_dir_fd=dst_dir_fd)
     elif sys.platform == "win32":
-        _move_file_ex(src, dst)
+        _move_file_ex(native(src), native(dst))
     else:
         os.replace(src, dst)
 

@@ -108,7 +108,7 @@ class AtomicWriter:
             probe = parent
         for d in reversed(missing):
             try:
-                os.mkdir(d)
+                os.mkdir(file_io.native(d))
             except OSError as e:
                 raise CheckpointError(d, f"cannot create folder: {os_error_reason(e)}") from None
             self.created_dirs.append(d)

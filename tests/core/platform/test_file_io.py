@@ -129,3 +129,20 @@ def _umask() -> int:
     old = os.umask(0)
     os.umask(old)
     return old
+
+
+def test_windows_paths_past_max_path_are_opened_with_the_long_prefix(monkeypatch) -> None:
+    """A deep model folder's shard names pass 260 characters; Windows opens them only as
+    \\\\?\\C:\\..., so creating, renaming and deleting go through file_io.native."""
+    import sys
+
+    deep = "C:\\models\\" + "a" * 300 + "\\model-00001-of-00002.safetensors"
+    monkeypatch.setattr(sys, "platform", "win32")
+    assert file_io.native(deep) == "\\\\?\\" + deep
+    assert file_io.native("C:\\short.safetensors") == "C:\\short.safetensors"
+    seen: list[str] = []
+    monkeypatch.setattr(file_io.os, "open", lambda path, *a, **k: seen.append(path) or 3)
+    file_io.create_new(deep, os.O_WRONLY, 0o644)
+    assert seen == ["\\\\?\\" + deep]
+    monkeypatch.setattr(sys, "platform", "linux")
+    assert file_io.native("\\\\" + "x" * 300) == "\\\\" + "x" * 300  # a POSIX name, untouched
