@@ -11,6 +11,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QSizePolicy,
     QSplitter,
+    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -21,10 +22,12 @@ from inspector.core.formats.gguf import GgufBlocksInfo
 from inspector.core.layout import TensorInfo
 from inspector.core.wording import format_bytes
 
+from .heatmap_view import HeatmapPlot
 from .i18n import translate
 from .plots import ErrorHistogramPlot, HistogramPlot
 from .precision import BeforeAfter, describe_nonfinite
 from .table_text import format_shape
+from .value_grid import ValuesView
 
 if TYPE_CHECKING:
     from inspector.core.quant.storage_figures import StorageFigures
@@ -84,7 +87,15 @@ class DetailsPane(QWidget):
         self.splitter.addWidget(self.histogram)
         self.splitter.addWidget(self.error_plot)
         self.splitter.setChildrenCollapsible(False)
-        lay.addWidget(self.splitter, 1)
+        # the histograms, a window of the values, the matrix as an image (gui/values_controller)
+        self.view_tabs = QTabWidget()
+        self.view_tabs.setDocumentMode(True)
+        self.values_view = ValuesView()
+        self.heatmap_plot = HeatmapPlot()
+        self.view_tabs.addTab(self.splitter, translate("DetailsPane", "Histogram"))
+        self.view_tabs.addTab(self.values_view, translate("DetailsPane", "Values"))
+        self.view_tabs.addTab(self.heatmap_plot, translate("DetailsPane", "Heatmap"))
+        lay.addWidget(self.view_tabs, 1)
         self.error_plot.hide()
         self.tensor: TensorInfo | None = None
         self.dtype_text = ""  # the DType line's name: ours, or burn's own (Flex32, Bool(U8))

@@ -40,6 +40,7 @@ from .job_runner import JobRunner
 from .message_bar import MessageBar
 from .quantize_controller import QuantizeController
 from .tensor_page import TensorPage
+from .values_controller import ValuesController
 from .window_actions import WindowActions
 from .window_views import WindowViews
 
@@ -172,6 +173,9 @@ class MainWindow(QMainWindow):
             self.session, self.runner, self.tensor_page, parent=self
         )
         self.details_controller.details_ready.connect(self.details_ready)
+        self.values_controller = ValuesController(
+            self.session, self.runner, self.tensor_page, parent=self
+        )
         self.exports = ExportActions(self.session, views, parent=self)
 
     def _on_shown(self, path: str) -> None:
