@@ -52,6 +52,25 @@ class Heatmap:
     def col_edges(self) -> np.ndarray:
         return _edges(self.cols, self.values.shape[1])
 
+    @property
+    def largest(self) -> float | None:
+        """The largest |cell| (None: no finite value)."""
+        a = np.abs(self.values[np.isfinite(self.values)])
+        return float(a.max()) if a.size else None
+
+    def colour_limit(self, quantile: float = 0.995) -> tuple[float, bool]:
+        """The symmetric limit ±m of a colour scale centred at 0, and whether it clips: the
+        largest |cell| unless a few outliers (beyond 4× the ``quantile`` of |cells|) would wash
+        every other cell out; then that quantile (outliers saturate, their value in tooltips)."""
+        a = np.abs(self.values[np.isfinite(self.values)])
+        if a.size == 0:
+            return 1.0, False
+        top = float(a.max())
+        q = float(np.quantile(a, quantile))
+        if q > 0 and top > 4 * q:
+            return q, True
+        return (top if top > 0 else 1.0), False
+
     def cell_of(self, row: int, col: int) -> tuple[int, int]:
         """The cell holding element ``(row, col)`` of the matrix."""
         return row * self.values.shape[0] // self.rows, col * self.values.shape[1] // self.cols

@@ -22,7 +22,7 @@ from inspector.core.formats.gguf import GgufBlocksInfo
 from inspector.core.layout import TensorInfo
 from inspector.core.wording import format_bytes
 
-from .heatmap_view import HeatmapPlot
+from .heatmap_view import HeatmapView
 from .i18n import translate
 from .plots import ErrorHistogramPlot, HistogramPlot
 from .precision import BeforeAfter, describe_nonfinite
@@ -91,10 +91,10 @@ class DetailsPane(QWidget):
         self.view_tabs = QTabWidget()
         self.view_tabs.setDocumentMode(True)
         self.values_view = ValuesView()
-        self.heatmap_plot = HeatmapPlot()
+        self.heatmap_view = HeatmapView()
         self.view_tabs.addTab(self.splitter, translate("DetailsPane", "Histogram"))
         self.view_tabs.addTab(self.values_view, translate("DetailsPane", "Values"))
-        self.view_tabs.addTab(self.heatmap_plot, translate("DetailsPane", "Heatmap"))
+        self.view_tabs.addTab(self.heatmap_view, translate("DetailsPane", "Heatmap"))
         lay.addWidget(self.view_tabs, 1)
         self.error_plot.hide()
         self.tensor: TensorInfo | None = None

@@ -39,12 +39,13 @@ class ValuesController(QObject):
         self.runner = runner
         self.details = page.details
         self.values = page.details.values_view
-        self.heatmap = page.details.heatmap_plot
+        self.heatmap = page.details.heatmap_view
         self._values_of: TensorInfo | None = None  # the tensor whose window was asked for
         self._heatmap_of: TensorInfo | None = None
         session.events.selection_changed.connect(self._on_selection)
         self.details.view_tabs.currentChanged.connect(lambda _i: self._refresh())
         self.values.sig_window_changed.connect(self._on_window)
+        self.heatmap.sig_mode_changed.connect(self._on_mode)
 
     # ---- session -> views -------------------------------------------------------------------
     def _on_selection(self, t: TensorInfo | None) -> None:
@@ -56,9 +57,7 @@ class ValuesController(QObject):
             return
         w = self.session.quantized_weight(t)
         self.values.set_plane(Plane(tuple(w.shape) if w is not None else tuple(t.shape)))
-        self.heatmap.show_message(
-            translate("ValuesController", "Heatmap"), translate("ValuesController", "computing…")
-        )
+        self.heatmap.show_message(translate("ValuesController", "computing…"))
         self._refresh()
 
     def _refresh(self) -> None:
@@ -69,6 +68,12 @@ class ValuesController(QObject):
         if shown is self.values and self._values_of is not t:
             self._on_window(*self.values.window())
         elif shown is self.heatmap and self._heatmap_of is not t:
+            self._request_heatmap(t)
+
+    def _on_mode(self, _mode: str) -> None:
+        t = self.session.current
+        if t is not None:
+            self.heatmap.show_message(translate("ValuesController", "computing…"))
             self._request_heatmap(t)
 
     # ---- requests ---------------------------------------------------------------------------
@@ -97,10 +102,10 @@ class ValuesController(QObject):
         if s.checkpoint is None:
             return
         self._heatmap_of = t
-        ckpt, w = s.checkpoint, s.quantized_weight(t)
+        ckpt, w, mode = s.checkpoint, s.quantized_weight(t), self.heatmap.mode()
         self.runner.request(
             "heatmap",
-            lambda: heatmap(ckpt, t, HEATMAP_SIDE, weight=w),
+            lambda: heatmap(ckpt, t, HEATMAP_SIDE, mode, weight=w),
             on_result=lambda res, t=t: self._on_heatmap(t, res),
             on_error=lambda e, t=t: self._on_heatmap_failed(t, e),
             job=True,
@@ -125,10 +130,7 @@ class ValuesController(QObject):
         if t is not self.session.current:
             return
         if h.values.size == 0 or h.rows * h.cols == 0:
-            self.heatmap.show_message(
-                translate("ValuesController", "Heatmap"),
-                translate("ValuesController", "No values"),
-            )
+            self.heatmap.show_message(translate("ValuesController", "No values"))
         else:
             self.heatmap.set_heatmap(h, heatmap_title(h, self.session.quantized_weight(t)))
         self.heatmap_ready.emit(t.name)
@@ -136,7 +138,9 @@ class ValuesController(QObject):
     def _on_heatmap_failed(self, t: TensorInfo, e: BaseException) -> None:
         if t is self.session.current:
             self.heatmap.show_message(
-                translate("ValuesController", "Heatmap unavailable"), error_text(None, e)
+                translate("ValuesController", "Heatmap unavailable: {why}").format(
+                    why=error_text(None, e)
+                )
             )
             self.heatmap_ready.emit(t.name)
 
@@ -147,20 +151,22 @@ def heatmap_title(h: Heatmap, weight: object | None = None) -> str:
         title = translate("ValuesController", "{rows} × {cols} values").format(
             rows=f"{h.rows:,}", cols=f"{h.cols:,}"
         )
-    else:
-        what = (
-            translate("ValuesController", "mean")
-            if h.mode == "mean"
-            else translate("ValuesController", "largest |x|")
-        )
-        title = translate("ValuesController", "{rows} × {cols} in {r} × {c} cells ({what})").format(
-            rows=f"{h.rows:,}", cols=f"{h.cols:,}", r=cells_r, c=cells_c, what=what
+    else:  # what each cell holds is the chooser's
+        title = translate("ValuesController", "{rows} × {cols} in {r} × {c} cells").format(
+            rows=f"{h.rows:,}", cols=f"{h.cols:,}", r=cells_r, c=cells_c
         )
     if weight is not None:
         title += translate("ValuesController", ", dequantized")
+    limit, clipped = h.colour_limit()
+    if clipped:
+        title += translate(
+            "ValuesController", " · colours saturate beyond ±{m} (a few cells reach {top})"
+        ).format(m=f"{limit:.3g}", top=f"{h.largest:.3g}")
     bad = int(h.nonfinite.sum())
     if bad:
-        title += translate("ValuesController", " · {n} NaN/inf").format(n=f"{bad:,}")
+        title += translate(
+            "ValuesController", " · {n} NaN or inf not drawn (grey: a block of nothing else)"
+        ).format(n=f"{bad:,}")
     return title
 
 

@@ -169,3 +169,18 @@ def test_a_big_matrix_is_folded_in_bounded_memory(tmp_path):
     assert np.count_nonzero(h.values) == 1
     s = value_slice(ckpt, ckpt["w"], (), 4990, 6990, rows=16, cols=16)
     assert s.values[10, 10] == -9.0 and np.count_nonzero(s.values) == 1
+
+
+def test_the_colour_limit_saturates_a_few_outliers_only(tmp_path):
+    rng = np.random.default_rng(4)
+    a = rng.uniform(-1, 1, (100, 100)).astype(np.float32)
+    ckpt = _ckpt(tmp_path, ("w", F32, a))
+    h = run_job(heatmap(ckpt, ckpt["w"]))
+    assert h.colour_limit() == (float(np.abs(a).max()), False)
+    a[5, 7] = -300.0  # one outlier of 10,000 would wash every other cell out
+    ckpt = _ckpt(tmp_path, ("w", F32, a))
+    h = run_job(heatmap(ckpt, ckpt["w"]))
+    limit, clipped = h.colour_limit()
+    assert clipped and 0.95 < limit < 1.0
+    z = _ckpt(tmp_path, ("z", F32, np.zeros((2, 2), np.float32)))
+    assert run_job(heatmap(z, z["z"])).colour_limit() == (1.0, False)

@@ -112,28 +112,33 @@ def test_value_grid_model_is_a_sound_model(qtmodeltester, values_file):
 def test_the_heatmap_of_constant_blocks(qtbot, window, values_file):
     path, _ = values_file
     details = _open(qtbot, window, path)
-    plot = details.heatmap_plot
+    plot = details.heatmap_view
     _show(qtbot, window, details, "blocks", plot)
-    h = plot.heatmap
+    h = plot.plot.heatmap
     assert h is not None and h.values.shape == (HEATMAP_SIDE, HEATMAP_SIDE)
     cells = HEATMAP_SIDE // 4
     want = np.kron(np.arange(16).reshape(4, 4) - 7.5, np.ones((cells, cells)))
     assert np.array_equal(h.values, want)
-    image = plot.image.image
+    image = plot.plot.image.image
     assert image.shape == (HEATMAP_SIDE, HEATMAP_SIDE) and image[0, -1] == -4.5
-    assert plot.bar.levels() == (-7.5, 7.5)  # centred at 0
-    assert "1,024 × 1,024 in 256 × 256 cells" in plot.title
-    assert plot.describe(1000.5, 10.2) == "rows 8–11, columns 1,000–1,003: largest |x| is -4.5"
-    assert plot.describe(2000, 0) is None
+    assert plot.plot.bar.levels() == (-7.5, 7.5)  # centred at 0
+    assert "1,024 × 1,024 in 256 × 256 cells" in plot.caption.text()
+    describe = plot.plot.describe
+    assert describe(1000.5, 10.2) == "rows 8–11, columns 1,000–1,003: largest |x| is -4.5"
+    assert describe(2000, 0) is None
+    with qtbot.waitSignal(window.values_controller.heatmap_ready, timeout=20_000):
+        plot.set_mode("mean")
+    assert plot.plot.heatmap.mode == "mean" and np.array_equal(plot.plot.heatmap.values, want)
+    assert describe(1000.5, 10.2) == "rows 8–11, columns 1,000–1,003: mean -4.5"
 
 
 def test_a_new_selection_drops_the_stale_heatmap(qtbot, window, values_file):
     path, _ = values_file
     details = _open(qtbot, window, path)
-    plot = details.heatmap_plot
+    plot = details.heatmap_view
     drawn: list[str] = []
     real = plot.set_heatmap
-    plot.set_heatmap = lambda h, title: (drawn.append(h.name), real(h, title))  # type: ignore[method-assign]
+    plot.set_heatmap = lambda h, caption: (drawn.append(h.name), real(h, caption))  # type: ignore[method-assign]
     ready: list[str] = []
     window.values_controller.heatmap_ready.connect(ready.append)
     details.view_tabs.setCurrentWidget(plot)
@@ -145,4 +150,4 @@ def test_a_new_selection_drops_the_stale_heatmap(qtbot, window, values_file):
     assert window.runner.workers.wait(10_000)  # every worker done: a late answer has come
     qtbot.wait(100)
     assert drawn == ["m"] and ready == ["m"]
-    assert plot.heatmap is not None and plot.heatmap.name == "m"
+    assert plot.plot.heatmap is not None and plot.plot.heatmap.name == "m"
