@@ -15,6 +15,7 @@ gnome-themes-extra), so the dark palette comes from the platform theme, not from
    open, after a cast and a compare: names stay readable (screenshot-llm-WxH.png).
 7. a DeepSeek-style FP8 block-scaled folder compared with the weights it was quantized from:
    codes and scales marked quantized, the dequantized values, the precision lost per weight.
+8. the Values and Heatmap tabs of one LLM-style weight (screenshot-values*.png).
 6. a Lightning-style `.ckpt` pickle with its Pickle tab, and a transformers model folder with F32
    weights under a bfloat16 config, its Lint tab open (need torch and transformers: the test deps).
 """
@@ -86,6 +87,7 @@ def main() -> None:
         quantized_screenshot(tmp)
         burnpack_screenshot(tmp)
         gguf_screenshot()
+        values_screenshots(tmp)
         quantize_screenshots(tmp)
         quantize_screenshots(tmp, "zh_CN")  # last: the translator stays installed
         subprocess.run(
@@ -273,6 +275,58 @@ def gguf_screenshot() -> None:
          str(data / "tiny-llama" / "model.safetensors"), str(data / "tiny-llama-Q4_K_M.gguf")],
         check=True,
     )  # fmt: skip
+
+
+def values_screenshots(tmp: str) -> None:
+    """An MLP weight with two outlier input channels and a smooth low-rank part: the heatmap
+    at 1280×800 (largest |x| per block), the value grid at 800×600."""
+    import ml_dtypes
+    import numpy as np
+    from PySide6.QtCore import QSettings
+
+    from inspector.core.dtypes import DTYPES
+    from inspector.core.save.writer import save_arrays
+    from inspector.gui.app import take_screenshot, wait_for
+    from inspector.gui.main_window import MainWindow
+
+    rng = np.random.default_rng(0)
+    rows, cols = np.arange(1536)[:, None], np.arange(1024)[None, :]
+    w = rng.standard_normal((1536, 1024)) * 0.02 + 0.03 * np.sin(rows / 90) * np.cos(cols / 70)
+    w[:, 100] *= 3  # outlier channels, as LLMs have them
+    w[:, 700] *= -2.5
+    name = "model.layers.0.mlp.down_proj.weight"
+    path = os.path.join(tmp, "values.safetensors")
+    save_arrays(
+        path,
+        [
+            ("model.embed_tokens.weight", DTYPES["BF16"], (w[:512] * 2).astype(ml_dtypes.bfloat16)),
+            (name, DTYPES["BF16"], w.astype(ml_dtypes.bfloat16)),
+            ("model.layers.0.mlp.experts", DTYPES["F32"], w[:384].reshape(4, 96, 1024)),
+            ("model.norm.weight", DTYPES["BF16"], np.ones(1024, ml_dtypes.bfloat16)),
+        ],
+    )
+    for size, tab, out in (
+        ((1280, 800), "heatmap_view", "screenshot-values.png"),
+        ((800, 600), "values_view", "screenshot-values-800x600.png"),
+    ):
+        settings = QSettings(os.path.join(tmp, f"values{size[0]}.ini"), QSettings.Format.IniFormat)
+        win = MainWindow(settings=settings, target="BF16")
+        win.resize(*size)
+        win.show()
+        win.open_path(path)
+        wait_for([win.loaded, win.details_ready], 30_000)
+        win.select_tensor(name)
+        wait_for([win.details_ready], 30_000)
+        details = win.tensor_page.details
+        vc = win.values_controller
+        ready = vc.heatmap_ready if tab == "heatmap_view" else vc.values_ready
+        details.view_tabs.setCurrentWidget(getattr(details, tab))
+        wait_for([ready], 30_000)
+        if tab == "values_view":
+            details.values_view.set_window((), 0, 98)  # the outlier channel 100
+            wait_for([ready], 30_000)
+        take_screenshot(win, str(DOCS / out), minimum=size)
+        win.close()
 
 
 if __name__ == "__main__":
