@@ -167,19 +167,21 @@ def heatmap(
         raise ValueError(f"unknown heatmap mode {mode!r} (one of {', '.join(MODES)})")
     shape = tuple(weight.shape) if weight is not None else tuple(t.shape)
     rows, cols = matrix_shape(shape)
-    folder = _Folder(rows, cols, max_side)
     total = weight.nbytes if weight is not None else t.nbytes
     name = weight.name if weight is not None else t.name
     yield Progress(0, total, name)
-    if rows * cols:
-        chunks = (
-            _dequantized_chunks(ckpt, weight, chunk_values * 4)  # F32 rows
-            if weight is not None
-            else ckpt.iter_chunks(t, max(1, chunk_values * t.dtype.bits // 8))
-        )
-        for chunk in chunks:
-            folder.add(chunk)
-            yield Progress(min(total, folder.pos * total // (rows * cols)), total, name)
+    if rows * cols == 0:  # no cells (and [0, 2**64 - 1] has no edges either)
+        empty = np.zeros((0, 0))
+        return Heatmap(name, rows, cols, empty, empty.astype(np.int64), mode, weight is not None)
+    folder = _Folder(rows, cols, max_side)
+    chunks = (
+        _dequantized_chunks(ckpt, weight, chunk_values * 4)  # F32 rows
+        if weight is not None
+        else ckpt.iter_chunks(t, max(1, chunk_values * t.dtype.bits // 8))
+    )
+    for chunk in chunks:
+        folder.add(chunk)
+        yield Progress(min(total, folder.pos * total // (rows * cols)), total, name)
     return folder.result(name, mode, weight is not None)
 
 

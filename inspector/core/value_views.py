@@ -116,9 +116,13 @@ def value_slice(
     elif t.dtype.is_packed and not isinstance(t, StridedTensorInfo):
         values = _packed(ckpt, t, plane, tuple(index), row0, r1, col0, c1)
     else:
-        view = ckpt.view(t).reshape(shape)  # mapped: only the pages indexed below are read
-        block = view[tuple(index)] if plane.lead else view
-        block = block.reshape(plane.rows, plane.cols)[row0:r1, col0:c1]
+        view = ckpt.view(t)  # mapped (strided for a pickle's views): only the pages indexed
+        if len(shape) >= 2:  # below are read
+            block = view[tuple(index)][row0:r1, col0:c1]
+        elif len(shape) == 1:
+            block = view[row0:r1].reshape(-1, 1)
+        else:
+            block = view.reshape(1, 1)
         values = widen(np.array(block))
     return ValueSlice(name, tuple(index), row0, col0, values, plane, weight is not None)
 

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from inspector.core.value_views import Plane, ValueSlice
 
 WINDOW = 64  # rows and columns of values read at a time
+SPIN_MAX = 2**31 - 1  # a spin box holds an int32: a longer dimension is shown up to there
 
 _Index = QModelIndex | QPersistentModelIndex
 
@@ -91,6 +92,10 @@ class ValueGridModel(QAbstractTableModel):
         return str(base + section)
 
 
+def _last(n: int) -> int:
+    return max(0, min(n - 1, SPIN_MAX))
+
+
 class ValuesView(QWidget):
     """Spin boxes for the plane (leading indices), the first row and column; the table."""
 
@@ -150,7 +155,7 @@ class ValuesView(QWidget):
             if plane is not None:
                 for n in plane.lead:
                     s = QSpinBox()
-                    s.setRange(0, max(0, n - 1))
+                    s.setRange(0, _last(n))
                     s.setPrefix("[")
                     s.setSuffix("]")
                     s.setToolTip(translate("ValuesView", "Index along a leading dimension"))
@@ -160,8 +165,8 @@ class ValuesView(QWidget):
                     self.lead_spins.append(s)
             rows = plane.rows if plane is not None else 1
             cols = plane.cols if plane is not None else 1
-            self.row_spin.setRange(0, max(0, rows - 1))
-            self.col_spin.setRange(0, max(0, cols - 1))
+            self.row_spin.setRange(0, _last(rows))
+            self.col_spin.setRange(0, _last(cols))
             self.row_spin.setValue(0)
             self.col_spin.setValue(0)
             one_col = plane is None or cols <= 1

@@ -114,7 +114,10 @@ class ValuesController(QObject):
     # ---- answers ----------------------------------------------------------------------------
     def _on_values(self, t: TensorInfo, res: ValueSlice) -> None:
         if t is self.session.current:
-            self.values.set_slice(res)
+            if res.values.size:
+                self.values.set_slice(res)
+            else:
+                self.values.set_message(translate("ValuesController", "No values"))
             self.values_ready.emit(t.name)
 
     def _on_values_failed(self, t: TensorInfo, e: BaseException) -> None:

@@ -184,3 +184,27 @@ def test_the_colour_limit_saturates_a_few_outliers_only(tmp_path):
     assert clipped and 0.95 < limit < 1.0
     z = _ckpt(tmp_path, ("z", F32, np.zeros((2, 2), np.float32)))
     assert run_job(heatmap(z, z["z"])).colour_limit() == (1.0, False)
+
+
+def test_an_empty_tensor_with_a_huge_dimension_has_no_values(tmp_path):
+    """[0, 2**64 - 1] is valid safetensors and holds nothing: no cells, no window, no error."""
+    header = json.dumps({"a": {"dtype": "F32", "shape": [0, 2**64 - 1], "data_offsets": [0, 0]}})
+    header += " " * (-len(header) % 8)
+    path = tmp_path / "empty.safetensors"
+    path.write_bytes(struct.pack("<Q", len(header)) + header.encode())
+    ckpt = open_checkpoint(path)
+    h = run_job(heatmap(ckpt, ckpt["a"]))
+    assert h.values.size == 0 and (h.rows, h.cols) == (0, 2**64 - 1)
+    assert value_slice(ckpt, ckpt["a"]).values.size == 0
+
+
+def test_a_transposed_pickle_tensor_is_read_through_its_strides(tmp_path):
+    torch = pytest.importorskip("torch")
+    w = torch.arange(5 * 7, dtype=torch.float32).reshape(5, 7)
+    torch.save({"w": w.t(), "v": w[:, 2]}, tmp_path / "m.pt")  # strided views of one storage
+    ckpt = open_checkpoint(tmp_path / "m.pt")
+    got = value_slice(ckpt, ckpt["w"], (), 2, 1, rows=3, cols=3).values
+    np.testing.assert_array_equal(got, w.t().numpy()[2:5, 1:4])
+    assert value_slice(ckpt, ckpt["v"], (), 1, 0, rows=2).values.tolist() == [[9.0], [16.0]]
+    h = run_job(heatmap(ckpt, ckpt["w"], max_side=7, chunk_values=5))
+    np.testing.assert_array_equal(h.values, w.t().numpy())
