@@ -96,12 +96,13 @@ def absmax(w: np.ndarray, groups: int) -> np.ndarray:
 
 
 def global_scale(amax: float, sd: DType) -> np.float32:
-    """NVFP4's ``generate_gparam``: 448·6 / absmax in the weight's dtype, then F32; NaN/inf →
-    1 (absmax is that of the fused group: q/k/v, gate/up share one)."""
+    """NVFP4's ``generate_gparam``: ``448·6 / absmax`` in the weight's dtype, then F32; NaN/inf
+    → 1 (absmax is that of the fused group: q/k/v, gate/up share one). torch computes a Python
+    number over a tensor as the tensor's reciprocal times the number: two roundings, not one."""
     a = Arith(sd)
     m = np.array([max(amax, _TINY[sd.name])], dtype=np.float32)
     with np.errstate(all="ignore"):
-        g = float(a.rd(np.float32(FP8_MAX * FP4_MAX) / m)[0])
+        g = float(a.rd(a.rd(np.float32(1.0) / m) * np.float32(FP8_MAX * FP4_MAX))[0])
     return np.float32(g if np.isfinite(g) else 1.0)
 
 
