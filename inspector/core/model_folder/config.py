@@ -35,6 +35,7 @@ class ModelConfig:
     modules_to_not_convert: list[str] = field(default_factory=list)
     quantized: bool = False
     quant_config: Any = None  # quantization_config as written (an object, or anything else)
+    model_type: str | None = None  # transformers' model_type ("llama", "gpt2"), when a string
 
     def describe(self) -> str:
         return f"config.json {self.dtype_key} = {self.dtype_text}"
@@ -83,7 +84,9 @@ def _config_from(path: str, obj: dict[str, Any]) -> ModelConfig:
         skip = [m for m in listed if isinstance(m, str)] if isinstance(listed, list) else []
     # a quantization_config that is not an object is kept as it is: a cast must refuse it,
     # not cast the tensors as if the model were plain
-    return ModelConfig(path, dtype, text, key, skip, quant is not None, quant)
+    model_type = obj.get("model_type")
+    model_type = model_type if isinstance(model_type, str) else None
+    return ModelConfig(path, dtype, text, key, skip, quant is not None, quant, model_type)
 
 
 def _find_dtype(obj: dict[str, Any]) -> tuple[str | None, str | None]:

@@ -3,13 +3,29 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 
 from ..checkpoint import Checkpoint
 from ..errors import CheckpointError
 from ..formats.burnpack import FORMAT_NAME as BURNPACK
 from ..formats.gguf import FORMAT_NAME as GGUF
+from ..model_folder.config import read_model_config
 from ..quant.of_checkpoint import quant_layout
-from .targets import QuantizePlan
+from .schemes import Scheme
+from .targets import QuantizePlan, plan_quantize
+
+
+def plan_for(ckpt: Checkpoint, scheme: Scheme, ignore: Sequence[str]) -> QuantizePlan:
+    """The plan of ``ckpt`` (config.json's ``model_type`` tells GPT-2's Conv1D layers from
+    Linear ones); a bad ``re:`` pattern is one line."""
+    try:
+        config = read_model_config(ckpt.path)
+    except CheckpointError:  # a broken config.json: the save says so where it copies it
+        config = None
+    try:
+        return plan_quantize(ckpt.tensors, scheme, ignore, config.model_type if config else None)
+    except ValueError as e:
+        raise CheckpointError(None, str(e)) from None
 
 
 def refuse_unquantizable(ckpt: Checkpoint, plan: QuantizePlan) -> None:

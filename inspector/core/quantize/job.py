@@ -26,11 +26,11 @@ from ..quant.compare import ErrorFigures
 from ..save.output_names import PICKLE_METADATA, safetensors_index_name, safetensors_name
 from ..save.tensor_layout import OutputFormat, output_format, safetensors_layout
 from ..save.writer import AtomicWriter, TensorFile
-from .checks import refuse_unquantizable
+from .checks import plan_for, refuse_unquantizable
 from .report import QuantizedWeightReport, QuantizeReport, SkippedWeight
 from .schemes import COMPRESSED_TENSORS_VERSION, Scheme
 from .stream import BIG, WeightAbsmax, parts_of, quantized_blocks, weight_absmax
-from .targets import DEFAULT_IGNORE, QuantizePlan, plan_quantize
+from .targets import DEFAULT_IGNORE, QuantizePlan
 
 WORKERS = 2  # threads quantizing blocks (numpy lets go of the GIL) while this one writes
 DEFAULT_CHUNK_BYTES = 2 << 20  # a block of rows stays in the CPU's cache through ~20 passes
@@ -72,7 +72,7 @@ def quantize_checkpoint(
     """
     out = os.fspath(out)
     measure = measure or report_path is not None
-    plan = plan_quantize(ckpt.tensors, scheme, ignore)
+    plan = plan_for(ckpt, scheme, ignore)
     refuse_unquantizable(ckpt, plan)
     if output_format(out) is OutputFormat.BURNPACK or (
         os.path.exists(out) and not os.path.isdir(out)

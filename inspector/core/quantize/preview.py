@@ -16,13 +16,13 @@ from ..checkpoint import Checkpoint
 from ..layout import TensorInfo
 from ..progress import Job, Progress
 from ..quant.compare import ErrorFigures
-from .checks import refuse_unquantizable
+from .checks import plan_for, refuse_unquantizable
 from .job import DEFAULT_CHUNK_BYTES, absmax_of, first_pass_bytes
 from .report import QuantizedWeightReport, QuantizeReport, SkippedWeight
 from .rtn import quantize_rows
 from .schemes import Scheme
 from .stream import WeightAbsmax, parts_of, row_blocks, rows_per_block
-from .targets import DEFAULT_IGNORE, QuantizePlan, plan_quantize
+from .targets import DEFAULT_IGNORE, QuantizePlan
 
 
 def preview_checkpoint(
@@ -32,7 +32,7 @@ def preview_checkpoint(
     chunk_bytes: int = DEFAULT_CHUNK_BYTES,
 ) -> Job[list[QuantizeReport]]:
     """One report per scheme (in the order given), nothing written."""
-    plans = [plan_quantize(ckpt.tensors, s, ignore) for s in schemes]
+    plans = [plan_for(ckpt, s, ignore) for s in schemes]
     usable = [p for p in plans if p.targets]
     if not usable:
         refuse_unquantizable(ckpt, plans[0])  # says why in one line

@@ -1,10 +1,14 @@
 """Which tensors a scheme quantizes: the weights of Linear layers, less the ignored ones.
 
 llm-compressor picks modules by class (``targets="Linear"``); a checkpoint has names and shapes
-only. A Linear weight here is a 2-D float tensor called ``<module>.weight`` whose module is not an
-embedding (``embed``, ``wte``, ``wpe``, T5's ``shared``); a norm is 1-D and never one. The
-``ignore`` list follows llm-compressor: exact module names, ``re:`` regular expressions (matched
-from the start), and here also shell globs. Every weight left out says why in the report.
+only. A Linear weight here is a 2-D float tensor called ``<module>.weight`` whose module is not
+one transformers builds as something else: an embedding (``embed*``, ``wte``, ``wpe``, T5's
+``shared`` and ``relative_attention_bias``), GPT-2's ``Conv1D`` (``c_attn``, ``c_proj``,
+``c_fc``: stored [in, out]) when config.json says gpt2 or names no model. A norm is 1-D and never
+one. MoE routers (``gate``, ``router``) are Linear but left as they are, as llm-compressor's
+examples leave them and vLLM builds them. The ``ignore`` list follows llm-compressor: exact
+module names, ``re:`` regular expressions (matched from the start), and here also shell globs.
+Every weight left out says why in the report.
 """
 
 from __future__ import annotations
@@ -20,7 +24,12 @@ from .schemes import Scheme, Strategy
 
 DEFAULT_IGNORE = ("lm_head",)
 _FLOATS = ("F32", "F16", "BF16")
-_EMBEDDING = re.compile(r"(^|\.)(embed[^.]*|wte|wpe|shared|embeddings?(\.[^.]+)?)$")
+_EMBEDDING = re.compile(
+    r"(^|\.)(embed[^.]*|wte|wpe|shared|relative_attention_bias|embeddings?(\.[^.]+)?)$"
+)
+_CONV1D = re.compile(r"(^|\.)(c_attn|c_proj|c_fc|q_attn)$")
+CONV1D_MODELS = frozenset({"gpt2", "openai-gpt", "decision_transformer", "imagegpt"})
+_ROUTER = re.compile(r"(^|\.)(gate|router)$")
 # the layers vLLM fuses, whose NVFP4 global scale llm-compressor shares (FUSED_LAYER_NAMES)
 FUSED = (("gate_proj", "up_proj"), ("q_proj", "k_proj", "v_proj"),
          ("q_a_proj", "kv_a_proj_with_mqa"), ("w1", "w3"))  # fmt: skip
@@ -31,6 +40,8 @@ class SkipReason(str, Enum):
     NOT_FLOAT = "not_float"
     F64 = "f64"
     EMPTY = "empty"
+    CONV1D = "conv1d"
+    ROUTER = "router"
     COLUMNS = "columns"
 
     def text(self, t: TensorInfo, scheme: Scheme) -> str:
@@ -40,6 +51,10 @@ class SkipReason(str, Enum):
             return f"{t.dtype.name} is not a float weight"
         if self is SkipReason.EMPTY:
             return "has no values"
+        if self is SkipReason.CONV1D:
+            return "GPT-2's Conv1D, not a Linear layer (its weight is stored [in, out])"
+        if self is SkipReason.ROUTER:
+            return "a MoE router: left as llm-compressor's examples leave it (vLLM builds it so)"
         if self is SkipReason.F64:
             return "F64 weights are not quantized (no runtime loads F64 scales); cast to F32 first"
         return (
@@ -88,21 +103,40 @@ def ignored(module: str, patterns: Sequence[str]) -> bool:
     return False
 
 
+def check_ignore(patterns: Sequence[str]) -> None:
+    """Raise ValueError naming an ``re:`` pattern that is not a regular expression."""
+    for p in patterns:
+        if p.startswith("re:"):
+            try:
+                re.compile(p[3:])
+            except re.error as e:
+                raise ValueError(f"--ignore {p!r} is not a regular expression: {e}") from None
+
+
 def plan_quantize(
-    tensors: Sequence[TensorInfo], scheme: Scheme, ignore: Sequence[str] = DEFAULT_IGNORE
+    tensors: Sequence[TensorInfo],
+    scheme: Scheme,
+    ignore: Sequence[str] = DEFAULT_IGNORE,
+    model_type: str | None = None,
 ) -> QuantizePlan:
     """The plan for ``tensors`` (a checkpoint's, in its order). ``ignore_config`` is what
     config.json's ``ignore`` lists: every Linear module left as it was, ``lm_head`` last and
     even when the file has none (a head tied to the embedding is still a module), as
     llm-compressor writes it."""
+    check_ignore(ignore)
     plan = QuantizePlan(scheme)
+    conv1d = model_type is None or model_type in CONV1D_MODELS
     for t in tensors:
         module = module_of(t)
         if module is None:
             continue
         reason = None
-        if ignored(module, ignore):
+        if conv1d and _CONV1D.search(module):
+            reason = SkipReason.CONV1D
+        elif ignored(module, ignore):
             reason = SkipReason.IGNORED
+        elif _ROUTER.search(module):
+            reason = SkipReason.ROUTER
         elif t.dtype.name == "F64":
             reason = SkipReason.F64
         elif 0 in t.shape:
@@ -115,9 +149,12 @@ def plan_quantize(
             plan.targets.append(t)
         else:
             plan.skipped.append(Skipped(t, module, reason))
-    # llm-compressor lists modules in model order, where the head comes last
-    plan.ignore_config = [s.module for s in plan.skipped if s.module != "lm_head"]
-    if "lm_head" in ignore or any(s.module == "lm_head" for s in plan.skipped):
+    # llm-compressor lists the Linear modules left out in model order, where the head comes
+    # last; a head tied to the embedding (no lm_head.weight here) stays as it is too
+    linear = [s for s in plan.skipped if s.reason is not SkipReason.CONV1D]
+    plan.ignore_config = [s.module for s in linear if s.module != "lm_head"]
+    has_head = any(t.name == "lm_head.weight" for t in tensors)
+    if "lm_head" in ignore or not has_head or any(s.module == "lm_head" for s in linear):
         plan.ignore_config.append("lm_head")
     if scheme.strategy is Strategy.TENSOR_GROUP:
         plan.fused = _fused_groups(plan.targets)

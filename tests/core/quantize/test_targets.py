@@ -44,7 +44,7 @@ def test_linear_weights_are_2d_float_weights_that_are_not_embeddings() -> None:
     ]
     assert [(s.module, s.reason) for s in plan.skipped] == [
         ("lm_head", SkipReason.IGNORED),
-        ("model.layers.0.mlp.gate", SkipReason.NOT_FLOAT),
+        ("model.layers.0.mlp.gate", SkipReason.ROUTER),
     ]
     assert plan.ignore_config == ["model.layers.0.mlp.gate", "lm_head"]
 
@@ -75,12 +75,41 @@ def test_ignore_takes_names_globs_and_re_patterns() -> None:
     ]
 
 
-def test_a_tied_head_absent_from_the_file_is_still_listed_as_ignored() -> None:
-    plan = plan_quantize(CKPT[1:], SCHEMES["FP8_DYNAMIC"])
-    assert plan.ignore_config[-1] == "lm_head"
-    assert plan_quantize(CKPT[1:], SCHEMES["FP8_DYNAMIC"], []).ignore_config == [
-        "model.layers.0.mlp.gate"
+def test_a_tied_head_absent_from_the_file_is_listed_as_ignored_whatever_the_patterns() -> None:
+    """transformers builds lm_head and ties it to the embedding, which stays as it is: listed
+    as quantized, it would look for a quantized head no file holds (found by the review)."""
+    for ignore in (["lm_head"], [], ["re:.*lm_head"], ["*.k_proj"]):
+        assert (
+            plan_quantize(CKPT[1:], SCHEMES["FP8_DYNAMIC"], ignore).ignore_config[-1] == "lm_head"
+        )
+    # with a head in the file and no pattern for it, it is quantized and not listed
+    assert "lm_head" not in plan_quantize(CKPT, SCHEMES["FP8_DYNAMIC"], []).ignore_config
+
+
+def test_layers_transformers_does_not_build_as_linear_are_left_out() -> None:
+    gpt2 = [t("h.0.attn.c_attn.weight", (768, 2304)), t("h.0.mlp.c_fc.weight", (768, 3072)),
+            t("h.0.mlp.c_proj.weight", (3072, 768))]  # fmt: skip
+    for model_type in (None, "gpt2"):
+        plan = plan_quantize(gpt2, SCHEMES["W8A16"], model_type=model_type)
+        assert plan.targets == [] and {s.reason for s in plan.skipped} == {SkipReason.CONV1D}
+        assert plan.ignore_config == ["lm_head"]  # Conv1D is not Linear: not listed; the tied head is
+    # GPT-BigCode names its Linear layers the same way
+    assert len(plan_quantize(gpt2, SCHEMES["W8A16"], model_type="gpt_bigcode").targets) == 3
+    t5 = [t("encoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight", (32, 8))]
+    assert plan_quantize(t5, SCHEMES["FP8_DYNAMIC"]).skipped == []  # an embedding: not a target
+    moe = [
+        t("model.layers.0.mlp.gate.weight", (8, 256)),
+        t("model.layers.0.mlp.router.weight", (8, 256)),
     ]
+    plan = plan_quantize(moe, SCHEMES["FP8_DYNAMIC"])
+    assert [s.reason for s in plan.skipped] == [SkipReason.ROUTER] * 2
+
+
+def test_a_pattern_that_is_not_a_regular_expression_is_refused() -> None:
+    import pytest
+
+    with pytest.raises(ValueError, match=r"--ignore 're:\(' is not a regular expression"):
+        plan_quantize(CKPT, SCHEMES["W4A16"], ["re:("])
 
 
 def test_nvfp4_fuses_qkv_and_gate_up_that_are_quantized() -> None:
