@@ -92,7 +92,8 @@ def test_layers_transformers_does_not_build_as_linear_are_left_out() -> None:
     for model_type in (None, "gpt2"):
         plan = plan_quantize(gpt2, SCHEMES["W8A16"], model_type=model_type)
         assert plan.targets == [] and {s.reason for s in plan.skipped} == {SkipReason.CONV1D}
-        assert plan.ignore_config == ["lm_head"]  # Conv1D is not Linear: not listed; the tied head is
+        # Conv1D is not Linear: not listed; the tied head is
+        assert plan.ignore_config == ["lm_head"]
     # GPT-BigCode names its Linear layers the same way
     assert len(plan_quantize(gpt2, SCHEMES["W8A16"], model_type="gpt_bigcode").targets) == 3
     t5 = [t("encoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight", (32, 8))]
