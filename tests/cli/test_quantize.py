@@ -79,6 +79,22 @@ def test_a_save_without_a_report_says_what_it_wrote_in_one_line(tmp_path, capsys
     assert "SQNR" not in out  # not measured: the preview and --report give the figures
 
 
+def test_a_report_never_replaces_a_file_of_the_source(tmp_path, capsys):
+    """--report m/config.json overwrote the source's config with exit 0, in cast too (found by
+    the hostile review): every file a save reads is protected."""
+    src = llama_folder(tmp_path / "m")
+    before = _digest(src)
+    for argv in (
+        ("quantize", src, "--scheme", "W4A16", "-o", tmp_path / "q"),
+        ("cast", src, "--target", "F16", "-o", tmp_path / "c"),
+    ):
+        for victim in ("config.json", "tokenizer.json"):
+            code, out, err = run(capsys, *argv, "--report", src / victim)
+            assert code == 2 and len(err.splitlines()) == 1, err
+            assert "is an input file of this save; the report must not replace it" in err
+    assert _digest(src) == before and sorted(os.listdir(tmp_path)) == ["m"]
+
+
 def test_refusals_are_one_line_and_exit_2(tmp_path, capsys):
     src = llama_folder(tmp_path / "m")
     cases = [

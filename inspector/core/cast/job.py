@@ -18,7 +18,7 @@ from ..dtypes import DType
 from ..errors import CheckpointError
 from ..formats.torch_pickle import pickle_facts
 from ..layout import Header, TensorInfo
-from ..model_folder.companions import copy_companions
+from ..model_folder.companions import copy_companions, read_by_a_save
 from ..model_folder.config import model_folder
 from ..progress import Job, Progress
 from ..quant.rows import raw_chunks
@@ -107,7 +107,7 @@ def cast_checkpoint(
     total = ckpt.total_nbytes
     done = 0
     result = CastReport(target.name, left_out=_left_out(ckpt), training=training_left_out(ckpt))
-    protect = [h.path for h in ckpt.files] + ([ckpt.index_path] if ckpt.index_path else [])
+    protect = read_by_a_save(ckpt.path, [h.path for h in ckpt.files], ckpt.index_path)
     single = is_one_burnpack(out)
     with AtomicWriter(protect, root=out if ckpt.is_sharded and not single else None) as writer:
         paths = output_paths(ckpt, out, writer)

@@ -8,7 +8,7 @@ import os
 
 from ..dtypes import DType
 from ..save.writer import AtomicWriter
-from .config import CONFIG_NAME, MAX_CONFIG_BYTES, config_with_dtype
+from .config import CONFIG_NAME, MAX_CONFIG_BYTES, config_with_dtype, model_folder
 
 WEIGHT_SUFFIXES = (
     ".safetensors", ".bin", ".pt", ".pth", ".ckpt", ".gguf", ".h5", ".msgpack", ".onnx", ".pkl",
@@ -36,6 +36,15 @@ def companion_files(folder: str) -> list[str]:
             continue
         out.append(name)
     return out
+
+
+def read_by_a_save(checkpoint_path: str, files: list[str], index: str | None) -> list[str]:
+    """Every file a save of this checkpoint reads, which no output may replace: the weights, the
+    index, and the config and companions beside them (``--report config.json`` would have
+    overwritten the source's config)."""
+    folder = model_folder(checkpoint_path)
+    beside = [os.path.join(folder, n) for n in (CONFIG_NAME, *companion_files(folder))]
+    return [*files, *([index] if index else []), *beside]
 
 
 def copy_companions(

@@ -19,7 +19,7 @@ from ..checkpoint import Checkpoint
 from ..errors import CheckpointError
 from ..formats.safetensors import FORMAT_NAME as SAFETENSORS
 from ..layout import Header, TensorEntry, TensorInfo
-from ..model_folder.companions import copy_companions
+from ..model_folder.companions import WEIGHT_SUFFIXES, copy_companions, read_by_a_save
 from ..model_folder.config import CONFIG_NAME, MAX_CONFIG_BYTES, model_folder
 from ..progress import Job, Progress
 from ..quant.compare import ErrorFigures
@@ -86,12 +86,13 @@ def quantize_checkpoint(
     report.skipped = [
         SkippedWeight(s.tensor.name, s.reason.text(s.tensor, scheme)) for s in plan.skipped
     ]
+    _refuse_other_weights(ckpt, out)
     done = first_pass_bytes(plan)
     total = done + ckpt.total_nbytes
     yield Progress(0, total)
     gmax = (yield from absmax_of(ckpt, plan, chunk_bytes, 0, total)) if plan.fused else None
     targets = {t.name for t in plan.targets}
-    protect = [h.path for h in ckpt.files] + ([ckpt.index_path] if ckpt.index_path else [])
+    protect = read_by_a_save(ckpt.path, [h.path for h in ckpt.files], ckpt.index_path)
     with AtomicWriter(protect, root=out) as writer, ThreadPoolExecutor(WORKERS) as pool:
         writer.make_folder(out)
         dests = _output_files(ckpt, out, writer)
@@ -199,16 +200,50 @@ def _entries(h: Header, targets: set[str], scheme: Scheme) -> list[TensorEntry]:
     return out
 
 
-def _output_files(ckpt: Checkpoint, out: str, writer: AtomicWriter) -> dict[str, str]:
-    """Each source file's output path in ``out``: its own name (folders kept), a pickle's as
-    the safetensors name transformers gives it."""
+def _output_names(ckpt: Checkpoint) -> dict[str, str]:
+    """Each source file's output name in the folder: its own (folders kept), a pickle's as the
+    safetensors name transformers gives it; and the index's."""
     base = os.path.dirname(os.path.abspath(ckpt.index_path or ckpt.files[0].path))
-    paths = {}
+    names = {}
     for h in ckpt.files:
         rel = os.path.relpath(h.path, base)
-        if h.format != SAFETENSORS:
-            rel = safetensors_name(rel)
-        dest = os.path.join(out, rel)
+        names[h.path] = rel if h.format == SAFETENSORS else safetensors_name(rel)
+    if ckpt.index_path:
+        names[ckpt.index_path] = safetensors_index_name(os.path.basename(ckpt.index_path))
+    return names
+
+
+def _refuse_other_weights(ckpt: Checkpoint, out: str) -> None:
+    """An output folder already holding weights or an index this save would not replace: a
+    loader would read them beside the new ones (an old sharded model's index wins over a new
+    single file)."""
+    if not os.path.isdir(out):
+        return
+    ours = set(_output_names(ckpt).values())
+    try:
+        present = sorted(os.listdir(out))
+    except OSError:
+        return
+    other = [
+        n
+        for n in present
+        if n not in ours
+        and (n.lower().endswith(WEIGHT_SUFFIXES) or (".index" in n and n.endswith(".json")))
+    ]
+    if other:
+        listed = ", ".join(other[:3]) + (f" and {len(other) - 3} more" if len(other) > 3 else "")
+        raise CheckpointError(
+            out,
+            f"already holds model files this save would not replace ({listed}); loaders would "
+            "read them beside the new ones: choose an empty folder",
+        )
+
+
+def _output_files(ckpt: Checkpoint, out: str, writer: AtomicWriter) -> dict[str, str]:
+    """Each source file's output path in ``out``, reserved."""
+    paths = {}
+    for h in ckpt.files:
+        dest = os.path.join(out, _output_names(ckpt)[h.path])
         writer.make_folder(os.path.dirname(dest))
         writer.reserve(dest)
         paths[h.path] = dest

@@ -199,3 +199,15 @@ def test_a_save_that_does_not_measure_writes_the_same_bytes(tmp_path: Path) -> N
         assert measured.measured and not plain.measured
         assert plain.bytes_out == measured.bytes_out and plain.worst() == []
         assert set(plain.weights[0].to_json()) == {"name", "shape", "from", "bytes_in", "bytes_out"}
+
+
+def test_an_output_folder_holding_other_weights_is_refused(tmp_path: Path) -> None:
+    """A single-file model quantized into the folder of an old sharded one left its shards and
+    index beside the new file, and loaders read the old index (found by the review)."""
+    _quantize(llama_folder(tmp_path / "sharded", shards=2), "W8A16", tmp_path / "out")
+    before = _digest(tmp_path / "out")
+    with pytest.raises(CheckpointError, match="already holds model files this save would not "
+                       r"replace \(model-00001-of-00002.safetensors, "):  # fmt: skip
+        _quantize(llama_folder(tmp_path / "single"), "W8A16", tmp_path / "out")
+    assert _digest(tmp_path / "out") == before
+    _quantize(llama_folder(tmp_path / "sharded"), "W4A16", tmp_path / "out")  # same names: fine
