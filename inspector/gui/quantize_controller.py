@@ -8,6 +8,7 @@ import os
 import time
 from typing import TYPE_CHECKING
 
+import shiboken6
 from PySide6.QtCore import QObject, Signal
 
 from inspector.core.wording import format_bytes
@@ -41,6 +42,7 @@ class QuantizeController(QObject):
         self.views = views
         self.dialog: QuantizeDialog | None = None
         self.session.events.preview_changed.connect(self._on_session_preview)
+        self.session.events.checkpoint_changed.connect(self._on_session_checkpoint)
 
     def open_dialog(self) -> QuantizeDialog | None:
         """The dialog, measuring at once (or showing the preview already made for this
@@ -52,7 +54,9 @@ class QuantizeController(QObject):
         dlg.sig_scheme_chosen.connect(self.session.show_scheme)
         dlg.sig_preview_requested.connect(lambda ignore: self.start_preview(tuple(ignore)))
         dlg.sig_save_requested.connect(
-            lambda scheme, out, ignore: self.start_quantize(scheme, out, tuple(ignore))
+            lambda scheme, out, ignore, d=dlg: self.start_quantize(
+                scheme, out, tuple(ignore), d.ckpt
+            )
         )
         dlg.finished.connect(dlg.deleteLater)
         self.dialog = dlg
@@ -71,8 +75,8 @@ class QuantizeController(QObject):
         ckpt = self.session.checkpoint
         if ckpt is None:
             return None
-        if self.dialog is not None:
-            self.dialog.set_measuring(True)
+        if (dlg := self._live_dialog()) is not None:
+            dlg.set_measuring(True)
         return self.runner.run_exclusive(
             "preview",
             translate("QuantizeController", "Measuring six quantization schemes"),
@@ -87,34 +91,56 @@ class QuantizeController(QObject):
     ) -> None:
         if not self.session.accept_preview(reports, source, ignore):
             return  # another checkpoint is shown: its numbers would lie
-        if self._dialog_for(source) is not None:
-            self.dialog.set_reports(reports)  # type: ignore[union-attr]
+        if (dlg := self._dialog_for(source)) is not None:
+            dlg.set_reports(reports)
         self.preview_done.emit(reports)
 
     def _on_preview_failed(self, source: Checkpoint, e: BaseException) -> None:
         text = error_text(source.path, e)
-        if self._dialog_for(source) is not None:
-            self.dialog.set_failed(text)  # type: ignore[union-attr]
+        if (dlg := self._dialog_for(source)) is not None:
+            dlg.set_failed(text)
         else:
             self.views.message_bar.show_message(text, "error")
 
     def _on_preview_aborted(self) -> None:
-        if self.dialog is not None:
-            self.dialog.set_failed(translate("QuantizeController", "Measuring cancelled."))
+        if (dlg := self._live_dialog()) is not None:
+            dlg.set_failed(translate("QuantizeController", "Measuring cancelled."))
+
+    def _live_dialog(self) -> QuantizeDialog | None:
+        """The dialog while it is open (closed, Qt deletes it: a call into it would raise)."""
+        d = self.dialog
+        if d is None or not shiboken6.isValid(d) or not d.isVisible():
+            return None
+        return d
 
     def _dialog_for(self, source: Checkpoint) -> QuantizeDialog | None:
-        d = self.dialog
-        try:
-            return d if d is not None and d.isVisible() and d.ckpt is source else None
-        except RuntimeError:  # deleted on the C++ side after it closed
-            return None
+        d = self._live_dialog()
+        return d if d is not None and d.ckpt is source else None
 
-    def start_quantize(self, scheme: str, out: str, ignore: tuple[str, ...]) -> Worker | None:
+    def _on_session_checkpoint(self, ckpt: Checkpoint | None, _path: str) -> None:
+        """Another checkpoint is shown: the open dialog measured the previous one; it closes
+        (its preview is dropped by the session, its Save would write the wrong model)."""
+        d = self._live_dialog()
+        if d is not None and d.ckpt is not ckpt:
+            d.reject()
+
+    def start_quantize(
+        self, scheme: str, out: str, ignore: tuple[str, ...], source: Checkpoint | None = None
+    ) -> Worker | None:
+        """Quantize ``source`` (the checkpoint the dialog measured; default the one shown),
+        only while it is still the one shown."""
         from inspector.core.quantize.job import quantize_checkpoint
         from inspector.core.quantize.schemes import SCHEMES
 
         ckpt = self.session.checkpoint
-        if ckpt is None:
+        if ckpt is None or (source is not None and source is not ckpt):
+            self.views.message_bar.show_message(
+                translate(
+                    "QuantizeController",
+                    "Another checkpoint is shown now; nothing was written. Open Quantize… again.",
+                ),
+                "error",
+            )
             return None
         out = os.path.abspath(out)  # the runner queues it behind a job still finishing
         return self.runner.run_exclusive(

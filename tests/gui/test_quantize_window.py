@@ -108,3 +108,35 @@ def test_a_cancelled_preview_shows_nothing_and_says_so(qtbot, window, tmp_path) 
     assert window.session.preview is None
     assert dlg.status.text() == "<b>Measuring cancelled.</b>"
     assert not dlg.save_button.isEnabled() and dlg.table.isEnabled()
+
+
+def test_closing_the_dialog_while_measuring_then_cancelling_is_quiet(
+    qtbot, window, tmp_path
+) -> None:
+    big = llama_folder(tmp_path / "big", layers=6, hidden=512, inter=1024)
+    open_model(qtbot, window, big)
+    qc = window.quantize_controller
+    with qtbot.waitSignal(window.runner.sig_job_progress, timeout=20_000):
+        dlg = qc.open_dialog()
+    dlg.reject()  # Qt deletes it; the cancel's answer must not call into it
+    qtbot.wait(50)
+    with qtbot.waitSignal(window.runner.sig_idle, timeout=20_000):
+        window.cancel_job()
+    assert window.session.preview is None
+
+
+def test_opening_another_checkpoint_closes_the_dialog_and_its_save_writes_nothing(
+    qtbot, window, model, tmp_path
+) -> None:
+    open_model(qtbot, window, model)
+    dlg = previewed(qtbot, window)
+    measured = dlg.ckpt
+    import shiboken6
+
+    open_model(qtbot, window, llama_folder(tmp_path / "other", seed=5))
+    qtbot.waitUntil(lambda: not shiboken6.isValid(dlg) or not dlg.isVisible())
+    out = tmp_path / "q"
+    assert (
+        window.quantize_controller.start_quantize("W4A16", str(out), ("lm_head",), measured) is None
+    )
+    assert not out.exists() and "nothing was written" in window.message_bar.text
