@@ -457,229 +457,244 @@
 <context>
     <name>DetailsPane</name>
     <message>
-        <location filename="../details_pane.py" line="39"/>
+        <location filename="../details_pane.py" line="42"/>
         <source>Name</source>
         <translation>名称</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="40"/>
+        <location filename="../details_pane.py" line="43"/>
         <source>DType</source>
         <translation>dtype</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="41"/>
+        <location filename="../details_pane.py" line="44"/>
         <source>Shape</source>
         <translation>形状</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="42"/>
+        <location filename="../details_pane.py" line="45"/>
         <source>File</source>
         <translation>文件</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="43"/>
+        <location filename="../details_pane.py" line="46"/>
         <source>Bytes</source>
         <translation>字节</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="44"/>
+        <location filename="../details_pane.py" line="47"/>
         <source>Range</source>
         <translation>范围</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="45"/>
+        <location filename="../details_pane.py" line="48"/>
         <source>Mean ± std</source>
         <translation>均值 ± 标准差</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="46"/>
+        <location filename="../details_pane.py" line="49"/>
         <source>NaN / inf</source>
         <translation>NaN / inf</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="47"/>
+        <location filename="../details_pane.py" line="50"/>
         <source>Storage</source>
         <translation>存储</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="48"/>
+        <location filename="../details_pane.py" line="51"/>
         <source>Param ID</source>
         <translation>参数 ID</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="49"/>
+        <location filename="../details_pane.py" line="52"/>
         <source>Cast</source>
         <translation>转换</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="50"/>
+        <location filename="../details_pane.py" line="53"/>
         <source>Reference</source>
         <translation>参考</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="57"/>
-        <location filename="../details_pane.py" line="100"/>
+        <location filename="../details_pane.py" line="60"/>
+        <location filename="../details_pane.py" line="111"/>
         <source>No tensor selected</source>
         <translation>未选择张量</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="119"/>
+        <location filename="../details_pane.py" line="95"/>
+        <source>Histogram</source>
+        <translation>直方图</translation>
+    </message>
+    <message>
+        <location filename="../details_pane.py" line="96"/>
+        <source>Values</source>
+        <translation>数值</translation>
+    </message>
+    <message>
+        <location filename="../details_pane.py" line="97"/>
+        <source>Heatmap</source>
+        <translation>热力图</translation>
+    </message>
+    <message>
+        <location filename="../details_pane.py" line="130"/>
         <source>{dtype} (burn: {burn})</source>
         <translation>{dtype}（burn：{burn}）</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="127"/>
-        <location filename="../details_pane.py" line="219"/>
+        <location filename="../details_pane.py" line="138"/>
+        <location filename="../details_pane.py" line="230"/>
         <source>{shape} · {n} values</source>
         <translation>{shape} · {n} 个值</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="138"/>
+        <location filename="../details_pane.py" line="149"/>
         <source>from {start:,}, a strided view (strides {s}), {size}</source>
         <translation>自 {start:,} 起，跨步视图（strides {s}），{size}</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="143"/>
+        <location filename="../details_pane.py" line="154"/>
         <source>computing…</source>
         <translation>计算中…</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="144"/>
+        <location filename="../details_pane.py" line="155"/>
         <source>not cast yet (Ctrl+S)</source>
         <translation>尚未转换 (Ctrl+S)</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="146"/>
+        <location filename="../details_pane.py" line="157"/>
         <source>Values (computing…)</source>
         <translation>数值（计算中…）</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="170"/>
+        <location filename="../details_pane.py" line="181"/>
         <source>Values ({dtype})</source>
         <translation>数值（{dtype}）</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="176"/>
+        <location filename="../details_pane.py" line="187"/>
         <source>unavailable: {reason}</source>
         <translation>不可用：{reason}</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="178"/>
+        <location filename="../details_pane.py" line="189"/>
         <source>Values: unavailable</source>
         <translation>数值：不可用</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="201"/>
+        <location filename="../details_pane.py" line="212"/>
         <source>codes used {used} of {possible} · saturated {saturated} · scales {scales} · {bad} scales 0, negative, inf or NaN</source>
         <translation>已用编码 {used}/{possible} · 饱和 {saturated} · 缩放因子 {scales} · {bad} 个缩放因子为 0、负数、inf 或 NaN</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="236"/>
+        <location filename="../details_pane.py" line="247"/>
         <source>written unchanged as {dtype} ({why})</source>
         <translation>按原样写为 {dtype}（{why}）</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="242"/>
+        <location filename="../details_pane.py" line="253"/>
         <source>lossless (every value exact)</source>
         <translation>无损（所有值完全一致）</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="244"/>
+        <location filename="../details_pane.py" line="255"/>
         <source>every value overflowed ({n})</source>
         <translation>所有值均溢出（{n} 个）</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="248"/>
+        <location filename="../details_pane.py" line="259"/>
         <source>rel. err max {rel}, typical (mean) {mean} · max abs. err {abs}</source>
         <translation>相对误差最大 {rel}，典型（均值）{mean} · 最大绝对误差 {abs}</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="312"/>
+        <location filename="../details_pane.py" line="323"/>
         <source>Relative error, {pct}% exact</source>
         <translation>相对误差，{pct}% 完全一致</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="251"/>
+        <location filename="../details_pane.py" line="262"/>
         <source>overflow {o} · underflow {u} · NaN {n}</source>
         <translation>上溢 {o} · 下溢 {u} · NaN {n}</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="263"/>
+        <location filename="../details_pane.py" line="274"/>
         <source>(reference stores {dtype})</source>
         <translation>（参考文件存为 {dtype}）</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="265"/>
+        <location filename="../details_pane.py" line="276"/>
         <source>not in the reference</source>
         <translation>参考文件中没有</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="267"/>
+        <location filename="../details_pane.py" line="278"/>
         <source>only in the reference</source>
         <translation>只在参考文件中</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="269"/>
+        <location filename="../details_pane.py" line="280"/>
         <source>shape differs: {a} here, {b} in reference</source>
         <translation>形状不同：此处为 {a}，参考文件为 {b}</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="273"/>
+        <location filename="../details_pane.py" line="284"/>
         <source>equal values</source>
         <translation>数值相同</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="275"/>
+        <location filename="../details_pane.py" line="286"/>
         <source>within tolerance: max |Δ| {d}</source>
         <translation>在容差内：最大 |Δ| {d}</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="280"/>
+        <location filename="../details_pane.py" line="291"/>
         <source>max |Δ| {abs} · max rel. {rel}</source>
         <translation>最大 |Δ| {abs} · 最大相对差 {rel}</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="287"/>
+        <location filename="../details_pane.py" line="298"/>
         <source>original</source>
         <translation>原始</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="288"/>
+        <location filename="../details_pane.py" line="299"/>
         <source>saved</source>
         <translation>保存后</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="290"/>
+        <location filename="../details_pane.py" line="301"/>
         <source>Values before / after the cast</source>
         <translation>转换前 / 后的数值</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="292"/>
+        <location filename="../details_pane.py" line="303"/>
         <source>, every {n}th value</source>
         <translation>，每 {n} 个取一个</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="299"/>
+        <location filename="../details_pane.py" line="310"/>
         <source>No finite values to draw</source>
         <translation>没有可绘制的有限值</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="305"/>
+        <location filename="../details_pane.py" line="316"/>
         <source> · not drawn: {what}</source>
         <translation> · 未绘制：{what}</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="315"/>
+        <location filename="../details_pane.py" line="326"/>
         <source>Every changed value overflowed ({n}): no finite error</source>
         <translation>所有改变的值都溢出了（{n} 个）：没有有限误差</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="319"/>
+        <location filename="../details_pane.py" line="330"/>
         <source>{n} values overflowed; the others are exact</source>
         <translation>{n} 个值溢出；其余完全一致</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="323"/>
+        <location filename="../details_pane.py" line="334"/>
         <source>100% exact: every saved value equals the original</source>
         <translation>100% 一致：所有保存值都等于原始值</translation>
     </message>
@@ -748,6 +763,62 @@ Shift+drop a second checkpoint to compare against it.</source>
         <location filename="../export_actions.py" line="74"/>
         <source>Export report</source>
         <translation>导出报告</translation>
+    </message>
+</context>
+<context>
+    <name>HeatmapPlot</name>
+    <message>
+        <location filename="../heatmap_view.py" line="91"/>
+        <source>row</source>
+        <translation>行</translation>
+    </message>
+    <message>
+        <location filename="../heatmap_view.py" line="92"/>
+        <source>column</source>
+        <translation>列</translation>
+    </message>
+    <message>
+        <location filename="../heatmap_view.py" line="148"/>
+        <source>no finite value</source>
+        <translation>没有有限值</translation>
+    </message>
+    <message>
+        <location filename="../heatmap_view.py" line="150"/>
+        <source>row {rows}, column {cols}: {v}</source>
+        <translation>第 {rows} 行，第 {cols} 列：{v}</translation>
+    </message>
+    <message>
+        <location filename="../heatmap_view.py" line="152"/>
+        <source>rows {rows}, columns {cols}: mean {v}</source>
+        <translation>第 {rows} 行，第 {cols} 列：均值 {v}</translation>
+    </message>
+    <message>
+        <location filename="../heatmap_view.py" line="154"/>
+        <source>rows {rows}, columns {cols}: largest |x| is {v}</source>
+        <translation>第 {rows} 行，第 {cols} 列：最大 |x| 为 {v}</translation>
+    </message>
+    <message>
+        <location filename="../heatmap_view.py" line="158"/>
+        <source> ({n} NaN or inf left out)</source>
+        <translation>（未计入 {n} 个 NaN 或 inf）</translation>
+    </message>
+</context>
+<context>
+    <name>HeatmapView</name>
+    <message>
+        <location filename="../heatmap_view.py" line="48"/>
+        <source>Each cell:</source>
+        <translation>每个格子：</translation>
+    </message>
+    <message>
+        <location filename="../heatmap_view.py" line="50"/>
+        <source>largest |x| of its block</source>
+        <translation>其区块中最大的 |x|</translation>
+    </message>
+    <message>
+        <location filename="../heatmap_view.py" line="51"/>
+        <source>mean of its block</source>
+        <translation>其区块的均值</translation>
     </message>
 </context>
 <context>
@@ -1039,37 +1110,37 @@ Shift+drop a second checkpoint to compare against it.</source>
 <context>
     <name>MainWindow</name>
     <message>
-        <location filename="../main_window.py" line="84"/>
+        <location filename="../main_window.py" line="85"/>
         <source>Checkpoint Inspector</source>
         <translation>Checkpoint Inspector</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="319"/>
+        <location filename="../main_window.py" line="323"/>
         <source>Open checkpoint</source>
         <translation>打开 checkpoint</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="324"/>
+        <location filename="../main_window.py" line="328"/>
         <source>Open model folder</source>
         <translation>打开模型文件夹</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="331"/>
+        <location filename="../main_window.py" line="335"/>
         <source>Open a checkpoint first, then compare it with a reference.</source>
         <translation>请先打开一个 checkpoint，再与参考文件对比。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="336"/>
+        <location filename="../main_window.py" line="340"/>
         <source>Open reference checkpoint</source>
         <translation>打开参考 checkpoint</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="348"/>
+        <location filename="../main_window.py" line="352"/>
         <source>Drop to open · hold Shift to compare with it as reference</source>
         <translation>松开即可打开 · 按住 Shift 则作为参考进行对比</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="363"/>
+        <location filename="../main_window.py" line="367"/>
         <source>Only local files and folders can be opened (that was a remote URL).</source>
         <translation>只能打开本地文件和文件夹（拖入的是远程 URL）。</translation>
     </message>
@@ -1408,37 +1479,42 @@ Shift+drop a second checkpoint to compare against it.</source>
 <context>
     <name>QuantizeController</name>
     <message>
-        <location filename="../quantize_controller.py" line="78"/>
+        <location filename="../quantize_controller.py" line="82"/>
         <source>Measuring six quantization schemes</source>
         <translation>正在测量六种量化方案</translation>
     </message>
     <message>
-        <location filename="../quantize_controller.py" line="103"/>
+        <location filename="../quantize_controller.py" line="107"/>
         <source>Measuring cancelled.</source>
         <translation>测量已取消。</translation>
     </message>
     <message>
-        <location filename="../quantize_controller.py" line="122"/>
+        <location filename="../quantize_controller.py" line="138"/>
+        <source>Another checkpoint is shown now; nothing was written. Open Quantize… again.</source>
+        <translation>当前显示的已是另一个 checkpoint；没有写入任何文件。请重新打开“量化…”。</translation>
+    </message>
+    <message>
+        <location filename="../quantize_controller.py" line="148"/>
         <source>Quantizing to {scheme}</source>
         <translation>正在量化为 {scheme}</translation>
     </message>
     <message>
-        <location filename="../quantize_controller.py" line="127"/>
+        <location filename="../quantize_controller.py" line="154"/>
         <source>Quantize cancelled: nothing was written.</source>
         <translation>量化已取消：没有写入任何文件。</translation>
     </message>
     <message>
-        <location filename="../quantize_controller.py" line="134"/>
+        <location filename="../quantize_controller.py" line="161"/>
         <source>Saved {name} in {secs} s: {n} weights quantized with {scheme}, {size}.</source>
         <translation>已保存 {name}，用时 {secs} 秒：{n} 个权重以 {scheme} 量化，{size}。</translation>
     </message>
     <message>
-        <location filename="../quantize_controller.py" line="145"/>
+        <location filename="../quantize_controller.py" line="172"/>
         <source>Open the saved model</source>
         <translation>打开保存的模型</translation>
     </message>
     <message>
-        <location filename="../quantize_controller.py" line="153"/>
+        <location filename="../quantize_controller.py" line="180"/>
         <source>Quantize failed, nothing was written: {what}</source>
         <translation>量化失败，没有写入任何文件：{what}</translation>
     </message>
@@ -1787,6 +1863,99 @@ overflow {o} · underflow {u} (non-zero values that became 0: an error of 1 each
 stored as {codes} ({storage}), with: {companions}</source>
         <translation>{name}
 存储为 {codes}（{storage}），附带：{companions}</translation>
+    </message>
+</context>
+<context>
+    <name>ValuesController</name>
+    <message>
+        <location filename="../values_controller.py" line="60"/>
+        <location filename="../values_controller.py" line="76"/>
+        <source>computing…</source>
+        <translation>计算中…</translation>
+    </message>
+    <message>
+        <location filename="../values_controller.py" line="120"/>
+        <location filename="../values_controller.py" line="136"/>
+        <source>No values</source>
+        <translation>没有数值</translation>
+    </message>
+    <message>
+        <location filename="../values_controller.py" line="126"/>
+        <source>Values unavailable: {why}</source>
+        <translation>数值不可用：{why}</translation>
+    </message>
+    <message>
+        <location filename="../values_controller.py" line="144"/>
+        <source>Heatmap unavailable: {why}</source>
+        <translation>热力图不可用：{why}</translation>
+    </message>
+    <message>
+        <location filename="../values_controller.py" line="154"/>
+        <source>{rows} × {cols} values</source>
+        <translation>{rows} × {cols} 个值</translation>
+    </message>
+    <message>
+        <location filename="../values_controller.py" line="158"/>
+        <source>{rows} × {cols} in {r} × {c} cells</source>
+        <translation>{rows} × {cols}，分为 {r} × {c} 个格子</translation>
+    </message>
+    <message>
+        <location filename="../values_controller.py" line="162"/>
+        <source>, dequantized</source>
+        <translation>，已反量化</translation>
+    </message>
+    <message>
+        <location filename="../values_controller.py" line="165"/>
+        <source> · colours saturate beyond ±{m} (a few cells reach {top})</source>
+        <translation> · 超出 ±{m} 的颜色饱和（少数格子达到 {top}）</translation>
+    </message>
+    <message>
+        <location filename="../values_controller.py" line="170"/>
+        <source> · {n} NaN or inf not drawn (grey: a block of nothing else)</source>
+        <translation> · {n} 个 NaN 或 inf 未绘制（灰色：区块中只有这些值）</translation>
+    </message>
+</context>
+<context>
+    <name>ValuesView</name>
+    <message>
+        <location filename="../value_grid.py" line="113"/>
+        <source>First row shown</source>
+        <translation>显示的第一行</translation>
+    </message>
+    <message>
+        <location filename="../value_grid.py" line="114"/>
+        <source>First column shown</source>
+        <translation>显示的第一列</translation>
+    </message>
+    <message>
+        <location filename="../value_grid.py" line="115"/>
+        <source>row</source>
+        <translation>行</translation>
+    </message>
+    <message>
+        <location filename="../value_grid.py" line="116"/>
+        <source>col</source>
+        <translation>列</translation>
+    </message>
+    <message>
+        <location filename="../value_grid.py" line="161"/>
+        <source>Index along a leading dimension</source>
+        <translation>前导维度上的索引</translation>
+    </message>
+    <message>
+        <location filename="../value_grid.py" line="178"/>
+        <source>reading…</source>
+        <translation>读取中…</translation>
+    </message>
+    <message>
+        <location filename="../value_grid.py" line="203"/>
+        <source>rows {r0}–{r1} of {rows}, columns {c0}–{c1} of {cols}</source>
+        <translation>第 {r0}–{r1} 行（共 {rows} 行），第 {c0}–{c1} 列（共 {cols} 列）</translation>
+    </message>
+    <message>
+        <location filename="../value_grid.py" line="213"/>
+        <source> · dequantized values</source>
+        <translation> · 反量化后的数值</translation>
     </message>
 </context>
 </TS>
