@@ -119,3 +119,16 @@ def test_help_lists_quantize_and_its_schemes(capsys):
     with pytest.raises(SystemExit):
         main(["--help"])
     assert "quantize PATH --preview" in capsys.readouterr().out
+
+
+def test_a_report_beside_a_single_file_can_be_written_again(tmp_path, capsys):
+    """Only the config, and the companions a save copies, are protected: a report written beside
+    a lone file by an earlier run is not an input of the next."""
+    from inspector.core.save.writer import save_arrays
+    from tests.core.quantize.models import llama_tensors
+
+    save_arrays(tmp_path / "w.safetensors", llama_tensors())
+    for _ in range(2):
+        code, _out, err = run(capsys, "cast", tmp_path / "w.safetensors", "--target", "F16",
+                              "-o", tmp_path / "w16.safetensors", "--report", tmp_path / "r.json")  # fmt: skip
+        assert code == 0, err

@@ -107,8 +107,9 @@ def cast_checkpoint(
     total = ckpt.total_nbytes
     done = 0
     result = CastReport(target.name, left_out=_left_out(ckpt), training=training_left_out(ckpt))
-    protect = read_by_a_save(ckpt.path, [h.path for h in ckpt.files], ckpt.index_path)
     single = is_one_burnpack(out)
+    copies = (ckpt.is_sharded or ckpt.folder is not None) and not single  # a model folder out
+    protect = read_by_a_save(ckpt.path, [h.path for h in ckpt.files], ckpt.index_path, copies)
     with AtomicWriter(protect, root=out if ckpt.is_sharded and not single else None) as writer:
         paths = output_paths(ckpt, out, writer)
         renames, head_rows = hf_renames(ckpt)  # GGUF: back to the HF names and row order
@@ -135,7 +136,7 @@ def cast_checkpoint(
             report_path = os.fspath(report_path)
             writer.reserve(report_path, what="report")
             report = True
-        if (ckpt.is_sharded or ckpt.folder is not None) and not single:  # a model folder comes out
+        if copies:
             any_cast = deq is not None or any(d != t.dtype for t, d in plan)
             copy_companions(
                 writer, model_folder(ckpt.path), out, target if any_cast else None, deq is not None

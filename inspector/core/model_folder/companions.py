@@ -11,7 +11,8 @@ from ..save.writer import AtomicWriter
 from .config import CONFIG_NAME, MAX_CONFIG_BYTES, config_with_dtype, model_folder
 
 WEIGHT_SUFFIXES = (
-    ".safetensors", ".bin", ".pt", ".pth", ".ckpt", ".gguf", ".h5", ".msgpack", ".onnx", ".pkl",
+    ".safetensors", ".bin", ".pt", ".pth", ".ckpt", ".gguf", ".bpk", ".h5", ".msgpack", ".onnx",
+    ".pkl",
 )  # fmt: skip
 MAX_COMPANION_BYTES = 512 << 20  # a tokenizer.json is tens of MB; bigger files are weights
 _COPY_CHUNK = 1 << 20
@@ -38,13 +39,15 @@ def companion_files(folder: str) -> list[str]:
     return out
 
 
-def read_by_a_save(checkpoint_path: str, files: list[str], index: str | None) -> list[str]:
+def read_by_a_save(
+    checkpoint_path: str, files: list[str], index: str | None, copies_companions: bool
+) -> list[str]:
     """Every file a save of this checkpoint reads, which no output may replace: the weights, the
-    index, and the config and companions beside them (``--report config.json`` would have
-    overwritten the source's config)."""
+    index, the config beside them (``--report config.json`` overwrote the source's config), and
+    the companions when the save copies them."""
     folder = model_folder(checkpoint_path)
-    beside = [os.path.join(folder, n) for n in (CONFIG_NAME, *companion_files(folder))]
-    return [*files, *([index] if index else []), *beside]
+    names = [CONFIG_NAME, *(companion_files(folder) if copies_companions else ())]
+    return [*files, *([index] if index else []), *(os.path.join(folder, n) for n in names)]
 
 
 def copy_companions(

@@ -92,7 +92,8 @@ def quantize_checkpoint(
     yield Progress(0, total)
     gmax = (yield from absmax_of(ckpt, plan, chunk_bytes, 0, total)) if plan.fused else None
     targets = {t.name for t in plan.targets}
-    protect = read_by_a_save(ckpt.path, [h.path for h in ckpt.files], ckpt.index_path)
+    beside = os.path.isfile(os.path.join(model_folder(ckpt.path), CONFIG_NAME))  # copied then
+    protect = read_by_a_save(ckpt.path, [h.path for h in ckpt.files], ckpt.index_path, beside)
     with AtomicWriter(protect, root=out) as writer, ThreadPoolExecutor(WORKERS) as pool:
         writer.make_folder(out)
         dests = _output_files(ckpt, out, writer)
