@@ -12,6 +12,7 @@ equal), ``within_atol`` (values differ, by at most ``--atol``), ``differ``, ``sh
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 
 import numpy as np
@@ -41,8 +42,10 @@ def _as_float64(x: np.ndarray) -> np.ndarray:
     return x if x.dtype.kind == "c" else x.astype(np.float64)
 
 
-def compare_arrays(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
-    """(max |a-b|, max |a-b| / max(|a|,|b|)) over one pair of equally long, non-empty blocks."""
+def compare_arrays(a: np.ndarray, b: np.ndarray) -> tuple[float, float, float]:
+    """(max |a-b|, max |a-b| / max(|a|,|b|), Σ of that relative error squared) over one pair of
+    equally long, non-empty blocks; a relative error past 2 (inf, NaN) counts as 2 in the sum,
+    the largest a finite pair can have."""
     if a.dtype.kind in "iub" and b.dtype.kind in "iub":
         return _compare_integers(a, b)
     a64, b64 = _as_float64(a), _as_float64(b)
@@ -53,11 +56,12 @@ def compare_arrays(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
         d = np.where(np.isnan(d), np.inf, d)  # NaN vs number, or inf - inf of opposite meaning
         max_abs = float(d.max())
         if max_abs == 0.0:
-            return 0.0, 0.0
+            return 0.0, 0.0, 0.0
         scale = np.maximum(np.abs(a64), np.abs(b64))
         rel = np.divide(d, scale, out=np.zeros_like(d), where=scale > 0)
-        rel = np.where(np.isnan(rel), np.inf, rel)
-        return max_abs, float(rel.max())
+        rel = np.where(np.isnan(rel) | np.isinf(d), np.inf, rel)
+        capped = np.minimum(rel, 2.0)
+        return max_abs, float(rel.max()), float(np.add.reduce(capped * capped))
 
 
 def _as_wide_int(x: np.ndarray) -> np.ndarray:
@@ -67,13 +71,13 @@ def _as_wide_int(x: np.ndarray) -> np.ndarray:
     return x.astype(np.int64, copy=False)
 
 
-def _compare_integers(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
+def _compare_integers(a: np.ndarray, b: np.ndarray) -> tuple[float, float, float]:
     """Exact equality for integers: float64 would call 2**53 and 2**53 + 1 equal."""
     a, b = _as_wide_int(a), _as_wide_int(b)
     if a.dtype == b.dtype:
         ne = a != b
         if not ne.any():
-            return 0.0, 0.0
+            return 0.0, 0.0, 0.0
         a, b = a[ne], b[ne]
         # |a - b| exactly, as uint64 (the true difference of two 64-bit values fits in 64 bits)
         ua, ub = a.view(np.uint64), b.view(np.uint64)
@@ -84,7 +88,7 @@ def _compare_integers(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
         su = s.astype(np.uint64)  # wraps where negative: those are told apart by ``neg``
         ne = neg | (u != su)
         if not ne.any():
-            return 0.0, 0.0
+            return 0.0, 0.0, 0.0
         u, s, su, neg = u[ne], s[ne], su[ne], neg[ne]
         exact = np.where(u >= su, u - su, su - u)  # |u - s| for s >= 0, in uint64
         # for s < 0, u - s >= 1: float64 can round the magnitude but not make it zero
@@ -92,7 +96,8 @@ def _compare_integers(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
         a, b = u, s
     d = diff.astype(np.float64)
     scale = np.maximum(np.abs(a.astype(np.float64)), np.abs(b.astype(np.float64)))
-    return float(d.max()), float((d / scale).max())
+    rel = np.minimum(d / scale, 2.0)
+    return float(d.max()), float((d / scale).max()), float(np.add.reduce(rel * rel))
 
 
 def diff_tensors(
@@ -102,11 +107,12 @@ def diff_tensors(
     tb: TensorInfo,
     transposed: bool = False,
     heads: tuple[int, int] = (0, 0),
-) -> Iterator[tuple[int, float, float]]:
-    """Yield (bytes of A done, running max abs, running max rel) chunk by chunk; ``transposed``:
+) -> Iterator[tuple[int, float, float, float]]:
+    """Yield (bytes of A done, running max abs, running max rel, running Σ rel²) chunk by
+    chunk; ``transposed``:
     B's 2-D tensor read transposed (burn's Linear weights against PyTorch's); ``heads``: rows
     per head to put back in order on each side (GGUF's permuted Q/K)."""
-    max_abs = max_rel = 0.0
+    max_abs = max_rel = rel_sq = 0.0
     done = 0
     same_dtype = ta.dtype.name == tb.dtype.name and not ta.dtype.is_packed
     if transposed or any(heads):
@@ -124,13 +130,14 @@ def diff_tensors(
         if not (same_dtype and _same_bytes(ca, cb)):  # equal bytes: equal values, NaNs included
             for i in range(0, ca.size, _BLOCK):
                 # blocks that fit the CPU cache: the float64 temporaries never leave it
-                m_abs, m_rel = compare_arrays(ca[i : i + _BLOCK], cb[i : i + _BLOCK])
+                m_abs, m_rel, m_sq = compare_arrays(ca[i : i + _BLOCK], cb[i : i + _BLOCK])
                 if m_abs > max_abs:
                     max_abs = m_abs
                 if m_rel > max_rel:
                     max_rel = m_rel
+                rel_sq += m_sq
         done += ca.size * ta.dtype.bits // 8
-        yield done, max_abs, max_rel
+        yield done, max_abs, max_rel, rel_sq
 
 
 def diff_quantized(
@@ -252,20 +259,22 @@ def diff_checkpoints(
             )
             done += ta.nbytes
             continue
-        max_abs = max_rel = 0.0
+        max_abs = max_rel = rel_sq = 0.0
         base = done
         heads = pair.head_rows(ta.name, name_b) if pair is not None else (0, 0)
-        for part, run_abs, run_rel in diff_tensors(a, ta, b, tb, bool(turn), heads):
-            max_abs, max_rel = run_abs, run_rel
+        for part, run_abs, run_rel, run_sq in diff_tensors(a, ta, b, tb, bool(turn), heads):
+            max_abs, max_rel, rel_sq = run_abs, run_rel, run_sq
             done = base + part
             yield Progress(done, total, ta.name)
         if turn is None and max_abs != 0.0:  # square: burn's Linear weight is stored transposed
-            t_abs = t_rel = 0.0
-            for _part, run_abs, run_rel in diff_tensors(a, ta, b, tb, transposed=True):
-                t_abs, t_rel = run_abs, run_rel
+            t_abs = t_rel = t_sq = 0.0
+            for _part, run_abs, run_rel, run_sq in diff_tensors(a, ta, b, tb, transposed=True):
+                t_abs, t_rel, t_sq = run_abs, run_rel, run_sq
                 yield Progress(done, total, ta.name)
             if t_abs < max_abs:
-                max_abs, max_rel, turn = t_abs, t_rel, True
+                max_abs, max_rel, rel_sq, turn = t_abs, t_rel, t_sq, True
+        numel = ta.numel
+        rms = math.sqrt(rel_sq / numel) if numel else 0.0
         done = base + ta.nbytes
         if max_abs == 0.0:
             status = DiffStatus.EQUAL if ta.dtype.name == tb.dtype.name else DiffStatus.DTYPE_ONLY
@@ -275,7 +284,7 @@ def diff_checkpoints(
             status = DiffStatus.DIFFER
         out.append(
             TensorDiff(ta.name, status, max_abs, max_rel, ta.dtype.name, tb.dtype.name, ta.shape,
-                       tb.shape, name_b=None if name_b == ta.name else name_b,
+                       tb.shape, rms_rel_err=rms, name_b=None if name_b == ta.name else name_b,
                        transposed=bool(turn))
         )  # fmt: skip
     matched = {n for n in counterpart.values() if n is not None}  # B's names A was paired with

@@ -22,7 +22,8 @@ class TensorDiff:
     quant: str | None = None
     rel_fro_err: float | None = None
     sqnr_db: float | None = None
-    rms_rel_err: float | None = None  # the typical error beside max_rel_diff (quantized side)
+    # the typical error beside max_rel_diff: the RMS over every element of the same relative error
+    rms_rel_err: float | None = None
     # burn against PyTorch: B's tensor under its own name, and whether it was read transposed
     name_b: str | None = None
     transposed: bool = False
@@ -43,15 +44,11 @@ class TensorDiff:
             "shape_a": list(self.shape_a) if self.shape_a is not None else None,
             "shape_b": list(self.shape_b) if self.shape_b is not None else None,
             **(
-                {
-                    "quant": self.quant,
-                    "rel_fro_err": self.rel_fro_err,
-                    "sqnr_db": self.sqnr_db,
-                    "rms_rel_err": self.rms_rel_err,
-                }
+                {"quant": self.quant, "rel_fro_err": self.rel_fro_err, "sqnr_db": self.sqnr_db}
                 if self.quant is not None
                 else {}
             ),
+            **({"rms_rel_err": self.rms_rel_err} if self.rms_rel_err is not None else {}),
             **({"name_b": self.name_b} if self.name_b is not None else {}),
             **({"transposed": True} if self.transposed else {}),
         }

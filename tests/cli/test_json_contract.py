@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pytest
 from safetensors.numpy import save_file
 
 from inspector.cli.dispatch import main
@@ -29,6 +30,8 @@ def test_diff_json_rows(tmp_path, capsys):
     code, out = _run(capsys, "diff", a, b, "--json")
     rows = {r["name"]: r for r in json.loads(out)["tensors"]}
     assert code == 1
+    # the typical error beside the max (DESIGN): the RMS of the relative error over every element
+    assert rows["w"].pop("rms_rel_err") == pytest.approx((0.2**2 / 4) ** 0.5, rel=1e-6)
     assert rows["w"] == {
         "name": "w",
         "status": "differ",
@@ -40,6 +43,7 @@ def test_diff_json_rows(tmp_path, capsys):
         "shape_b": [4],
     }
     assert rows["ids"]["status"] == "equal" and rows["ids"]["max_abs_diff"] == 0
+    assert rows["ids"]["rms_rel_err"] == 0
 
 
 def test_cast_report_and_totals(tmp_path, capsys):

@@ -28,7 +28,7 @@ class ErrorFigures:
     _max_rel: float = 0.0
     _err_sq: float = 0.0  # Σ (a - b)²
     _ref_sq: float = 0.0  # Σ b²
-    _rel_sq: float = 0.0  # Σ (|a - b| / max(|a|, |b|))² over pairs not both zero
+    _rel_sq: float = 0.0  # Σ (|a - b| / max(|a|, |b|))² (a pair of zeros: 0; past 2: 2)
     _rel_n: int = 0
     _carry: tuple[np.ndarray, np.ndarray] | None = None
 
@@ -60,7 +60,8 @@ class ErrorFigures:
 
     @property
     def rms_rel_err(self) -> float:
-        """The typical error: the RMS of the relative error whose largest is ``max_rel``."""
+        """The typical error: the RMS over every element of the relative error whose largest is
+        ``max_rel`` (as ``diff`` gives it for a plain pair)."""
         self._flush()
         return math.sqrt(self._rel_sq / self._rel_n) if self._rel_n else 0.0
 
@@ -112,13 +113,11 @@ class ErrorFigures:
         self._ref_sq += _sum_sq(b64)
         scale = np.abs(a64, out=a64)
         np.maximum(scale, np.abs(b64, out=b64), out=scale)
-        nonzero = int(np.count_nonzero(scale))
-        if nonzero < scale.size:
-            scale[scale == 0] = 1.0  # both zero: d is 0 there
+        scale[scale == 0] = 1.0  # both zero: d is 0 there
         rel = np.divide(d, scale, out=d)
         self._max_rel = max(self._max_rel, float(rel.max()))
         self._rel_sq += _sum_sq(rel)
-        self._rel_n += nonzero
+        self._rel_n += rel.size
 
     def _block_non_finite(self, a64: np.ndarray, b64: np.ndarray) -> None:
         """NaN against NaN is equal; any other NaN or an infinity is an infinite difference
@@ -134,7 +133,7 @@ class ErrorFigures:
             self._max_rel = max(self._max_rel, float(np.where(np.isnan(rel), np.inf, rel).max()))
             rel = np.nan_to_num(rel, nan=2.0, posinf=2.0)
             self._rel_sq += _sum_sq(rel)
-            self._rel_n += int(np.count_nonzero(scale > 0))
+            self._rel_n += rel.size
             self._err_sq += _sum_sq(d) if np.isfinite(d).all() else math.inf
             finite_b = b64[np.isfinite(b64)]
             self._ref_sq += _sum_sq(finite_b)
