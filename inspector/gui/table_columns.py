@@ -16,6 +16,7 @@ from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import QMenu, QTableView
 
+from .i18n import translate
 from .tensor_columns import Col, header_text
 
 DEFAULT_HIDDEN = (Col.PARAMS,)  # Shape and Size say it; the names get the room
@@ -106,7 +107,12 @@ class TableColumns(QObject):
         for col in Col:
             if col is Col.NAME:
                 continue
-            a = menu.addAction(header_text(col))
+            text = header_text(col)
+            if col in self._no_room:  # ticked (the person did not hide it), but not drawn now
+                text = translate("TableColumns", "{column} (no room at this width)").format(
+                    column=text
+                )
+            a = menu.addAction(text)
             a.setCheckable(True)
             a.setChecked(col not in self._user_hidden)
             a.toggled.connect(lambda on, c=col: self.toggle(c, on))

@@ -78,6 +78,14 @@ def test_every_shown_column_fits_at_800x600_with_the_module_tree(qtbot, window, 
     # the columns other cells repeat were left out for lack of room, not hidden by the person
     left_out = window.tensor_page.columns.left_out()
     assert left_out and left_out <= {Col.PARAMS, Col.SIZE, Col.SHAPE, Col.DTYPE}
+    # the header menu says why a ticked column is not drawn (it read as shown)
+    columns = window.tensor_page.columns
+    columns._menu(table.horizontalHeader().rect().center())
+    texts = [a.text() for a in columns.menu.actions()]
+    from inspector.gui.tensor_columns import header_text
+
+    assert {f"{header_text(c)} (no room at this width)" for c in left_out} <= set(texts)
+    columns.menu.close()
     window.resize(1280, 800)  # room again: they come back
     qtbot.waitUntil(lambda: not table.isColumnHidden(Col.SHAPE))
 

@@ -1603,6 +1603,14 @@ Shift+drop a second checkpoint to compare against it.</source>
     </message>
 </context>
 <context>
+    <name>TableColumns</name>
+    <message>
+        <location filename="../table_columns.py" line="112"/>
+        <source>{column} (no room at this width)</source>
+        <translation>{column}（此宽度下放不下）</translation>
+    </message>
+</context>
+<context>
     <name>TableText</name>
     <message>
         <location filename="../table_text.py" line="28"/>
