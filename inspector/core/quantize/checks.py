@@ -15,15 +15,18 @@ from .schemes import Scheme
 from .targets import QuantizePlan, plan_quantize
 
 
-def plan_for(ckpt: Checkpoint, scheme: Scheme, ignore: Sequence[str]) -> QuantizePlan:
-    """The plan of ``ckpt`` (config.json's ``model_type`` tells GPT-2's Conv1D layers from
-    Linear ones); a bad ``re:`` pattern is one line."""
+def plans_for(
+    ckpt: Checkpoint, schemes: Sequence[Scheme], ignore: Sequence[str]
+) -> list[QuantizePlan]:
+    """The plan of ``ckpt`` for each scheme, config.json read once (its ``model_type`` tells
+    GPT-2's Conv1D layers from Linear ones); a bad ``re:`` pattern is one line."""
     try:
         config = read_model_config(ckpt.path)
-    except CheckpointError:  # a broken config.json: the save says so where it copies it
+    except CheckpointError:  # a broken config.json: refuse_unquantizable names it
         config = None
+    model_type = config.model_type if config else None
     try:
-        return plan_quantize(ckpt.tensors, scheme, ignore, config.model_type if config else None)
+        return [plan_quantize(ckpt.tensors, s, ignore, model_type) for s in schemes]
     except ValueError as e:
         raise CheckpointError(None, str(e)) from None
 

@@ -26,8 +26,8 @@ from ..quant.compare import ErrorFigures
 from ..save.output_names import PICKLE_METADATA, safetensors_index_name, safetensors_name
 from ..save.tensor_layout import OutputFormat, output_format, safetensors_layout
 from ..save.writer import AtomicWriter, TensorFile
-from .checks import plan_for, refuse_unquantizable
-from .report import QuantizedWeightReport, QuantizeReport, SkippedWeight
+from .checks import plans_for, refuse_unquantizable
+from .report import QuantizedWeightReport, QuantizeReport, skipped_weights
 from .schemes import COMPRESSED_TENSORS_VERSION, Scheme
 from .stream import BIG, WeightAbsmax, parts_of, quantized_blocks, weight_absmax
 from .targets import DEFAULT_IGNORE, QuantizePlan
@@ -72,7 +72,7 @@ def quantize_checkpoint(
     """
     out = os.fspath(out)
     measure = measure or report_path is not None
-    plan = plan_for(ckpt, scheme, ignore)
+    (plan,) = plans_for(ckpt, [scheme], ignore)
     refuse_unquantizable(ckpt, plan)
     if output_format(out) is OutputFormat.BURNPACK or (
         os.path.exists(out) and not os.path.isdir(out)
@@ -83,9 +83,7 @@ def quantize_checkpoint(
             "give a folder name",
         )
     report = QuantizeReport(scheme.name)
-    report.skipped = [
-        SkippedWeight(s.tensor.name, s.reason.text(s.tensor, scheme)) for s in plan.skipped
-    ]
+    report.skipped = skipped_weights(plan)
     _refuse_other_weights(ckpt, out)
     done = first_pass_bytes(plan)
     total = done + ckpt.total_nbytes
@@ -129,8 +127,7 @@ def quantize_checkpoint(
                         done += chunk.nbytes
                         yield Progress(done, total, t.name)
                     continue
-                members = plan.fused.get(t.name)
-                gscale = gmax.global_scale(members, t.dtype) if gmax and members else None
+                gscale = gmax.scale_of(plan, t) if gmax else None
                 w = yield from _write_weight(
                     ckpt, t, scheme, gscale, f, pool, chunk_bytes, done, total, measure
                 )

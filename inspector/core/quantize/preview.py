@@ -16,9 +16,9 @@ from ..checkpoint import Checkpoint
 from ..layout import TensorInfo
 from ..progress import Job, Progress
 from ..quant.compare import ErrorFigures
-from .checks import plan_for, refuse_unquantizable
+from .checks import plans_for, refuse_unquantizable
 from .job import DEFAULT_CHUNK_BYTES, absmax_of, first_pass_bytes
-from .report import QuantizedWeightReport, QuantizeReport, SkippedWeight
+from .report import QuantizedWeightReport, QuantizeReport, skipped_weights
 from .rtn import quantize_rows
 from .schemes import Scheme
 from .stream import WeightAbsmax, parts_of, row_blocks, rows_per_block
@@ -32,7 +32,7 @@ def preview_checkpoint(
     chunk_bytes: int = DEFAULT_CHUNK_BYTES,
 ) -> Job[list[QuantizeReport]]:
     """One report per scheme (in the order given), nothing written."""
-    plans = [plan_for(ckpt, s, ignore) for s in schemes]
+    plans = plans_for(ckpt, schemes, ignore)
     usable = [p for p in plans if p.targets]
     if not usable:
         refuse_unquantizable(ckpt, plans[0])  # says why in one line
@@ -54,7 +54,7 @@ def preview_checkpoint(
         for t in todo:
             which = [i for i, w in enumerate(wanted) if t.name in w]
             figures = {i: ErrorFigures() for i in which}
-            gscales = {i: _gscale(plans[i], gmax, t) for i in which}
+            gscales = {i: _global_scale(gmax.get(plans[i].scheme.name), plans[i], t) for i in which}
             rows = int(t.shape[0])
             running: list[Future[None]] = []
             for block, _r0, r1 in row_blocks(ckpt, t, rows_per_block(t, chunk_bytes, unit)):
@@ -93,16 +93,13 @@ def _measure(
 
 def _start_report(ckpt: Checkpoint, plan: QuantizePlan) -> QuantizeReport:
     r = QuantizeReport(plan.scheme.name, bytes_in=ckpt.total_nbytes, bytes_out=ckpt.total_nbytes)
-    r.skipped = [
-        SkippedWeight(s.tensor.name, s.reason.text(s.tensor, plan.scheme)) for s in plan.skipped
-    ]
+    r.skipped = skipped_weights(plan)
     if not plan.targets:
         r.notes.append(f"no weight can take {plan.scheme.name}")
     return r
 
 
-def _gscale(plan: QuantizePlan, gmax: dict[str, WeightAbsmax], t: TensorInfo) -> np.float32 | None:
-    members = plan.fused.get(t.name)
-    if not members:
-        return None
-    return gmax[plan.scheme.name].global_scale(members, t.dtype)
+def _global_scale(
+    absmax: WeightAbsmax | None, plan: QuantizePlan, t: TensorInfo
+) -> np.float32 | None:
+    return absmax.scale_of(plan, t) if absmax is not None else None

@@ -10,6 +10,7 @@ from typing import Any
 
 from ..json_output import json_text
 from ..quant.compare import ErrorFigures
+from .targets import QuantizePlan
 
 
 def _num(x: float | None) -> float | str | None:
@@ -63,6 +64,13 @@ class SkippedWeight:
 
     def to_json(self) -> dict[str, str]:
         return {"name": self.name, "why": self.why}
+
+
+def skipped_weights(plan: QuantizePlan) -> list[SkippedWeight]:
+    """The Linear weights ``plan`` leaves as they are, each with its reason."""
+    return [
+        SkippedWeight(s.tensor.name, s.reason.text(s.tensor, plan.scheme)) for s in plan.skipped
+    ]
 
 
 @dataclass

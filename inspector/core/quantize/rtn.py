@@ -264,11 +264,6 @@ def _mx_exponent(amax_sd: np.ndarray, a: Arith) -> np.ndarray:
     return np.rint(np.clip(e, 0, 255))
 
 
-def cast_to_fp4(y: np.ndarray) -> np.ndarray:
-    """compressed-tensors ``cast_to_fp4`` as values (-0 for a negative that rounds to 0)."""
-    return FP4_VALUES[_fp4_codes(y)]
-
-
 def pack_fp4(code: np.ndarray) -> np.ndarray:
     """``pack_fp4_to_uint8``: two E2M1 codes per byte, the even column in the low nibble."""
     return code[..., 0::2] | (code[..., 1::2] << np.uint8(4))

@@ -46,10 +46,6 @@ class Scheme:
     activations: dict[str, Any] | None = None  # config.json's input_activations, as written
 
     @property
-    def label(self) -> str:
-        return self.name
-
-    @property
     def columns_unit(self) -> int:
         """The number of inputs a row must be a multiple of (a group or block width)."""
         if self.block is not None:

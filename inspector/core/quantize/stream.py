@@ -16,10 +16,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..checkpoint import Checkpoint
-from ..dtypes import DTYPES, DType
+from ..dtypes import DTYPES
 from ..layout import TensorEntry, TensorInfo
 from .rtn import Arith, QuantizedRows, absmax, global_scale, quantize_rows
 from .schemes import Kind, Scheme, Strategy
+from .targets import QuantizePlan
 
 BIG = {Kind.FP8: "weight", Kind.INT: "weight_packed", Kind.FP4: "weight_packed"}
 
@@ -84,9 +85,13 @@ class WeightAbsmax:
 
     of: dict[str, float]
 
-    def global_scale(self, members: tuple[str, ...], sd: DType) -> np.float32:
+    def scale_of(self, plan: QuantizePlan, t: TensorInfo) -> np.float32 | None:
+        """``t``'s global scale: its fused group's (None for a scheme without one)."""
+        members = plan.fused.get(t.name)
+        if not members:
+            return None
         values = [self.of[m] for m in members]
-        return global_scale(math.nan if any(map(math.isnan, values)) else max(values), sd)
+        return global_scale(math.nan if any(map(math.isnan, values)) else max(values), t.dtype)
 
 
 def weight_absmax(ckpt: Checkpoint, t: TensorInfo, chunk_bytes: int) -> float:

@@ -81,9 +81,6 @@ class QuantizePlan:
     fused: dict[str, tuple[str, ...]] = field(default_factory=dict)  # weight → its group
     ignore_config: list[str] = field(default_factory=list)
 
-    def module(self, t: TensorInfo) -> str:
-        return t.name[: -len(".weight")]
-
 
 def module_of(t: TensorInfo) -> str | None:
     """The module a Linear weight belongs to, or None when ``t`` is not one."""
@@ -143,7 +140,7 @@ def plan_quantize(
             reason = SkipReason.EMPTY
         elif t.dtype.name not in _FLOATS:
             reason = SkipReason.NOT_FLOAT
-        elif scheme.strategy is not Strategy.BLOCK and t.shape[1] % scheme.columns_unit:
+        elif t.shape[1] % scheme.columns_unit:
             reason = SkipReason.COLUMNS
         if reason is None:
             plan.targets.append(t)
