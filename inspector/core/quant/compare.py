@@ -13,6 +13,10 @@ from dataclasses import dataclass
 import numpy as np
 
 _SUM_BLOCK = 1 << 14  # the sums run over fixed blocks of the stream, however it was chunked
+# F32 squares of values in [2⁻⁴⁰, 2⁴⁰] neither overflow nor lose what matters to underflow
+_F32_LOW, _F32_HIGH = 2.0**-40, 2.0**40
+_F32_TINY = np.float32(2.0**-149)
+_RUN = 16  # blocks measured at once (1 MiB of F32 a side: the CPU's cache)
 
 
 @dataclass
@@ -87,8 +91,9 @@ class ErrorFigures:
             self._carry = None
             self._block(ca, cb)
         full = i + (a.size - i) // _SUM_BLOCK * _SUM_BLOCK
-        for j in range(i, full, _SUM_BLOCK):
-            self._block(a[j : j + _SUM_BLOCK], b[j : j + _SUM_BLOCK])
+        for j in range(i, full, _SUM_BLOCK * _RUN):
+            end = min(full, j + _SUM_BLOCK * _RUN)
+            self._blocks(a[j:end].reshape(-1, _SUM_BLOCK), b[j:end].reshape(-1, _SUM_BLOCK))
         if full < a.size:
             self._carry = (a[full:].copy(), b[full:].copy())
 
@@ -98,10 +103,19 @@ class ErrorFigures:
             self._carry = None
             self._block(ca, cb)
 
+    def _blocks(self, a: np.ndarray, b: np.ndarray) -> None:
+        """Rows of whole blocks: at once in F32 where every row can be, else row by row (so a
+        block's figures never depend on its neighbours)."""
+        if not (_exact_in_f32(a) and _exact_in_f32(b) and self._blocks_f32(a, b)):
+            for ra, rb in zip(a, b, strict=True):
+                self._block(ra, rb)
+
     def _block(self, a: np.ndarray, b: np.ndarray) -> None:
-        a64, b64 = a.astype(np.float64), b.astype(np.float64)
-        if not a64.size:
+        if not a.size:
             return
+        if _exact_in_f32(a) and _exact_in_f32(b) and self._blocks_f32(a[None], b[None]):
+            return
+        a64, b64 = a.astype(np.float64), b.astype(np.float64)
         d = np.subtract(a64, b64)
         np.abs(d, out=d)
         top = float(d.max())
@@ -118,6 +132,39 @@ class ErrorFigures:
         self._max_rel = max(self._max_rel, float(rel.max()))
         self._rel_sq += _sum_sq(rel)
         self._rel_n += rel.size
+
+    def _blocks_f32(self, a: np.ndarray, b: np.ndarray) -> bool:
+        """The figures of rows of blocks (k, n) in F32, each row summed pairwise as a block
+        alone (relative error of a sum ~1e-7; a third of the float64 way's time, and this is
+        the preview's hot path), or False, nothing added, where F32 squares could underflow or
+        overflow (a row's largest |b| or |a - b| outside [2⁻⁴⁰, 2⁴⁰]) or a value is not
+        finite."""
+        a, b = a.astype(np.float32, copy=False), b.astype(np.float32, copy=False)
+        with np.errstate(all="ignore"):
+            d = np.subtract(a, b)
+            np.abs(d, out=d)
+            tops = d.max(axis=1)
+            scale = np.abs(b)
+            ref_tops = scale.max(axis=1)
+            ok = (ref_tops >= _F32_LOW) & (ref_tops <= _F32_HIGH)
+            ok &= (tops == 0) | ((tops >= _F32_LOW) & (tops <= _F32_HIGH))
+            if not ok.all():  # also a NaN (no comparison holds) or an infinity
+                return False
+            sq = np.square(d)
+            err = np.add.reduce(sq, axis=1).tolist()
+            ref = np.add.reduce(np.square(b, out=sq), axis=1).tolist()
+            np.maximum(scale, np.abs(a, out=sq), out=scale)
+            np.maximum(scale, _F32_TINY, out=scale)  # both zero: d is 0 there, and 0 / tiny is 0
+            rel = np.divide(d, scale, out=d)
+            self._max_rel = max(self._max_rel, float(rel.max()))
+            rel_sq = np.add.reduce(np.square(rel, out=rel), axis=1).tolist()
+        self._max_abs = max(self._max_abs, float(tops.max()))
+        for e, r, q in zip(err, ref, rel_sq, strict=True):  # block by block, in stream order
+            self._err_sq += e
+            self._ref_sq += r
+            self._rel_sq += q
+        self._rel_n += rel.size
+        return True
 
     def _block_non_finite(self, a64: np.ndarray, b64: np.ndarray) -> None:
         """NaN against NaN is equal; any other NaN or an infinity is an infinite difference
@@ -143,6 +190,20 @@ def _sum_sq(x: np.ndarray) -> float:
     """Σ x², in numpy's pairwise order: fixed by the length alone (a BLAS dot product may sum
     in an order that depends on the array's address, which would make figures vary by a bit)."""
     return float(np.add.reduce(np.square(x)))
+
+
+def _exact_in_f32(x: np.ndarray) -> bool:
+    """F32, F16, or one of ml_dtypes' floats of at most 16 bits (BF16, F8, F6, F4: all F32
+    values): the pair's figures can be taken in F32 without a rounding of the inputs."""
+    kind, size = x.dtype.kind, x.dtype.itemsize
+    if kind == "f":
+        return size <= 4
+    return (
+        kind == "V"
+        and size <= 2
+        and x.dtype.type.__module__ == "ml_dtypes"
+        and ("float" in x.dtype.name)
+    )
 
 
 def aligned(

@@ -13,6 +13,7 @@ Kernels are written for few passes over the block: this is the quantize and prev
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -21,6 +22,7 @@ from ..cast.kernels import cast_array
 from ..dtypes import DTYPES, DType
 from ..quant.kernels import FP4_VALUES, to_f32
 from .schemes import Kind, Scheme, Strategy
+from .widened import WidenedRows
 
 F32, F8, BF16, F16 = DTYPES["F32"], DTYPES["F8_E4M3"], DTYPES["BF16"], DTYPES["F16"]
 FP8_MAX = 448.0
@@ -35,6 +37,7 @@ _FP4_BOUNDS = np.array(
      np.nextafter(np.float32(2.5), np.float32(3)), 3.5,
      np.nextafter(np.float32(5.0), np.float32(6))], dtype=np.float32,
 )  # fmt: skip
+_TABLED = ("BF16", "F16")  # 16-bit weight dtypes: a rounded value indexes a table of 65536
 _F8_VALUES = to_f32(np.arange(256, dtype=np.uint8).view(F8.numpy), F8)
 
 
@@ -76,9 +79,20 @@ class Arith:
             return cast_array(q.astype(np.float16), F16, F8)
         return cast_array(np.ascontiguousarray(q), F32, F8)
 
+    def bits(self, y: np.ndarray) -> np.ndarray:
+        """The 16-bit sd's bit patterns of sd-exact F32 values (indices into a table)."""
+        if self.sd.name == "BF16":
+            return np.right_shift(y.view(np.uint32), np.uint32(16))
+        return y.astype(np.float16).view(np.uint16)
+
     @property
     def eps(self) -> np.float32:
         return np.float32(_EPS[self.sd.name])
+
+
+def _every_value(a: Arith) -> np.ndarray:
+    """Every bit pattern of a 16-bit sd, as F32, at the index of its bits."""
+    return a.widen(np.arange(1 << 16, dtype=np.uint16).view(a.sd.numpy))
 
 
 @dataclass
@@ -88,11 +102,6 @@ class QuantizedRows:
     parts: dict[str, np.ndarray]
     values: np.ndarray | None  # what compressed-tensors' decompression gives back, as F32
     source: np.ndarray | None = None  # the rows quantized, as F32
-
-
-def absmax(w: np.ndarray, groups: int) -> np.ndarray:
-    """Per group of a row block (rows, groups·g): max(|min(x, 0)|, max(x, 0)), NaN kept."""
-    return np.abs(w.reshape(w.shape[0], groups, -1)).max(axis=2)
 
 
 def global_scale(amax: float, sd: DType) -> np.float32:
@@ -112,22 +121,35 @@ def quantize_rows(
     scheme: Scheme,
     gscale: np.float32 | None = None,
     measure: bool = True,
+    pack: bool = True,
 ) -> QuantizedRows:
     """Quantize rows ``w`` (rows, cols; whole 128-row blocks for FP8_BLOCK) of a ``sd`` weight;
-    ``measure`` False skips the dequantized values (a save without a report)."""
-    a = Arith(sd)
+    ``measure`` False skips the dequantized values (a save without a report), ``pack`` False
+    the output tensors (a preview)."""
+    return quantize_widened(WidenedRows(w, sd), scheme, gscale, measure, pack)
+
+
+def quantize_widened(
+    rows: WidenedRows,
+    scheme: Scheme,
+    gscale: np.float32 | None = None,
+    measure: bool = True,
+    pack: bool = True,
+) -> QuantizedRows:
+    """:func:`quantize_rows` of rows already widened (the preview widens a block once for all
+    its schemes)."""
+    a = Arith(rows.sd)
     with np.errstate(all="ignore"):
-        x = a.widen(w)
         if scheme.kind is Kind.FP8:
-            q = _fp8(x, a, scheme, measure)
+            q = _fp8(rows, a, scheme, measure, pack)
         elif scheme.kind is Kind.INT:
-            q = _int(x, a, scheme, measure)
+            q = _int(rows, a, scheme, measure, pack)
         elif scheme.strategy is Strategy.TENSOR_GROUP:
             assert gscale is not None
-            q = _nvfp4(x, a, scheme, gscale, measure)
+            q = _nvfp4(rows, a, scheme, gscale, measure, pack)
         else:
-            q = _mxfp4(x, a, scheme, measure)
-    q.source = x
+            q = _mxfp4(rows, a, scheme, measure, pack)
+    q.source = rows.x
     return q
 
 
@@ -142,49 +164,81 @@ def _grouped(x: np.ndarray, groups: int) -> np.ndarray:
     return x.reshape(x.shape[0], groups, -1)
 
 
-def _fp8(x: np.ndarray, a: Arith, scheme: Scheme, measure: bool) -> QuantizedRows:
-    rows, cols = x.shape
+def _fp8(rows: WidenedRows, a: Arith, scheme: Scheme, measure: bool, pack: bool) -> QuantizedRows:
+    x = rows.x
+    nrows, cols = rows.shape
+    padded = x
     if scheme.strategy is Strategy.CHANNEL:
-        scale = _scale_of(absmax(x, 1), a, FP8_MAX)  # (rows, 1)
+        scale = _scale_of(rows.absmax(1), a, FP8_MAX)  # (rows, 1)
         y = a.rd(x / scale)
     else:  # BLOCK: zero-padded to whole blocks (padding never raises an absmax)
         bh, bw = scheme.block or (128, 128)
-        nb, rb = -(-cols // bw), -(-rows // bh)
-        padded = x
-        if (rb * bh, nb * bw) != (rows, cols):
+        nb, rb = -(-cols // bw), -(-nrows // bh)
+        if (rb * bh, nb * bw) != (nrows, cols):
             padded = np.zeros((rb * bh, nb * bw), dtype=np.float32)
-            padded[:rows, :cols] = x
-        blocks = padded.reshape(rb, bh, nb, bw)
-        scale = _scale_of(np.abs(blocks).max(axis=(1, 3)), a, FP8_MAX)  # (row blocks, col blocks)
-        y = a.rd(blocks / scale[:, None, :, None]).reshape(rb * bh, nb * bw)[:rows, :cols]
-    y += np.float32(0.0)  # the zero point: -0 becomes +0
-    np.clip(y, -FP8_MAX, FP8_MAX, out=y)
-    codes = a.fp8_codes(np.ascontiguousarray(y))
-    parts = {"weight": codes, "weight_scale": a.store(scale)}
-    if not measure:
+            padded[:nrows, :cols] = x
+            amax = np.abs(padded.reshape(rb, bh, nb, bw)).max(axis=(1, 3))
+        else:
+            amax = rows.block_absmax(bh, bw)
+        scale = _scale_of(amax, a, FP8_MAX)  # (row blocks, col blocks)
+        blocks = padded.reshape(rb, bh, nb, bw) / scale[:, None, :, None]
+        y = np.ascontiguousarray(a.rd(blocks).reshape(rb * bh, nb * bw)[:nrows, :cols])
+    codes, values = _fp8_codes_values(y, a, measure, pack)
+    parts = {"weight": codes, "weight_scale": a.store(scale)} if pack else {}
+    if values is None:
         return QuantizedRows(parts, None)
-    values = _F8_VALUES[codes.view(np.uint8)]
     if scheme.strategy is Strategy.CHANNEL:
         values *= scale
     else:
-        full = np.zeros((rb * bh, nb * bw), dtype=np.float32)
-        full[:rows, :cols] = values
+        full = values
+        if padded is not x:
+            full = np.zeros(padded.shape, dtype=np.float32)
+            full[:nrows, :cols] = values
         full.reshape(rb, bh, nb, bw)[...] *= scale[:, None, :, None]
-        values = np.ascontiguousarray(full[:rows, :cols])
+        values = np.ascontiguousarray(full[:nrows, :cols])
     return QuantizedRows(parts, a.rd(values))
 
 
-def _int(x: np.ndarray, a: Arith, scheme: Scheme, measure: bool) -> QuantizedRows:
+def _fp8_codes_values(
+    y: np.ndarray, a: Arith, measure: bool, pack: bool
+) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """The F8 codes of sd-exact ``y`` (``y + 0`` clamped to ±448, then ``.to(F8)``) and their
+    values: by a table of every sd value where sd has 16 bits, else computed."""
+    if a.sd.name in _TABLED:
+        codes_of, values_of = _fp8_table(a.sd.name)
+        idx = a.bits(y)
+        return (codes_of.take(idx) if pack else None), (values_of.take(idx) if measure else None)
+    y += np.float32(0.0)  # the zero point: -0 becomes +0
+    np.clip(y, -FP8_MAX, FP8_MAX, out=y)
+    codes = a.fp8_codes(y)
+    return codes, (_F8_VALUES.take(codes.view(np.uint8)) if measure else None)
+
+
+@functools.cache
+def _fp8_table(sd_name: str) -> tuple[np.ndarray, np.ndarray]:
+    """For every value of a 16-bit sd (indexed by its bits): its F8 code and that code's value,
+    computed by the same steps as an F32 weight's."""
+    a = Arith(DTYPES[sd_name])
+    with np.errstate(all="ignore"):
+        codes, values = _fp8_codes_values(_every_value(a), Arith(F32), True, True)
+    assert codes is not None and values is not None
+    return codes.view(np.uint8).view(F8.numpy), values
+
+
+def _int(rows: WidenedRows, a: Arith, scheme: Scheme, measure: bool, pack: bool) -> QuantizedRows:
+    x = rows.x
     cols = x.shape[1]
     gs = scheme.group_size or cols
     qmax = 2 ** (scheme.bits - 1) - 1
-    scale = _scale_of(absmax(x, cols // gs), a, float(2**scheme.bits - 1) / 2)  # (rows, groups)
-    q = a.rd(_grouped(x, cols // gs) / scale[:, :, None])
+    scale = _scale_of(rows.absmax(cols // gs), a, float(2**scheme.bits - 1) / 2)
+    q = a.rd(_grouped(x, cols // gs) / scale[:, :, None])  # (rows, groups, group size)
     q += np.float32(0.0)
     np.clip(q, -qmax - 1, qmax, out=q)
     np.rint(q, out=q)
-    packed = pack_int32(q.reshape(x.shape), scheme.bits)
-    parts = {"weight_packed": packed, "weight_scale": a.store(scale)}
+    parts = {}
+    if pack:
+        packed = pack_int32(q.reshape(x.shape), scheme.bits)
+        parts = {"weight_packed": packed, "weight_scale": a.store(scale)}
     if not measure:
         return QuantizedRows(parts, None)
     q *= scale[:, :, None]  # _dequantize: code.to(sd) * scale, in sd
@@ -203,50 +257,77 @@ def _fp4_codes(y: np.ndarray) -> np.ndarray:
     return code
 
 
+@functools.cache
+def _fp4_table(sd_name: str) -> tuple[np.ndarray, np.ndarray]:
+    """MXFP4's code of every value of a 16-bit sd (``y + 0`` clamped to ±6, then E2M1), and
+    that code's value."""
+    y = _every_value(Arith(DTYPES[sd_name]))
+    with np.errstate(all="ignore"):
+        y += np.float32(0.0)
+        np.clip(y, -FP4_MAX, FP4_MAX, out=y)
+    code = _fp4_codes(y)
+    return code, FP4_VALUES.take(code)
+
+
 def _nvfp4(
-    x: np.ndarray, a: Arith, scheme: Scheme, gscale: np.float32, measure: bool
+    rows: WidenedRows,
+    a: Arith,
+    scheme: Scheme,
+    gscale: np.float32,
+    measure: bool,
+    pack: bool,
 ) -> QuantizedRows:
+    x = rows.x
     cols = x.shape[1]
     gs = scheme.group_size or 16
-    local = a.rd(absmax(x, cols // gs) / np.float32(FP4_MAX))
+    local = a.rd(rows.absmax(cols // gs) / np.float32(FP4_MAX))
     # global_scale (F32) * scale (sd) in F32, rounded to F8 and back; zeros → F8's eps 0.125
     s32 = np.clip(local * gscale, -FP8_MAX, FP8_MAX)
     s8 = cast_array(s32, F32, F8)
-    s = _F8_VALUES[s8.view(np.uint8)]
+    s = _F8_VALUES.take(s8.view(np.uint8))
     if (s == 0).any():
         s[s == 0] = 0.125
         s8 = cast_array(s, F32, F8)
     eff = s / gscale  # scale.to(F32) / global_scale, in F32
     y = _grouped(x, cols // gs) / eff[:, :, None]
     y += np.float32(0.0)
-    code = _fp4_codes(y).reshape(x.shape)
-    parts = {"weight_packed": pack_fp4(code), "weight_scale": s8}
+    code = _fp4_codes(y)
+    parts = {"weight_packed": pack_fp4(code.reshape(x.shape)), "weight_scale": s8} if pack else {}
     if not measure:
         return QuantizedRows(parts, None)
     # ct_nvfp4: the F4 value times (scale / global scale), in F32, rounded to BF16
-    values = FP4_VALUES[code].reshape(y.shape)
+    values = FP4_VALUES.take(code)
     values *= eff[:, :, None]
     return QuantizedRows(parts, Arith(BF16).rd(values).reshape(x.shape))
 
 
-def _mxfp4(x: np.ndarray, a: Arith, scheme: Scheme, measure: bool) -> QuantizedRows:
+def _mxfp4(rows: WidenedRows, a: Arith, scheme: Scheme, measure: bool, pack: bool) -> QuantizedRows:
+    x = rows.x
     cols = x.shape[1]
     gs = scheme.group_size or 32
-    e = _mx_exponent(a.store(absmax(x, cols // gs)), a)
+    e = _mx_exponent(a.store(rows.absmax(cols // gs)), a)
     scale = a.rd(np.exp2(e - np.float32(127)))  # maybe_convert_from_mx_exp, in sd
     scale[scale == 0] = 1.0  # the eps of a uint8 scale dtype
     y = a.rd(_grouped(x, cols // gs) / scale[:, :, None])
-    y += np.float32(0.0)
-    np.clip(y, -FP4_MAX, FP4_MAX, out=y)
-    code = _fp4_codes(y).reshape(x.shape)
     exps = (127 + np.floor(np.log2(scale))).astype(np.int32).astype(np.uint8)
-    parts = {"weight_packed": pack_fp4(code), "weight_scale": exps}
-    if not measure:
-        return QuantizedRows(parts, None)
+    parts: dict[str, np.ndarray] = {}
+    if a.sd.name in _TABLED and not pack:  # a preview: each value's F4 value, no codes
+        values = _fp4_table(a.sd.name)[1].take(a.bits(y))
+    else:
+        if a.sd.name in _TABLED:
+            code = _fp4_table(a.sd.name)[0].take(a.bits(y))
+        else:
+            y += np.float32(0.0)
+            np.clip(y, -FP4_MAX, FP4_MAX, out=y)
+            code = _fp4_codes(y)
+        if pack:
+            parts = {"weight_packed": pack_fp4(code.reshape(x.shape)), "weight_scale": exps}
+        if not measure:
+            return QuantizedRows(parts, None)
+        values = FP4_VALUES.take(code)
     # ct_mxfp4: 2 ** (e - 127) in BF16 times the F4 value, rounded to BF16
     bf = Arith(BF16)
     s = bf.rd(np.exp2(exps.astype(np.float32) - np.float32(127)))
-    values = FP4_VALUES[code].reshape(y.shape)
     values *= s[:, :, None]
     return QuantizedRows(parts, bf.rd(values).reshape(x.shape))
 

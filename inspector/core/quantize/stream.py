@@ -18,7 +18,8 @@ import numpy as np
 from ..checkpoint import Checkpoint
 from ..dtypes import DTYPES
 from ..layout import TensorEntry, TensorInfo
-from .rtn import Arith, QuantizedRows, absmax, global_scale, quantize_rows
+from ..quant.kernels import to_f32
+from .rtn import QuantizedRows, global_scale, quantize_rows
 from .schemes import Kind, Scheme, Strategy
 from .targets import QuantizePlan
 
@@ -95,16 +96,16 @@ class WeightAbsmax:
 
 
 def weight_absmax(ckpt: Checkpoint, t: TensorInfo, chunk_bytes: int) -> float:
-    """max |value| of ``t`` (NaN if it holds one: torch's max propagates it)."""
-    widen = Arith(t.dtype).widen
-    top = 0.0
-    for rows, _r0, _r1 in row_blocks(ckpt, t, rows_per_block(t, chunk_bytes)):
-        with np.errstate(all="ignore"):
-            m = float(np.max(absmax(widen(rows), 1))) if rows.size else 0.0
-        if math.isnan(m):
-            return math.nan
-        top = max(top, m)
-    return top
+    """max |value| of ``t`` (NaN if it holds one: torch's max propagates it), found on the bit
+    patterns without the sign (their integer order is the order of |value|, a NaN's above
+    inf's), so a 16-bit weight is never widened for it."""
+    uint = {2: np.uint16, 4: np.uint32}[t.dtype.bits // 8]
+    no_sign = uint((1 << (t.dtype.bits - 1)) - 1)
+    top = uint(0)
+    for flat in ckpt.iter_chunks(t, chunk_bytes):
+        if flat.size:
+            top = max(top, np.bitwise_and(flat.view(uint), no_sign).max())
+    return float(to_f32(np.array([top], dtype=uint).view(t.dtype.numpy), t.dtype)[0])
 
 
 def quantized_blocks(

@@ -146,7 +146,8 @@ def test_other_targets_are_the_reference_values_cast_as_torch_casts_them(
 @pytest.mark.parametrize("scheme", ["W4A16", "NVFP4A16"])
 def test_diff_against_the_original_gives_the_precision_the_quantization_lost(llmc_models, scheme):
     """Frobenius error and SQNR of the dequantized weights against the BF16 model they came
-    from, as torch computes them in float64 from compressed-tensors' decompression."""
+    from, as torch computes them in float64 from compressed-tensors' decompression (to 1e-7:
+    ours sum in F32 per block)."""
     from safetensors.torch import load_file
 
     from inspector.core.diff import diff_checkpoints
@@ -165,8 +166,9 @@ def test_diff_against_the_original_gives_the_precision_the_quantization_lost(llm
         ref = original[name].double()
         err = torch.linalg.norm(ours - ref) / torch.linalg.norm(ref)
         sqnr = 10 * torch.log10((ref**2).sum() / ((ours - ref) ** 2).sum())
-        assert d.rel_fro_err == pytest.approx(float(err), rel=1e-12)
-        assert d.sqnr_db == pytest.approx(float(sqnr), rel=1e-12)
+        # the sums are taken in F32 per block of 16k values (pairwise), then in float64
+        assert d.rel_fro_err == pytest.approx(float(err), rel=1e-7)
+        assert d.sqnr_db == pytest.approx(float(sqnr), rel=1e-7)
         assert d.max_abs_diff == float((ours - ref).abs().max())
         assert d.to_json()["quant"] == EXPECTED[scheme][0].value
 

@@ -23,7 +23,8 @@ def test_figures_do_not_depend_on_how_the_streams_are_cut() -> None:
     assert all(r == results[0] for r in results)
     d = np.abs(a.astype(np.float64) - b.astype(np.float64))
     assert results[0][0] == d.max()
-    assert math.isclose(results[0][2], math.sqrt((d**2).sum() / (b.astype(np.float64) ** 2).sum()))
+    exact = math.sqrt((d**2).sum() / (b.astype(np.float64) ** 2).sum())
+    assert math.isclose(results[0][2], exact, rel_tol=1e-7)  # F32 pairwise sums per block
 
 
 def test_a_value_that_comes_back_nan_is_an_infinite_relative_error() -> None:
@@ -36,3 +37,28 @@ def test_a_value_that_comes_back_nan_is_an_infinite_relative_error() -> None:
     g = ErrorFigures()
     g.add(np.array([np.nan, 1.0], np.float32), np.array([np.nan, 1.0], np.float32))
     assert (g.max_abs, g.max_rel, g.err_sq) == (0.0, 0.0, 0.0)  # NaN against NaN is equal
+
+
+def test_blocks_of_tiny_huge_and_nan_values_give_the_same_figures_however_cut() -> None:
+    """Blocks whose squares F32 cannot hold are summed in float64, each block on its own, so the
+    figures still do not depend on the cut; a weight of values ~1e-30 keeps a true error."""
+    rng = np.random.default_rng(3)
+    n = 16_384
+    b = rng.standard_normal(5 * n + 123).astype(np.float32)
+    b[n : 2 * n] *= np.float32(1e-30)  # squares underflow F32
+    b[2 * n : 3 * n] *= np.float32(1e25)  # squares overflow F32
+    a = (b * (1 + rng.standard_normal(b.size) * 1e-3)).astype(np.float32)
+    a[3 * n + 7] = np.nan
+    results = []
+    for cut in (b.size, n, 5_000, 777, 3 * n + 1):
+        f = ErrorFigures()
+        for i in range(0, b.size, cut):
+            f.add(a[i : i + cut], b[i : i + cut])
+        results.append((f.max_abs, f.max_rel, f.err_sq, f.ref_sq, f.rms_rel_err))
+    assert all(r == results[0] for r in results)
+    tiny = ErrorFigures()
+    tiny.add(a[n : 2 * n], b[n : 2 * n])
+    d = a[n : 2 * n].astype(np.float64) - b[n : 2 * n].astype(np.float64)
+    exact = math.sqrt((d**2).sum() / (b[n : 2 * n].astype(np.float64) ** 2).sum())
+    assert 5e-4 < tiny.rel_fro_err < 2e-3
+    assert math.isclose(tiny.rel_fro_err, exact, rel_tol=1e-12)  # the float64 way
