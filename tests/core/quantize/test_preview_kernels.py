@@ -81,7 +81,9 @@ def test_a_weights_largest_magnitude_is_torchs(tmp_path, dtype: str) -> None:
              "neg_inf": [[-math.inf, 1.0]], "zeros": [[0.0, 0.0]],
              "negatives": [[-0.0, -1e-30]], "negative_top": [[-7.0, 6.9]]}  # fmt: skip
     tdtype = getattr(torch, dtype)
-    save_file({k: torch.tensor(v, dtype=tdtype) for k, v in cases.items()}, tmp_path / "m.safetensors")
+    save_file(
+        {k: torch.tensor(v, dtype=tdtype) for k, v in cases.items()}, tmp_path / "m.safetensors"
+    )
     with open_checkpoint(str(tmp_path / "m.safetensors")) as ckpt:
         for t in ckpt.tensors:
             got = weight_absmax(ckpt, t, 1 << 20)
