@@ -78,7 +78,9 @@ class ErrorFigures:
             return -math.inf if math.isfinite(self.ref_sq) else None
         return 10.0 * math.log10(self.ref_sq / self.err_sq)
 
-    def add(self, a: np.ndarray, b: np.ndarray) -> None:
+    def add(self, a: np.ndarray, b: np.ndarray, shared: SharedReference | None = None) -> None:
+        """The next chunks of both streams; ``shared``: ``b``'s side of the work, done once
+        for every stream measured against the same ``b`` (:meth:`SharedReference.of`)."""
         a, b = a.reshape(-1), b.reshape(-1)
         i = 0
         if self._carry is not None:
@@ -91,9 +93,13 @@ class ErrorFigures:
             self._carry = None
             self._block(ca, cb)
         full = i + (a.size - i) // _SUM_BLOCK * _SUM_BLOCK
+        if shared is not None and (shared.start, shared.size) != (i, a.size):
+            shared = None  # made for another place in the stream
         for j in range(i, full, _SUM_BLOCK * _RUN):
             end = min(full, j + _SUM_BLOCK * _RUN)
-            self._blocks(a[j:end].reshape(-1, _SUM_BLOCK), b[j:end].reshape(-1, _SUM_BLOCK))
+            rows = shared.rows((j - i) // _SUM_BLOCK, (end - i) // _SUM_BLOCK) if shared else None
+            ab = a[j:end].reshape(-1, _SUM_BLOCK), b[j:end].reshape(-1, _SUM_BLOCK)
+            self._blocks(*ab, rows)
         if full < a.size:
             self._carry = (a[full:].copy(), b[full:].copy())
 
@@ -103,10 +109,10 @@ class ErrorFigures:
             self._carry = None
             self._block(ca, cb)
 
-    def _blocks(self, a: np.ndarray, b: np.ndarray) -> None:
+    def _blocks(self, a: np.ndarray, b: np.ndarray, shared: _RefRows | None = None) -> None:
         """Rows of whole blocks: at once in F32 where every row can be, else row by row (so a
         block's figures never depend on its neighbours)."""
-        if not (_exact_in_f32(a) and _exact_in_f32(b) and self._blocks_f32(a, b)):
+        if not (_exact_in_f32(a) and _exact_in_f32(b) and self._blocks_f32(a, b, shared)):
             for ra, rb in zip(a, b, strict=True):
                 self._block(ra, rb)
 
@@ -133,7 +139,7 @@ class ErrorFigures:
         self._rel_sq += _sum_sq(rel)
         self._rel_n += rel.size
 
-    def _blocks_f32(self, a: np.ndarray, b: np.ndarray) -> bool:
+    def _blocks_f32(self, a: np.ndarray, b: np.ndarray, shared: _RefRows | None = None) -> bool:
         """The figures of rows of blocks (k, n) in F32, each row summed pairwise as a block
         alone (relative error of a sum ~1e-7; a third of the float64 way's time, and this is
         the preview's hot path), or False, nothing added, where F32 squares could underflow or
@@ -144,22 +150,19 @@ class ErrorFigures:
             d = np.subtract(a, b)
             np.abs(d, out=d)
             tops = d.max(axis=1)
-            scale = np.abs(b)
-            ref_tops = scale.max(axis=1)
+            floor, ref_tops, ref_sums = shared or _reference_rows(b)
             ok = (ref_tops >= _F32_LOW) & (ref_tops <= _F32_HIGH)
             ok &= (tops == 0) | ((tops >= _F32_LOW) & (tops <= _F32_HIGH))
             if not ok.all():  # also a NaN (no comparison holds) or an infinity
                 return False
             sq = np.square(d)
             err = np.add.reduce(sq, axis=1).tolist()
-            ref = np.add.reduce(np.square(b, out=sq), axis=1).tolist()
-            np.maximum(scale, np.abs(a, out=sq), out=scale)
-            np.maximum(scale, _F32_TINY, out=scale)  # both zero: d is 0 there, and 0 / tiny is 0
-            rel = np.divide(d, scale, out=d)
+            scale = np.maximum(floor, np.abs(a, out=sq), out=sq)  # max(|a|, |b|, tiny)
+            rel = np.divide(d, scale, out=d)  # both zero: d is 0 there, and 0 / tiny is 0
             self._max_rel = max(self._max_rel, float(rel.max()))
             rel_sq = np.add.reduce(np.square(rel, out=rel), axis=1).tolist()
         self._max_abs = max(self._max_abs, float(tops.max()))
-        for e, r, q in zip(err, ref, rel_sq, strict=True):  # block by block, in stream order
+        for e, r, q in zip(err, ref_sums.tolist(), rel_sq, strict=True):  # in stream order
             self._err_sq += e
             self._ref_sq += r
             self._rel_sq += q
@@ -190,6 +193,48 @@ def _sum_sq(x: np.ndarray) -> float:
     """Σ x², in numpy's pairwise order: fixed by the length alone (a BLAS dot product may sum
     in an order that depends on the array's address, which would make figures vary by a bit)."""
     return float(np.add.reduce(np.square(x)))
+
+
+# per row of blocks of the reference: max(|b|, tiny), the largest |b|, Σ b² (F32)
+_RefRows = tuple[np.ndarray, np.ndarray, np.ndarray]
+
+
+def _reference_rows(b: np.ndarray) -> _RefRows:
+    floor = np.abs(b)
+    tops = floor.max(axis=1)
+    np.maximum(floor, _F32_TINY, out=floor)
+    return floor, tops, np.add.reduce(np.square(b), axis=1)
+
+
+@dataclass(frozen=True)
+class SharedReference:
+    """The reference side's share of the figures for one chunk ``b`` of its stream, made once
+    for every stream measured against it (the preview: six schemes against one source block),
+    so each :meth:`ErrorFigures.add` does only its own side. Covers the chunk's whole blocks
+    from ``start``; None where ``b`` is not exact in F32."""
+
+    start: int  # the first element of the chunk's first whole block
+    size: int  # the chunk's elements
+    rows_of: _RefRows | None
+
+    @classmethod
+    def of(cls, b: np.ndarray, offset: int) -> SharedReference:
+        """``b``, the chunk of the stream that begins at element ``offset``."""
+        b = b.reshape(-1)
+        start = min((-offset) % _SUM_BLOCK, b.size)
+        full = start + (b.size - start) // _SUM_BLOCK * _SUM_BLOCK
+        rows = None
+        if _exact_in_f32(b) and full > start:
+            with np.errstate(all="ignore"):
+                blocks = b[start:full].astype(np.float32, copy=False)
+                rows = _reference_rows(blocks.reshape(-1, _SUM_BLOCK))
+        return cls(start, b.size, rows)
+
+    def rows(self, r0: int, r1: int) -> _RefRows | None:
+        if self.rows_of is None:
+            return None
+        floor, tops, sums = self.rows_of
+        return floor[r0:r1], tops[r0:r1], sums[r0:r1]
 
 
 def _exact_in_f32(x: np.ndarray) -> bool:

@@ -15,7 +15,7 @@ import numpy as np
 from ..checkpoint import Checkpoint
 from ..layout import TensorInfo
 from ..progress import Job, Progress
-from ..quant.compare import ErrorFigures
+from ..quant.compare import ErrorFigures, SharedReference
 from .checks import plans_for, refuse_unquantizable
 from .job import absmax_of, first_pass_bytes
 from .report import QuantizedWeightReport, QuantizeReport, skipped_weights
@@ -66,16 +66,18 @@ def preview_checkpoint(
             groupings = [_groups_of(plans[i].scheme, t) for i in which]
             rows = int(t.shape[0])
             running: dict[int, Future[None]] = {}
-            for block, _r0, r1 in row_blocks(ckpt, t, rows_per_block(t, chunk_bytes, unit)):
+            for block, r0, r1 in row_blocks(ckpt, t, rows_per_block(t, chunk_bytes, unit)):
                 widened = WidenedRows(block, t.dtype)
                 if np.shares_memory(widened.x, block):  # the reader reuses its buffer
                     widened = WidenedRows(block.copy(), t.dtype)
-                widened.prepare(g for g in groupings if g)  # while the pool measures the last
+                # while the pool measures the last block: what every scheme shares
+                widened.prepare(g for g in groupings if g)
+                shared = SharedReference.of(widened.x, r0 * int(t.shape[1]))
                 for i in which:  # each scheme's blocks are measured in order
                     if i in running:
                         running[i].result()
                     running[i] = pool.submit(
-                        _measure, widened, plans[i].scheme, gscales[i], figures[i]
+                        _measure, widened, plans[i].scheme, gscales[i], figures[i], shared
                     )
                 yield Progress(done + t.nbytes * r1 // max(1, rows), total, t.name)
             for f in running.values():
@@ -118,10 +120,11 @@ def _measure(
     scheme: Scheme,
     gscale: np.float32 | None,
     figures: ErrorFigures,
+    shared: SharedReference,
 ) -> None:
     q = quantize_widened(rows, scheme, gscale, measure=True, pack=False)
     assert q.values is not None and q.source is not None
-    figures.add(q.values, q.source)
+    figures.add(q.values, q.source, shared)
 
 
 def _start_report(ckpt: Checkpoint, plan: QuantizePlan) -> QuantizeReport:

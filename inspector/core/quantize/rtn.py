@@ -81,8 +81,8 @@ class Arith:
 
     def bits(self, y: np.ndarray) -> np.ndarray:
         """The 16-bit sd's bit patterns of sd-exact F32 values (indices into a table)."""
-        if self.sd.name == "BF16":
-            return np.right_shift(y.view(np.uint32), np.uint32(16))
+        if self.sd.name == "BF16":  # as intp: numpy's take converts uint32 indices slowly
+            return np.right_shift(y.view(np.uint32), 16, dtype=np.intp, casting="unsafe")
         return y.astype(np.float16).view(np.uint16)
 
     @property
@@ -301,6 +301,12 @@ def _nvfp4(
     return QuantizedRows(parts, Arith(BF16).rd(values).reshape(x.shape))
 
 
+# Two of compressed-tensors' roundings to BF16 are left out of MXFP4: they cannot change a bit
+# (and the tests compare every byte with llm-compressor's).
+# - An F4 value (two significant bits) times a power of two in BF16 (2⁻¹²⁷ at least) is a BF16
+#   value or ±inf, and NaN only as the machine's default NaN, which BF16 rounding keeps.
+# - A BF16 weight divided by a power of two no larger than 1 only moves its exponent up (an F32
+#   overflow is an infinity either way).
 def _mxfp4(rows: WidenedRows, a: Arith, scheme: Scheme, measure: bool, pack: bool) -> QuantizedRows:
     x = rows.x
     cols = x.shape[1]
@@ -308,7 +314,9 @@ def _mxfp4(rows: WidenedRows, a: Arith, scheme: Scheme, measure: bool, pack: boo
     e = _mx_exponent(a.store(rows.absmax(cols // gs)), a)
     scale = a.rd(np.exp2(e - np.float32(127)))  # maybe_convert_from_mx_exp, in sd
     scale[scale == 0] = 1.0  # the eps of a uint8 scale dtype
-    y = a.rd(_grouped(x, cols // gs) / scale[:, :, None])
+    y = _grouped(x, cols // gs) / scale[:, :, None]
+    if not (a.sd.name == "BF16" and scale.max() <= 1):  # else exact (see above)
+        y = a.rd(y)
     exps = (127 + np.floor(np.log2(scale))).astype(np.int32).astype(np.uint8)
     parts: dict[str, np.ndarray] = {}
     if a.sd.name in _TABLED and not pack:  # a preview: each value's F4 value, no codes
@@ -326,10 +334,9 @@ def _mxfp4(rows: WidenedRows, a: Arith, scheme: Scheme, measure: bool, pack: boo
             return QuantizedRows(parts, None)
         values = FP4_VALUES.take(code)
     # ct_mxfp4: 2 ** (e - 127) in BF16 times the F4 value, rounded to BF16
-    bf = Arith(BF16)
-    s = bf.rd(np.exp2(exps.astype(np.float32) - np.float32(127)))
-    values *= s[:, :, None]
-    return QuantizedRows(parts, bf.rd(values).reshape(x.shape))
+    s = Arith(BF16).rd(np.exp2(exps.astype(np.float32) - np.float32(127)))
+    values *= s[:, :, None]  # exact in BF16 already (see above): not rounded again
+    return QuantizedRows(parts, values.reshape(x.shape))
 
 
 def _mx_exponent(amax_sd: np.ndarray, a: Arith) -> np.ndarray:

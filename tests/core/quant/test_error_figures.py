@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from inspector.core.quant.compare import ErrorFigures
+from inspector.core.quant.compare import ErrorFigures, SharedReference
 
 
 def test_figures_do_not_depend_on_how_the_streams_are_cut() -> None:
@@ -62,3 +62,26 @@ def test_blocks_of_tiny_huge_and_nan_values_give_the_same_figures_however_cut() 
     exact = math.sqrt((d**2).sum() / (b[n : 2 * n].astype(np.float64) ** 2).sum())
     assert 5e-4 < tiny.rel_fro_err < 2e-3
     assert math.isclose(tiny.rel_fro_err, exact, rel_tol=1e-12)  # the float64 way
+
+
+def test_a_shared_reference_gives_the_figures_each_stream_takes_alone() -> None:
+    """The preview measures six schemes against one source block: the source's side of the
+    work done once must change no figure, and one made for another place in the stream is
+    not used."""
+    rng = np.random.default_rng(4)
+    b = rng.standard_normal(400_000).astype(np.float32)  # 24 blocks: two runs at once
+    b[20_000:36_384] *= np.float32(1e-30)  # a block F32 cannot take: float64 for it alone
+    streams = [(b + rng.standard_normal(b.size).astype(np.float32) * s).astype(np.float32)
+               for s in (1e-3, 1e-1)]  # fmt: skip
+    for cut in (9_000, 16_384, 400_000):
+        for a in streams:
+            alone, shared, misplaced = ErrorFigures(), ErrorFigures(), ErrorFigures()
+            for i in range(0, b.size, cut):
+                alone.add(a[i : i + cut], b[i : i + cut])
+                ref = SharedReference.of(b[i : i + cut], offset=i)
+                shared.add(a[i : i + cut], b[i : i + cut], ref)
+                wrong = SharedReference.of(b[i + 1 : i + cut + 1], offset=i + 1)
+                misplaced.add(a[i : i + cut], b[i : i + cut], wrong)
+            figures = [(f.max_abs, f.max_rel, f.err_sq, f.ref_sq, f.rms_rel_err)
+                       for f in (alone, shared, misplaced)]  # fmt: skip
+            assert figures[0] == figures[1] == figures[2]
