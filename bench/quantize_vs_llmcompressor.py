@@ -1,6 +1,7 @@
 """Benchmark: quantize a BF16 llama to FP8_DYNAMIC and W4A16, ours vs llm-compressor's data-free
 run (``from_pretrained``, ``oneshot`` with the preset, ``save_pretrained(save_compressed=True)``),
-and our ``--preview`` of all six presets against one llm-compressor run.
+and our ``--preview`` of all six presets (in worker processes, and on threads) against one
+llm-compressor run.
 
 Targets (measured, not asserted): ours ≤ 0.5× llm-compressor's wall time, peak RSS ≤ 256 MiB;
 the six-scheme preview ≤ one llm-compressor run. Measured like ``cast_vs_torch.py`` (separate
@@ -127,13 +128,13 @@ def main() -> None:
             cases[f"ours: quantize --scheme {scheme}"] = [
                 py, "-m", "inspector", "quantize", src, "--scheme", scheme, "-o",
             ]  # fmt: skip
-        cases["ours: quantize --preview (all six)"] = [
-            py,
-            "-m",
-            "inspector",
-            "quantize",
-            src,
-            "--preview",
+        preview = [py, "-m", "inspector", "quantize", src, "--preview"]
+        cases["ours: quantize --preview (all six)"] = preview
+        # the same on threads in one process (what a library caller gets)
+        cases["ours: --preview, threads"] = [
+            "env",
+            "CHECKPOINT_INSPECTOR_CAST_PROCESSES=0",
+            *preview,
         ]
         results: dict[str, list[dict[str, float]]] = {k: [] for k in cases}
         kept: dict[str, str] = {}

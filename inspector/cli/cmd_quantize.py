@@ -29,9 +29,16 @@ def cmd_quantize(args: argparse.Namespace) -> int:
     if args.preview:
         if args.output:
             raise UsageError("--preview writes nothing; leave out -o")
-        ckpt = open_checkpoint(args.path)
-        notices(ckpt)
-        return _preview(ckpt, schemes or list(SCHEMES.values()), ignore, args.json)
+        from ..core.cast.worker_boot import drop_early_workers, start_workers_early
+        from ..core.cast.worker_policy import bytes_on_disk, processes_for
+
+        start_workers_early(processes_for(bytes_on_disk(args.path)))  # they load while we do
+        try:
+            ckpt = open_checkpoint(args.path)
+            notices(ckpt)
+            return _preview(ckpt, schemes or list(SCHEMES.values()), ignore, args.json)
+        finally:
+            drop_early_workers()
     if len(schemes) != 1 or not args.output:
         raise UsageError("quantize writes one scheme: give --scheme S and -o OUT (or --preview)")
     if args.json:

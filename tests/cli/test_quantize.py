@@ -132,3 +132,20 @@ def test_a_report_beside_a_single_file_can_be_written_again(tmp_path, capsys):
         code, _out, err = run(capsys, "cast", tmp_path / "w.safetensors", "--target", "F16",
                               "-o", tmp_path / "w16.safetensors", "--report", tmp_path / "r.json")  # fmt: skip
         assert code == 0, err
+
+
+def test_preview_in_worker_processes_prints_what_threads_print(tmp_path, capsys, monkeypatch):
+    """A large model's preview runs in worker processes (forced here by the environment): the
+    same JSON to the last digit, and no process left behind."""
+    import multiprocessing
+
+    from inspector.core.cast.worker_policy import PROCESSES_ENV
+
+    src = llama_folder(tmp_path / "m", layers=2)
+    monkeypatch.setenv(PROCESSES_ENV, "0")
+    code, threads, _ = run(capsys, "quantize", src, "--preview", "--json")
+    monkeypatch.setenv(PROCESSES_ENV, "2")
+    code2, processes, err = run(capsys, "quantize", src, "--preview", "--json")
+    assert (code, code2, err) == (0, 0, "")
+    assert processes == threads and len(json.loads(processes)["schemes"]) == 6
+    assert multiprocessing.active_children() == []

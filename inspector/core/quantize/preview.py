@@ -8,22 +8,26 @@ The figures are those ``quantize`` reports and ``diff OUT SRC`` measures on the 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
+from dataclasses import dataclass
 
 import numpy as np
 
+from ..cast.pool import start_processes
+from ..cast.worker_boot import stop_workers
+from ..cast.worker_policy import processes_for
 from ..checkpoint import Checkpoint
 from ..layout import TensorInfo
 from ..progress import Job, Progress
-from ..quant.compare import ErrorFigures, SharedReference
+from ..quant.compare import ErrorFigures
 from .checks import plans_for, refuse_unquantizable
 from .job import absmax_of, first_pass_bytes
+from .preview_measure import measure_weight
+from .preview_worker import WeightTask, identities_of, measure_in_worker, source_of
 from .report import QuantizedWeightReport, QuantizeReport, skipped_weights
-from .rtn import quantize_widened
-from .schemes import Kind, Scheme, Strategy
-from .stream import WeightAbsmax, parts_of, row_blocks, rows_per_block
+from .schemes import Scheme
+from .stream import WeightAbsmax, parts_of
 from .targets import DEFAULT_IGNORE, QuantizePlan
-from .widened import WidenedRows
 
 # a block of rows per read: its six schemes' passes stay in the CPU's cache (measured: 2 MiB
 # blocks cost a quarter more)
@@ -35,8 +39,10 @@ def preview_checkpoint(
     schemes: Sequence[Scheme],
     ignore: Sequence[str] = DEFAULT_IGNORE,
     chunk_bytes: int = PREVIEW_CHUNK_BYTES,
+    processes: int | None = None,
 ) -> Job[list[QuantizeReport]]:
-    """One report per scheme (in the order given), nothing written."""
+    """One report per scheme (in the order given), nothing written. ``processes``: worker
+    processes to measure in (None: as many as a cast of that much would get, else threads)."""
     plans = plans_for(ckpt, schemes, ignore)
     usable = [p for p in plans if p.targets]
     if not usable:
@@ -54,77 +60,92 @@ def preview_checkpoint(
             gmax[p.scheme.name] = yield from absmax_of(ckpt, p, chunk_bytes, done, total)
             done += first_pass_bytes(p)
     reports = [_start_report(ckpt, p) for p in plans]
-    unit = max((s.block[0] for s in schemes if s.block), default=1)
-    with ThreadPoolExecutor(2) as pool:  # the schemes of a block share the cores
-        for t in todo:
-            which = sorted(
-                (i for i, w in enumerate(wanted) if t.name in w),
-                key=lambda i: -_COST.get((plans[i].scheme.kind, plans[i].scheme.strategy), 8),
+    weights = []
+    for t in todo:
+        which = [i for i, w in enumerate(wanted) if t.name in w]
+        gscales = [_global_scale(gmax.get(plans[i].scheme.name), plans[i], t) for i in which]
+        weights.append(_Weight(t, which, [plans[i].scheme for i in which], gscales))
+    n = processes_for(sum(t.nbytes for t in todo)) if processes is None else processes
+    run = _in_processes(ckpt, weights, chunk_bytes, n) if n > 0 else _on_threads(ckpt, weights,
+                                                                                chunk_bytes)  # fmt: skip
+    for w, figures in (yield from _overall(run, done, total)):
+        for i, f in zip(w.which, figures, strict=True):
+            t = w.tensor
+            nbytes = sum(e.nbytes for e in parts_of(t, plans[i].scheme))
+            shape = tuple(int(d) for d in t.shape)
+            reports[i].weights.append(
+                QuantizedWeightReport(t.name, shape, t.dtype.name, t.nbytes, nbytes, f)
             )
-            figures = {i: ErrorFigures() for i in which}
-            gscales = {i: _global_scale(gmax.get(plans[i].scheme.name), plans[i], t) for i in which}
-            groupings = [_groups_of(plans[i].scheme, t) for i in which]
-            rows = int(t.shape[0])
-            running: dict[int, Future[None]] = {}
-            for block, r0, r1 in row_blocks(ckpt, t, rows_per_block(t, chunk_bytes, unit)):
-                widened = WidenedRows(block, t.dtype)
-                if np.shares_memory(widened.x, block):  # the reader reuses its buffer
-                    widened = WidenedRows(block.copy(), t.dtype)
-                # while the pool measures the last block: what every scheme shares
-                widened.prepare(g for g in groupings if g)
-                shared = SharedReference.of(widened.x, r0 * int(t.shape[1]))
-                for i in which:  # each scheme's blocks are measured in order
-                    if i in running:
-                        running[i].result()
-                    running[i] = pool.submit(
-                        _measure, widened, plans[i].scheme, gscales[i], figures[i], shared
-                    )
-                yield Progress(done + t.nbytes * r1 // max(1, rows), total, t.name)
-            for f in running.values():
-                f.result()
-            done += t.nbytes
-            for i in which:
-                nbytes = sum(e.nbytes for e in parts_of(t, plans[i].scheme))
-                shape = tuple(int(d) for d in t.shape)
-                reports[i].weights.append(
-                    QuantizedWeightReport(t.name, shape, t.dtype.name, t.nbytes, nbytes, figures[i])
-                )
-                reports[i].bytes_out += nbytes - t.nbytes
+            reports[i].bytes_out += nbytes - t.nbytes
     return reports
 
 
-# a scheme's relative cost per value, measured (bench/): the dearest go first
-_COST = {
-    (Kind.FP8, Strategy.CHANNEL): 7,
-    (Kind.FP8, Strategy.BLOCK): 11,
-    (Kind.INT, Strategy.CHANNEL): 6,
-    (Kind.INT, Strategy.GROUP): 6,
-    (Kind.FP4, Strategy.TENSOR_GROUP): 9,
-    (Kind.FP4, Strategy.GROUP): 8,
-}
+@dataclass
+class _Weight:
+    """A weight to measure: the plans that want it (by index), their schemes and NVFP4's
+    global scale where a scheme has one."""
+
+    tensor: TensorInfo
+    which: list[int]
+    schemes: list[Scheme]
+    gscales: list[np.float32 | None]
 
 
-def _groups_of(scheme: Scheme, t: TensorInfo) -> int:
-    """Groups per row whose maxima the scheme's scales start from (0: none shared)."""
-    cols = int(t.shape[1])
-    if scheme.kind is Kind.FP8:
-        bw = scheme.block[1] if scheme.block else cols
-        return cols // bw if cols % bw == 0 else 0
-    if scheme.kind is Kind.INT:
-        return cols // (scheme.group_size or cols)
-    return cols // (scheme.group_size or (16 if scheme.strategy is Strategy.TENSOR_GROUP else 32))
+Measured = list[tuple[_Weight, list[ErrorFigures]]]
 
 
-def _measure(
-    rows: WidenedRows,
-    scheme: Scheme,
-    gscale: np.float32 | None,
-    figures: ErrorFigures,
-    shared: SharedReference,
-) -> None:
-    q = quantize_widened(rows, scheme, gscale, measure=True, pack=False)
-    assert q.values is not None and q.source is not None
-    figures.add(q.values, q.source, shared)
+def _overall(run: Job[Measured], done: int, total: int) -> Job[Measured]:
+    """``run``'s progress (bytes of the weights measured) as the whole preview's."""
+    try:
+        while True:
+            p = next(run)
+            yield Progress(done + p.done, total, p.name)
+    except StopIteration as stop:
+        return stop.value
+
+
+def _on_threads(ckpt: Checkpoint, weights: list[_Weight], chunk_bytes: int) -> Job[Measured]:
+    out: Measured = []
+    done = 0
+    with ThreadPoolExecutor(2) as pool:  # the schemes of a block share the cores
+        for w in weights:
+            job = measure_weight(ckpt, w.tensor, w.schemes, w.gscales, chunk_bytes, pool)
+            nbytes = w.tensor.nbytes
+            try:
+                while True:
+                    p = next(job)
+                    yield Progress(done + nbytes * p.done // max(1, p.total), 0, p.name)
+            except StopIteration as stop:
+                out.append((w, stop.value))
+            done += nbytes
+    return out
+
+
+def _in_processes(
+    ckpt: Checkpoint, weights: list[_Weight], chunk_bytes: int, n: int
+) -> Job[Measured]:
+    """Whole weights measured in ``n`` worker processes, taken in order as they finish; while
+    one is awaited, progress is repeated every 0.1 s (a cancel is seen within that)."""
+    source, identities = source_of(ckpt), identities_of(ckpt)
+    pool = start_processes(n)
+    try:
+        running = [
+            pool.submit(measure_in_worker, WeightTask(
+                source, identities, w.tensor.name, tuple(w.schemes),
+                tuple(None if g is None else float(g) for g in w.gscales), chunk_bytes))
+            for w in weights
+        ]  # fmt: skip
+        out: Measured = []
+        done = 0
+        for w, future in zip(weights, running, strict=True):
+            while not wait([future], timeout=0.1).done:
+                yield Progress(done, 0, w.tensor.name)
+            out.append((w, future.result()))
+            done += w.tensor.nbytes
+            yield Progress(done, 0, w.tensor.name)
+        return out
+    finally:
+        stop_workers(pool)
 
 
 def _start_report(ckpt: Checkpoint, plan: QuantizePlan) -> QuantizeReport:

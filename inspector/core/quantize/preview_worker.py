@@ -1,0 +1,75 @@
+"""A preview's weight measured in a worker process: the checkpoint opened there once (its
+files must be those the caller opened), the weight measured for its schemes one after another.
+
+Processes, not threads: six schemes' numpy calls on threads spent a quarter more CPU on the
+interpreter lock than the work itself took on two cores (docs/benchmarks.md).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..checkpoint import Checkpoint
+from ..errors import CheckpointError
+from ..opening import open_checkpoint
+from ..progress import run_job
+from ..quant.compare import ErrorFigures
+from .preview_measure import measure_weight
+from .schemes import Scheme
+
+Identities = tuple[tuple[str, tuple[int, int, int, int] | None], ...]
+
+
+@dataclass(frozen=True)
+class WeightTask:
+    """Measure ``weight`` of the checkpoint at ``source`` (whose files must still be
+    ``identities``) for ``schemes``; ``gscales``: NVFP4's global scales (else None)."""
+
+    source: str
+    identities: Identities
+    weight: str
+    schemes: tuple[Scheme, ...]
+    gscales: tuple[float | None, ...]
+    chunk_bytes: int
+
+
+def identities_of(ckpt: Checkpoint) -> Identities:
+    """Each file of ``ckpt`` with the identity it had when opened (device, inode, size, mtime)."""
+    return tuple((h.path, h.identity) for h in ckpt.files)
+
+
+def source_of(ckpt: Checkpoint) -> str:
+    """What was opened: the folder, the index or the file."""
+    return ckpt.folder or ckpt.index_path or ckpt.path
+
+
+_opened: tuple[tuple[str, Identities], Checkpoint] | None = None
+
+
+def measure_in_worker(task: WeightTask) -> list[ErrorFigures]:
+    """The figures of ``task``'s weight, one per scheme, every block closed."""
+    ckpt = _checkpoint(task.source, task.identities)
+    gscales = [None if g is None else np.float32(g) for g in task.gscales]
+    figures = run_job(measure_weight(ckpt, ckpt[task.weight], task.schemes, gscales,
+                                     task.chunk_bytes))  # fmt: skip
+    for f in figures:
+        f.max_abs  # noqa: B018 - reading a figure closes the last block: no carry is sent back
+    return figures
+
+
+def _checkpoint(source: str, identities: Identities) -> Checkpoint:
+    global _opened
+    key = (source, identities)
+    if _opened is not None and _opened[0] == key:
+        return _opened[1]
+    if _opened is not None:
+        _opened[1].close()
+        _opened = None
+    ckpt = open_checkpoint(source)
+    if identities_of(ckpt) != identities:
+        ckpt.close()
+        raise CheckpointError(source, "file changed on disk since it was opened; reopen it")
+    _opened = key, ckpt
+    return ckpt

@@ -1,0 +1,60 @@
+"""The preview in worker processes: the same reports as on threads, a source replaced before
+a worker opens it refused, and a cancel or an error leaves no process behind."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+
+import pytest
+
+from inspector.core.errors import CheckpointError
+from inspector.core.opening import open_checkpoint
+from inspector.core.progress import run_job
+from inspector.core.quantize.preview import preview_checkpoint
+from inspector.core.quantize.schemes import SCHEMES
+
+from .models import llama_folder
+
+
+def _figures(reports) -> list:  # type: ignore[no-untyped-def]
+    return [
+        (r.scheme, r.bytes_out, [s.name for s in r.skipped],
+         [(w.name, w.bytes_out, w.figures.max_abs, w.figures.max_rel, w.figures.err_sq,
+           w.figures.ref_sq, w.figures.rms_rel_err) for w in r.weights])
+        for r in reports
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize("shards", [1, 3])
+def test_processes_give_the_threads_reports(tmp_path, shards: int) -> None:
+    folder = llama_folder(tmp_path / "m", shards=shards, layers=2, outliers=1)
+    schemes = list(SCHEMES.values())
+    with open_checkpoint(str(folder)) as ckpt:
+        threads = run_job(preview_checkpoint(ckpt, schemes, chunk_bytes=64 << 10, processes=0))
+        procs = run_job(preview_checkpoint(ckpt, schemes, chunk_bytes=64 << 10, processes=2))
+    assert _figures(procs) == _figures(threads)
+    assert all(len(r.weights) == 14 for r in procs)
+    assert multiprocessing.active_children() == []
+
+
+def test_a_source_replaced_before_the_workers_open_it_is_refused(tmp_path) -> None:
+    folder = llama_folder(tmp_path / "m", layers=1)
+    other = llama_folder(tmp_path / "other", layers=1, seed=9)
+    with open_checkpoint(str(folder)) as ckpt:
+        os.replace(other / "model.safetensors", folder / "model.safetensors")
+        job = preview_checkpoint(ckpt, [SCHEMES["W4A16"]], processes=2)
+        with pytest.raises(CheckpointError, match="changed on disk since it was opened"):
+            run_job(job)
+    assert multiprocessing.active_children() == []
+
+
+def test_a_cancelled_preview_stops_its_workers(tmp_path) -> None:
+    folder = llama_folder(tmp_path / "m", layers=3)
+    with open_checkpoint(str(folder)) as ckpt:
+        job = preview_checkpoint(ckpt, list(SCHEMES.values()), chunk_bytes=16 << 10, processes=2)
+        next(job)
+        while not multiprocessing.active_children():
+            next(job)
+        job.close()  # what the window's Cancel and Ctrl-C do
+    assert multiprocessing.active_children() == []
