@@ -5,9 +5,13 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import subprocess
+import sys
+import time
 
 import pytest
 
+from inspector.core.cast.worker_policy import PROCESSES_ENV
 from inspector.core.errors import CheckpointError
 from inspector.core.opening import open_checkpoint
 from inspector.core.progress import run_job
@@ -58,3 +62,25 @@ def test_a_cancelled_preview_stops_its_workers(tmp_path) -> None:
             next(job)
         job.close()  # what the window's Cancel and Ctrl-C do
     assert multiprocessing.active_children() == []
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_sigkill_of_a_preview_leaves_no_process(tmp_path) -> None:
+    """``kill -9`` of the program mid-preview: its workers end with it (as a cast's do)."""
+    from tests.core.test_cast_orphans import _children, kill_and_wait_for
+
+    folder = llama_folder(tmp_path / "m", layers=8, hidden=512, inter=1024)
+    env = dict(os.environ, PYTHONPATH=os.getcwd(), **{PROCESSES_ENV: "2"})
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "inspector", "quantize", str(folder), "--preview"],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    tree: set[int] = set()
+    deadline = time.monotonic() + 30
+    while len(tree) < 2 and time.monotonic() < deadline and proc.poll() is None:
+        tree |= _children(proc.pid)  # the workers (and the resource tracker) as they start
+        time.sleep(0.02)
+    if proc.poll() is not None:
+        pytest.skip("the preview ended before the kill")
+    kill_and_wait_for(proc, tree | _children(proc.pid))
+    proc.stdout.read()  # the pipe closes: no survivor holds its write end
