@@ -110,6 +110,37 @@ def test_a_cancelled_preview_shows_nothing_and_says_so(qtbot, window, tmp_path) 
     assert not dlg.save_button.isEnabled() and dlg.table.isEnabled()
 
 
+def test_worker_processes_measure_what_threads_measure_and_a_cancel_stops_them(
+    qtbot, window, model, tmp_path, monkeypatch
+) -> None:
+    """The installed app lets a large preview run in worker processes (forced here): the
+    dialog shows the same figures, and Cancel leaves no process behind."""
+    import multiprocessing
+
+    from inspector.core.cast.worker_policy import PROCESSES_ENV
+
+    def figures() -> list:  # type: ignore[type-arg]
+        return [[w.figures.rel_fro_err for w in window.session.preview.report(s).weights]
+                for s in SCHEMES]  # fmt: skip
+
+    open_model(qtbot, window, model)
+    previewed(qtbot, window).reject()
+    threads = figures()
+    monkeypatch.setenv(PROCESSES_ENV, "2")
+    open_model(qtbot, window, model)
+    previewed(qtbot, window).reject()
+    assert figures() == threads and len(threads[0]) == 7
+    big = llama_folder(tmp_path / "big", layers=6, hidden=512, inter=1024)
+    open_model(qtbot, window, big)
+    with qtbot.waitSignal(window.runner.sig_job_progress, timeout=20_000):
+        window.quantize_controller.open_dialog()
+    qtbot.waitUntil(lambda: bool(multiprocessing.active_children()), timeout=20_000)
+    with qtbot.waitSignal(window.runner.sig_idle, timeout=20_000):
+        window.cancel_job()
+    qtbot.waitUntil(lambda: not multiprocessing.active_children(), timeout=5_000)
+    assert window.session.preview is None
+
+
 def test_closing_the_dialog_while_measuring_then_cancelling_is_quiet(
     qtbot, window, tmp_path
 ) -> None:
