@@ -75,6 +75,27 @@ def _cbor(doc: object) -> Callable[[], bytes]:
     return lambda: burnpack_bytes([W], doc=doc)
 
 
+def _block(dims: list[int], dtype: str = "F32") -> dict:
+    return {"size": {"storage": dims + [1] * (5 - len(dims)), "len": len(dims)}, "dtype": dtype}
+
+
+def _qfloat(
+    shape: list[int] | None = None, data_offsets: list[int] | None = None, **fields
+) -> Callable[[], bytes]:
+    """``w`` quantized (Q8S, per tensor, 4 values and an f32 scale: 8 bytes) with ``fields``
+    of its scheme replaced; its data is 16 bytes (the file's), its offsets [0, 8] unless given."""
+    scheme = {
+        "value": "Q8S",
+        "store": "Native",
+        "mode": "Symmetric",
+        "tensor": None,
+        "block": None,
+    } | fields
+    return _cbor(
+        _doc(dtype={"QFloat": scheme}, shape=shape or [4], data_offsets=data_offsets or [0, 8])
+    )
+
+
 CASES: list[BpkCase] = [
     BpkCase("short", lambda: b"NRUB\x01\x00", "file is too short to be Burnpack (6 bytes; the header is 10)"),
     BpkCase("bad-magic", lambda: burnpack_bytes([W], magic=b"BURN"),
@@ -124,9 +145,45 @@ CASES: list[BpkCase] = [
     BpkCase("not-a-map", _cbor([1, 2]), "metadata is not a map with a 'tensors' map"),
     BpkCase("no-tensors", _cbor({"metadata": {}}), "metadata is not a map with a 'tensors' map"),
     BpkCase("unknown-dtype", _cbor(_doc(dtype="F8")), "tensor 'w': unknown burn dtype 'F8'"),
-    BpkCase("qfloat", _cbor(_doc(dtype={"QFloat": {"value": "Q8S"}})),
-            "tensor 'w' is burn-quantized (QFloat: packed values with inline scales); this tool "
-            "does not read burn's quantized tensors yet"),
+    BpkCase("qfloat-no-store", _cbor(_doc(dtype={"QFloat": {"value": "Q8S"}})),
+            "tensor 'w' is burn-quantized (QFloat): its scheme has no 'store'"),
+    BpkCase("qfloat-not-a-map", _cbor(_doc(dtype={"QFloat": "Q8S"})),
+            "tensor 'w' is burn-quantized (QFloat): its scheme is not a map"),
+    BpkCase("qfloat-unknown-field", _qfloat(zero_point=[0]),
+            "tensor 'w' is burn-quantized (QFloat): its scheme has fields burn does not write: zero_point"),
+    BpkCase("qfloat-unknown-value", _qfloat(value="Q3S"),
+            "tensor 'w' is burn-quantized (QFloat): value 'Q3S' is not one of burn's (Q8F, Q8S, Q4F, "
+            "Q4S, Q2F, Q2S, E4M3, E5M2, E2M1)"),
+    BpkCase("qfloat-unknown-mode", _qfloat(mode="Asymmetric"),
+            "tensor 'w' is burn-quantized (QFloat): mode 'Asymmetric' is not one of burn's (Symmetric, Lookup)"),
+    BpkCase("qfloat-unknown-store", _qfloat(store={"PackedU16": 0}),
+            "tensor 'w' is burn-quantized (QFloat): store {'PackedU16': 0} is not Native, {PackedU32: dim} "
+            "or {PackedNative: dim}"),
+    BpkCase("qfloat-unknown-scale", _qfloat(tensor="F8"),
+            "tensor 'w' is burn-quantized (QFloat): tensor scale 'F8' is not one of burn's (F32, F16, BF16, "
+            "UE8M0, UE4M3)"),
+    BpkCase("qfloat-burn-0.21", _cbor(_doc(dtype={"QFloat": {"value": "Q8S", "param": "F32", "store": "Native",
+                                                            "level": "Tensor", "mode": "Symmetric"}})),
+            "tensor 'w' is burn-quantized (QFloat): its scheme has burn 0.21's fields (value, param, store, "
+            "level, mode), whose layout this tool does not read (values padded to 4 bytes, flat blocks)"),
+    BpkCase("qfloat-block-4-bytes", _qfloat(block={"size": {"storage": [32, 1, 1, 1], "len": 1}, "dtype": "F32"}),
+            "tensor 'w' is burn-quantized (QFloat): block size {'len': 1, 'storage': [32, 1, 1, 1]} is not 5 "
+            "bytes and a length up to 5"),
+    BpkCase("qfloat-block-of-0", _qfloat(block=_block([0])),
+            "tensor 'w' is burn-quantized (QFloat): block [0] has a dimension of 0"),
+    BpkCase("qfloat-block-more-dims", _qfloat(block=_block([2, 2]), data_offsets=[0, 20]),
+            "tensor 'w' (QFloat(Q8S, block 2×2)): block 2×2 has 2 dimensions, the tensor 1"),
+    BpkCase("qfloat-packed-dim-outside", _qfloat(store={"PackedU32": 1}, data_offsets=[0, 8]),
+            "tensor 'w' (QFloat(Q8S, tensor, packed u32 dim 1)): packed dimension 1 of a 1-dimension tensor"),
+    BpkCase("qfloat-size-no-scale", _qfloat(data_offsets=[0, 4]),
+            "tensor 'w': shape [4] × QFloat(Q8S, tensor) needs 8 bytes (values and scales) but "
+            "data_offsets give 4"),
+    BpkCase("qfloat-size-block-scales", _qfloat(block=_block([3]), data_offsets=[0, 8]),
+            "tensor 'w': shape [4] × QFloat(Q8S, block 3) needs 12 bytes (values and scales) but "
+            "data_offsets give 8"),
+    BpkCase("qfloat-size-packed-row", _qfloat(value="Q4S", store={"PackedU32": 0}, shape=[3, 3], data_offsets=[0, 14]),
+            "tensor 'w': shape [3, 3] × QFloat(Q4S, tensor, packed u32) needs 16 bytes (values and scales) "
+            "but data_offsets give 14"),
     BpkCase("bool-store-unknown", _cbor(_doc(dtype={"Bool": "U4"})), "tensor 'w': unknown burn dtype {'Bool': 'U4'}"),
     BpkCase("shape-negative", _cbor(_doc(shape=[-4])), "tensor 'w': shape is not a list of sizes"),
     BpkCase("shape-bool", _cbor(_doc(shape=[True])), "tensor 'w': shape is not a list of sizes"),

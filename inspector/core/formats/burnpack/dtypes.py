@@ -20,7 +20,7 @@ _BURN_BOOL = {"Bool": "Native"}
 
 def our_dtype(value: object) -> str | None:
     """The safetensors dtype name holding a burn dtype's bytes; None if burn has no such dtype
-    (or one this tool does not read: QFloat's packed values with inline scales)."""
+    (or QFloat, whose packed values and inline scales the reader describes apart)."""
     if isinstance(value, str):
         return _BY_NAME.get(value)
     if isinstance(value, dict) and len(value) == 1:
@@ -42,7 +42,14 @@ def burn_dtype(name: str) -> BurnDType | None:
 
 
 def describe(value: object) -> str:
-    """A burn dtype value as a person reads it (``Bool(U32)``, ``QFloat``)."""
+    """A burn dtype value as a person reads it (``Bool(U32)``, ``QFloat(Q8S, block 32)``)."""
+    if is_burn_quantized(value) and isinstance(value, dict) and len(value) == 1:
+        from .qfloat import QFloatError, parse_qfloat
+
+        try:
+            return parse_qfloat(value["QFloat"]).describe()
+        except QFloatError:
+            return "QFloat"
     if isinstance(value, dict) and len(value) == 1:
         ((kind, inner),) = value.items()
         return f"{kind}({inner})" if isinstance(inner, str) else str(kind)

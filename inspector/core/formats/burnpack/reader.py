@@ -20,9 +20,10 @@ from ...errors import CheckpointError
 from ...layout import _BITS, Header, TensorInfo
 from ...regular_file import open_regular
 from ...wording import _q
-from .dtypes import _BY_NAME, describe, is_burn_quantized, our_dtype
+from .dtypes import _BY_NAME, is_burn_quantized, our_dtype
 from .facts import BurnpackFacts
 from .fast import fast_tensors
+from .qfloat import BurnQuant, QFloatError, parse_qfloat
 from .spec import (
     ALIGNMENT,
     FORMAT_NAME,
@@ -37,6 +38,7 @@ from .spec import (
     aligned,
     data_section_start,
 )
+from .tensor import BurnQuantInfo
 
 _U64_MAX = 2**64 - 1
 _MAX_DIMS = 64  # no framework makes tensors of more (torch stops at 64)
@@ -202,7 +204,8 @@ def _tensors(
         if type(name) is not str or type(d) is not dict:
             raise CheckpointError(path, f"tensor {_q(name)}: not a name with a descriptor map")
         value, shape, offsets = d.get("dtype"), d.get("shape"), d.get("data_offsets")
-        dtype = by_name.get(value) if type(value) is str else _other_dtype(path, name, value)
+        quant = _qfloat(path, name, value) if is_burn_quantized(value) else None
+        dtype = "U8" if quant else by_name.get(value) if type(value) is str else our_dtype(value)
         if dtype is None:
             raise CheckpointError(path, f"tensor {_q(name)}: unknown burn dtype {_q(value)}")
         if type(shape) is not list or not all(type(n) is int and 0 <= n <= _U64_MAX for n in shape):
@@ -221,6 +224,9 @@ def _tensors(
                 facts.param_ids[name] = pid
         if type(value) is not str or value != dtype:
             facts.burn_dtypes[name] = value
+        if quant is not None:
+            tensors.append(_quantized(path, name, quant, tuple(shape), (offsets[0], offsets[1])))
+            continue
         tensors.append(
             TensorInfo(
                 dtype_name=dtype,
@@ -234,14 +240,42 @@ def _tensors(
     return tensors, {t.name: t for t in tensors}, facts
 
 
-def _other_dtype(path: str, name: str, value: object) -> str | None:
-    if is_burn_quantized(value):
+def _qfloat(path: str, name: str, value: object) -> BurnQuant:
+    if not isinstance(value, dict) or len(value) != 1:
+        raise CheckpointError(path, f"tensor {_q(name)}: unknown burn dtype {_q(value)}")
+    try:
+        return parse_qfloat(value["QFloat"])
+    except QFloatError as e:
+        raise CheckpointError(path, f"tensor {_q(name)} is burn-quantized (QFloat): {e}") from None
+
+
+def _quantized(
+    path: str, name: str, quant: BurnQuant, shape: tuple[int, ...], offsets: tuple[int, int]
+) -> BurnQuantInfo:
+    """The stored bytes as U8, checked against burn's ``quantized_data_len`` for the shape."""
+    start, end = offsets
+    t = BurnQuantInfo(
+        dtype_name="U8",
+        shape=(max(0, end - start),),
+        data_offsets=offsets,
+        name=name,
+        file=path,
+        logical=shape,
+        quant=quant,
+    )
+    _numel(path, TensorInfo(shape=shape, name=name))  # dims and u64 overflow, as for others
+    try:
+        quant.check_shape(shape)
+    except QFloatError as e:
+        raise CheckpointError(path, f"tensor {_q(name)} ({quant.describe()}): {e}") from None
+    need = quant.data_len(shape)
+    if end >= start and need != end - start:
         raise CheckpointError(
             path,
-            f"tensor {_q(name)} is burn-quantized ({describe(value)}: packed values with inline "
-            "scales); this tool does not read burn's quantized tensors yet",
+            f"tensor {_q(name)}: shape {list(shape)} × {quant.describe()} needs {need:,} bytes "
+            f"(values and scales) but data_offsets give {end - start:,}",
         )
-    return our_dtype(value)
+    return t
 
 
 def _scalars(path: str, value: object) -> dict[str, dict]:
