@@ -54,6 +54,8 @@ class QuantizedWeight:
     others: list[TensorInfo] = field(default_factory=list)  # Part.OTHER companions
     block_type: str | None = None  # GGUF: the ggml type of the codes (Q4_K, IQ4_XS…)
     bits_per_weight: float | None = None  # GGUF: bytes on disk per weight, in bits
+    detail: str | None = None  # burn: the whole scheme when block_type is its short name
+    block_dims: tuple[int, ...] | None = None  # burn: the block of a per-block scheme
 
     @property
     def params(self) -> int:
@@ -85,7 +87,7 @@ class QuantizedWeight:
     def storage(self) -> str:
         """``F8_E4M3, block 128×128, scales F32`` — what a person needs to read the codes."""
         if self.block_type is not None:
-            return f"{self.block_type}, {self.bits_per_weight:.4g} bits/weight"
+            return f"{self.detail or self.block_type}, {self.bits_per_weight:.4g} bits/weight"
         bits = [self.codes.dtype.name]
         if self.scheme in (QuantScheme.CT_PACK, QuantScheme.GPTQ, QuantScheme.AWQ) and self.args:
             bits = [f"int{self.args.num_bits} packed in {self.codes.dtype.name}"]
@@ -102,11 +104,13 @@ class QuantizedWeight:
         """DESIGN's ``quant`` object."""
         doc: dict[str, object] = {
             "scheme": self.scheme.value,
-            "storage_dtype": self.block_type or self.codes.dtype.name,
+            "storage_dtype": self.detail or self.block_type or self.codes.dtype.name,
         }
         if self.bits_per_weight is not None:
             doc["bits_per_weight"] = self.bits_per_weight
-        if self.args is not None and self.args.block is not None:
+        if self.block_dims is not None:
+            doc["block"] = list(self.block_dims)
+        elif self.args is not None and self.args.block is not None:
             doc["block"] = list(self.args.block)
         elif self.args is not None and self.args.group_size:
             doc["group"] = self.args.group_size

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..layout import TensorInfo
+from .burn_qfloat import burn_layout
 from .by_scheme import (
     FP8_DTYPES,
     bitsandbytes,
@@ -32,6 +33,9 @@ def recognise(tensors: Iterable[TensorInfo], quant_config: Any = None) -> QuantL
     blocks = gguf_layout(by_name.values())  # a GGUF file says its types itself
     if blocks is not None:
         return blocks
+    burn = burn_layout(by_name.values())  # and so does a Burnpack file, tensor by tensor
+    if burn is not None:
+        return burn
     if quant_config is not None:
         return _from_config(by_name, quant_config)
     return _from_names(by_name)

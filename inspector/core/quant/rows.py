@@ -17,9 +17,10 @@ import numpy as np
 from ..checkpoint import Checkpoint, read_byte_chunks
 from ..dtypes import DTYPES, DType
 from ..errors import CheckpointError
+from ..formats.burnpack.tensor import BurnQuantInfo
 from ..layout import StridedTensorInfo, TensorInfo
 from ..wording import _q
-from . import bnb, gguf_blocks, gptq_awq
+from . import bnb, burn_qfloat, gguf_blocks, gptq_awq
 from . import kernels as k
 from .layout import Part, QuantizedWeight
 from .schemes import QuantScheme
@@ -40,6 +41,7 @@ class DequantPlan:
     packing: gptq_awq.IntPacking | None = None  # GPTQ/AWQ: codes gathered by output columns
     bnb4: bnb.Bnb4 | None = None  # bitsandbytes 4-bit: its quant state
     head_rows: int = 0  # GGUF's permuted Q/K: rows put back in HF order, a head at a time
+    burn: burn_qfloat.BurnRows | None = None  # burn QFloat: value bytes a row, block scales
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -67,6 +69,8 @@ def prepare(ckpt: Checkpoint, w: QuantizedWeight) -> DequantPlan:
             raise _refuse(w, f"the gguf package cannot dequantize {w.block_type}")
         rows = math.prod(w.shape[:-1]) if len(w.shape) > 1 else 1
         return DequantPlan(w, F32, rows, w.shape[-1] if w.shape else 1, np.empty(0), F32)
+    if w.scheme is QuantScheme.BURN:  # the scales follow the values in the same tensor
+        return _burn_plan(ckpt, w)
     scale_t = w.parts.get(Part.SCALE)
     if scale_t is None:
         raise _refuse(w, "no scale tensor")
@@ -169,6 +173,23 @@ def prepare(ckpt: Checkpoint, w: QuantizedWeight) -> DequantPlan:
     return plan
 
 
+def _burn_plan(ckpt: Checkpoint, w: QuantizedWeight) -> DequantPlan:
+    t = w.codes
+    assert isinstance(t, BurnQuantInfo)
+    shape = t.logical
+    values_len = t.scheme.values_len(shape)
+    if t.nbytes - values_len > 1 << 30:
+        raise _refuse(w, "its scales are over 1 GiB")
+    tail = np.array(ckpt.view(t)[values_len:]) if t.nbytes > values_len else np.empty(0, np.uint8)
+    try:
+        rows = burn_qfloat.prepare(t.scheme, shape, tail)
+    except ValueError as e:
+        raise _refuse(w, f"{t.scheme.describe()}: {e}") from None
+    n_rows = math.prod(shape[:-1]) if len(shape) > 1 else 1
+    cols = shape[-1] if shape else 1
+    return DequantPlan(w, F32, n_rows, cols, np.empty(0, np.float32), F32, burn=rows)
+
+
 def _bnb_plan(ckpt: Checkpoint, w: QuantizedWeight, scale_t: TensorInfo) -> DequantPlan:
     view = lambda t: _small(ckpt, t)  # noqa: E731
     try:
@@ -223,7 +244,7 @@ def raw_chunks(
             o1 = min(plan.rows, o0 + step)
             yield gptq_awq.columns(codes, plan.packing, o0, o1), o0, o1
         return
-    row_bytes = t.nbytes // max(1, plan.rows)
+    row_bytes = plan.burn.row_bytes if plan.burn is not None else t.nbytes // max(1, plan.rows)
     start, _end = ckpt.byte_range(t)
     try:
         fh = open(t.file, "rb", buffering=0)  # noqa: SIM115 - closed below
@@ -255,6 +276,9 @@ def dequantize_rows(plan: DequantPlan, raw: np.ndarray, r0: int, r1: int) -> np.
             heads = values.reshape(-1, plan.head_rows // 2, 2, cols)
             values = np.ascontiguousarray(heads.swapaxes(1, 2)).reshape(n, cols)
         return values
+    if plan.burn is not None:
+        assert isinstance(w.codes, BurnQuantInfo)
+        return burn_qfloat.dequantize_rows(w.codes.scheme, w.shape, plan.burn, raw, r0, r1)
     if plan.bnb4 is not None:
         return bnb.dequantize_4bit(raw, plan.bnb4, r0 * cols, r1 * cols).reshape(n, cols)
     if w.scheme is QuantScheme.BNB_8BIT:

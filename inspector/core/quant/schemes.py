@@ -20,6 +20,7 @@ class QuantScheme(str, Enum):
     BNB_4BIT = "bitsandbytes-4bit"
     BNB_8BIT = "bitsandbytes-8bit"
     GGUF = "gguf"  # llama.cpp's block types (Q4_K, Q8_0, IQ4_XS…), one per tensor
+    BURN = "burn-qfloat"  # burn's QFloat in a .bpk: values, then scales, in one tensor
 
     def __str__(self) -> str:
         return self.value
@@ -49,6 +50,7 @@ _LABELS = {
     QuantScheme.BNB_4BIT: "bitsandbytes 4-bit",
     QuantScheme.BNB_8BIT: "bitsandbytes 8-bit",
     QuantScheme.GGUF: "GGUF (llama.cpp)",
+    QuantScheme.BURN: "burn QFloat",
 }
 _DEQUANTIZABLE = frozenset(
     {
@@ -64,5 +66,6 @@ _DEQUANTIZABLE = frozenset(
         QuantScheme.BNB_4BIT,
         QuantScheme.BNB_8BIT,
         QuantScheme.GGUF,
+        QuantScheme.BURN,
     }
 )

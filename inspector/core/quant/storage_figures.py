@@ -9,9 +9,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..checkpoint import Checkpoint
+from ..formats.burnpack.tensor import BurnQuantInfo
 from ..formats.gguf import GgufBlocksInfo
 from ..stats import STATS_CHUNK_BYTES, as_float64
-from . import gguf_blocks, gptq_awq, rows
+from . import burn_qfloat, gguf_blocks, gptq_awq, rows
 from .layout import Part, QuantizedWeight
 from .schemes import QuantScheme
 
@@ -66,6 +67,8 @@ def storage_figures(ckpt: Checkpoint, w: QuantizedWeight) -> StorageFigures:
         low = float(finite.min()) if finite.size else None
         high = float(finite.max()) if finite.size else None
         return StorageFigures(0, 0, 0, low, high, int(values.size - finite.size))
+    if plan.burn is not None:  # burn QFloat: the scales follow the codes in one tensor
+        return _burn_figures(ckpt, plan)
     counts, possible, top = _code_counts(ckpt, w, plan)
     if plan.bnb4 is not None:  # the scales as bitsandbytes resolves them (nested or not)
         scale_min, scale_max, bad = _float_figures(plan.bnb4.absmax.astype(np.float64))
@@ -73,6 +76,22 @@ def storage_figures(ckpt: Checkpoint, w: QuantizedWeight) -> StorageFigures:
         scale_min, scale_max, bad = _scale_figures(ckpt, w)
     return StorageFigures(int((counts > 0).sum()), possible, int(counts[top].sum()), scale_min,
                           scale_max, bad)  # fmt: skip
+
+
+def _burn_figures(ckpt: Checkpoint, plan: rows.DequantPlan) -> StorageFigures:
+    codes_t = plan.weight.codes
+    assert plan.burn is not None and isinstance(codes_t, BurnQuantInfo)
+    scheme = codes_t.scheme
+    low, high = burn_qfloat.code_range(scheme)
+    counts = np.zeros(1 << scheme.bits, np.int64)
+    offset = 1 << (scheme.bits - 1)
+    for raw, r0, r1 in rows.raw_chunks(ckpt, plan, STATS_CHUNK_BYTES):
+        codes = burn_qfloat.codes_of(scheme, raw, r1 - r0, plan.cols).astype(np.int64)
+        counts += np.bincount((codes + offset).reshape(-1), minlength=1 << scheme.bits)
+    scale_min, scale_max, bad = _float_figures(plan.burn.scales.astype(np.float64))
+    used = int((counts > 0).sum())
+    saturated = int(counts[low + offset] + counts[high + offset])
+    return StorageFigures(used, high - low + 1, saturated, scale_min, scale_max, bad)
 
 
 def _code_counts(
