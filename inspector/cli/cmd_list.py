@@ -36,6 +36,8 @@ def cmd_list(args: argparse.Namespace) -> int:
     storage: dict = {}
     if args.stats and quant is not None:  # a quantized weight's numbers: its dequantized values
         values, storage = _dequantized_stats(ckpt, quant)
+        for w in quant.weights.values():  # never the stored codes' numbers under its name
+            stats.pop(w.name, None)
         stats.update(values)
     # one status per dtype, not per tensor (200k tensors: ~0.4 s less)
     samples = {t.dtype_name: t for t in tensors}
@@ -90,6 +92,8 @@ def cmd_list(args: argparse.Namespace) -> int:
     lines.append(summarize(ckpt.tensors, target, quant).line().rstrip())
     if quant is not None and not quant.confirmed:
         lines.append(quant.describe())
+    if args.stats and quant is not None and (refusal := quant.cast_refusal()) is not None:
+        lines.append(f"quantized values not shown: {refusal}")
     lines.extend(line.rstrip() for line in _value_lines(ckpt))
     sys.stdout.write("\n".join(lines) + "\n")
     return EXIT_OK
