@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
 
 from inspector.core.checkpoint import Checkpoint
 from inspector.core.formats.burnpack import burnpack_facts
+from inspector.core.formats.burnpack.tensor import BurnQuantInfo
 from inspector.core.formats.gguf import GgufBlocksInfo
 from inspector.core.layout import TensorInfo
 from inspector.core.wording import format_bytes
@@ -126,7 +127,9 @@ class DetailsPane(QWidget):
         self.dtype_text = t.dtype.name
         if isinstance(t, GgufBlocksInfo):  # its bytes are U8: its type is the block type
             self.dtype_text = t.ggml.name
-        if burn is not None and t.name in burn.burn_dtypes:
+        if isinstance(t, BurnQuantInfo):  # and burn's quantized ones are their scheme
+            self.dtype_text = t.scheme.describe()
+        elif burn is not None and t.name in burn.burn_dtypes:
             self.dtype_text = translate("DetailsPane", "{dtype} (burn: {burn})").format(
                 dtype=t.dtype.name, burn=burn.dtype_text(t.name, t.dtype.name)
             )
