@@ -1,0 +1,200 @@
+"""burn's quantized tensors (QFloat): byte sizes, scheme descriptors and dequantized values,
+against burn's own code (tests/data/burn/qfloat_gen: burn's functions transcribed) and burn's
+own unit-test vectors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from inspector.core.errors import CheckpointError
+from inspector.core.formats.burnpack.qfloat import QFloatError, parse_qfloat
+from inspector.core.formats.burnpack.tensor import BurnQuantInfo
+from inspector.core.opening import open_checkpoint
+from inspector.core.quant import burn_qfloat
+from inspector.core.quant.recognise import recognise
+from inspector.core.quant.schemes import QuantScheme
+from inspector.core.quant.storage_figures import storage_figures
+from inspector.core.quant.values import dequantized_f32
+from tests.burnpack_files import BurnTensor, write_burnpack
+
+DATA = Path(__file__).parents[2] / "data" / "burn"
+QFLOAT, EXPECTED = DATA / "qfloat.bpk", DATA / "qfloat_expected.bpk"
+
+
+def scheme(value="Q8S", store="Native", mode="Symmetric", tensor=None, block=None, dtype="F32"):
+    blk = None
+    if block is not None:
+        blk = {"size": {"storage": list(block) + [1] * (5 - len(block)), "len": len(block)},
+               "dtype": dtype}  # fmt: skip
+    return {"value": value, "store": store, "mode": mode, "tensor": tensor, "block": blk}
+
+
+def quantized_file(tmp_path, shape, data: bytes, **kw) -> Path:
+    return write_burnpack(tmp_path / "q.bpk", [BurnTensor("w", {"QFloat": scheme(**kw)}, shape, data)])
+
+
+def values_of(path: Path, chunk_bytes: int = 1 << 20) -> dict[str, np.ndarray]:
+    with open_checkpoint(path) as ckpt:
+        layout = recognise(ckpt.tensors)
+        assert layout is not None
+        return {
+            name: np.concatenate([*dequantized_f32(ckpt, w, chunk_bytes), np.empty(0, np.float32)])
+            for name, w in layout.weights.items()
+        }
+
+
+def test_every_value_is_what_burn_computes_bit_for_bit():
+    """12 tensors, 884 values: Q8S/Q8F per tensor (F32, F16 scales, u32-packed), per block (1-,
+    2- and 3-D blocks, a partial block, F16 and BF16 scales, a block of zeros whose scale burn
+    reads as 0.1), two-level (UE4M3 × F32), Q4S/Q4F/Q2S packed in u32."""
+    got = values_of(QFLOAT)
+    with open_checkpoint(EXPECTED) as want:
+        names = [t.name for t in want.tensors if t.name != "bias"]
+        assert sorted(got) == sorted(names) and len(names) == 12
+        total = 0
+        for name in names:
+            expected = np.array(want.view(name)).reshape(-1)
+            assert got[name].tobytes() == expected.tobytes(), name
+            total += expected.size
+    assert total == 884
+
+
+def test_values_do_not_depend_on_how_the_rows_are_cut():
+    whole, small = values_of(QFLOAT), values_of(QFLOAT, chunk_bytes=16)
+    assert all(whole[k].tobytes() == small[k].tobytes() for k in whole)
+
+
+def test_listed_as_quantized_weights_with_burns_byte_sizes():
+    with open_checkpoint(QFLOAT) as ckpt:
+        layout = recognise(ckpt.tensors)
+        assert layout is not None and layout.cast_refusal() is None
+        assert layout.scheme_text == "burn QFloat Q2S×1, Q4F×1, Q4S×1, Q8F×2, Q8S×7"
+        w = layout.weights["q8s_block32"]
+        assert w.scheme is QuantScheme.BURN and w.shape == (4, 64) and w.params == 256
+        assert w.storage() == "QFloat(Q8S, block 32), 9 bits/weight"  # 256 codes + 8 F32 scales
+        assert w.to_json() == {"scheme": "burn-qfloat", "storage_dtype": "QFloat(Q8S, block 32)",
+                               "bits_per_weight": 9.0, "block": [32], "companions": []}  # fmt: skip
+        two = layout.weights["q8s_two_level"]
+        assert two.codes.nbytes == 64 + 4 + 4  # codes, 4 UE4M3 block scales, the F32 global
+        assert two.storage().startswith("QFloat(Q8S, block 16 × tensor F32, scales UE4M3)")
+        assert "bias" not in layout.weights
+        figures = storage_figures(ckpt, w)  # 8 scales, one of them 0 (the block of zeros)
+        assert figures.bad_scales == 1 and figures.codes_possible == 255
+
+
+@pytest.mark.parametrize(
+    ("shape", "kw", "nbytes"),
+    [
+        # quantized_data_len's own comment: [3, 3] Q4 PackedU32 is 3 words, one a row
+        ((3, 3), {"value": "Q4S", "store": {"PackedU32": 0}}, 3 * 4 + 4),
+        # burn-std's should_pack_unpack_two_level_scales: 8 values, 2 UE4M3 scales, an F32 global
+        ((8,), {"tensor": "F32", "block": [4], "dtype": "UE4M3"}, 8 + 2 + 4),
+        # a partial block still takes a scale (cubecl's a_partial_block_still_takes_a_scale)
+        ((8, 70), {"block": [32], "dtype": "F16"}, 560 + 8 * 3 * 2),
+        ((4, 8, 64), {"block": [4, 32]}, 2048 + 4 * 2 * 2 * 4),
+        ((5,), {"store": {"PackedU32": 0}}, 8 + 4),  # Q8 in u32 words: the row padded
+        ((), {}, 1 + 4),
+    ],
+)
+def test_byte_size_is_burns_quantized_data_len(shape, kw, nbytes):
+    assert parse_qfloat(scheme(**kw)).data_len(shape) == nbytes
+
+
+def test_burns_unit_test_vectors():
+    q8s = parse_qfloat(scheme(store={"PackedU32": 0}))
+    word = np.array([2147287680], "<u4").view(np.uint8)  # should_unpack_u32s_to_i8s
+    assert burn_qfloat.codes_of(q8s, word, 1, 4).tolist() == [[-128, 2, -3, 127]]
+    words = np.array(  # should_unpack_u32s_to_i8s_arange (Q4S)
+        [0, 286331136, 286331153, 572657937, 572662306, 857874978, 858993459, 858993459,
+         1145324612, 1145324612, 1431655748, 1431655765, 1717982549, 1717986918, 2003199590,
+         2004318071], "<u4")  # fmt: skip
+    q4s = parse_qfloat(scheme(value="Q4S", store={"PackedU32": 0}))
+    codes = burn_qfloat.codes_of(q4s, words.view(np.uint8), 1, 128).reshape(-1)
+    assert codes.tolist() == [0] * 10 + [1] * 18 + [2] * 18 + [3] * 18 + [4] * 18 + [5] * 18 \
+        + [6] * 18 + [7] * 10  # fmt: skip
+
+
+def test_burn_ndarrays_symmetric_dequantize_vector(tmp_path):
+    """burn-ndarray's test_int8_symmetric_quantization: scale (1.8 + 1.8) / 254 in f32."""
+    scale = (np.float32(1.8) + np.float32(1.8)) / np.float32(254)
+    codes = np.array([-127, -71, 0, 35], np.int8)
+    path = quantized_file(tmp_path, [4], codes.tobytes() + scale.tobytes())
+    got = values_of(path)["w"]
+    assert got.tolist() == np.array([-1.8, -1.0062993, 0.0, 0.496063], np.float32).tolist()
+
+
+def test_a_zero_scale_is_read_as_burns_0_1(tmp_path):
+    codes = np.array([5, -3, 0, 1], np.int8)
+    path = quantized_file(tmp_path, [4], codes.tobytes() + np.float32(0).tobytes())
+    assert values_of(path)["w"].tobytes() == (np.float32(0.1) * codes.astype(np.float32)).tobytes()
+
+
+def test_scale_dtypes_widen_as_burn_decodes_them(tmp_path):
+    """F16 and BF16 exactly; UE4M3 as the float8 crate reads E4M3 (0x7E is 448, 0x7F NaN)."""
+    codes = np.array([1, -2, 3, 4], np.int8)
+    for dtype, raw, scale in (
+        ("F16", np.float16(0.3).tobytes(), np.float32(np.float16(0.3))),
+        ("BF16", b"\x9a\x3e", np.uint32(0x3E9A0000).view(np.float32)),
+        ("UE4M3", b"\x7e", np.float32(448)),
+    ):
+        path = quantized_file(tmp_path, [4], codes.tobytes() + raw, block=[4], dtype=dtype)
+        assert values_of(path)["w"].tobytes() == (scale * codes.astype(np.float32)).tobytes()
+    path = quantized_file(tmp_path, [4], codes.tobytes() + b"\x7f", block=[4], dtype="UE4M3")
+    assert np.isnan(values_of(path)["w"]).all()
+
+
+@pytest.mark.parametrize(
+    ("shape", "data_len", "kw", "why"),
+    [
+        ([4], 8, {"value": "E4M3"}, "burn's CPU backend does not dequantize E4M3 values"),
+        ([4], 8, {"mode": "Lookup"}, "lookup-table values (the table is not in the tensor) are not read"),
+        ([4], 5, {"tensor": "UE8M0"}, "burn does not decode UE8M0 scales"),
+        ([8], 8 + 1 + 2, {"tensor": "F16", "block": [8], "dtype": "UE4M3"},
+         "burn stores a two-level scheme's per-tensor scale as F32 only"),
+        ([4], 8, {"store": {"PackedNative": 0}},
+         "burn unpacks values packed along the innermost dimension into u32 only"),
+        ([2, 4], 16 + 4, {"store": {"PackedU32": 1}},  # dim 0 packed: one row of words
+         "burn unpacks values packed along the innermost dimension into u32 only"),
+        ([4], 8, {"value": "Q4S"}, "burn stores Q4S values packed in u32 only"),
+        ([2, 12], 16 + 4, {"value": "Q4S", "store": {"PackedU32": 0}},
+         "its last dimension (12) is not a multiple of 8 values a word: burn pads each row, then "
+         "unpacks without the padding"),
+    ],
+)  # fmt: skip
+def test_schemes_burn_does_not_dequantize_are_listed_and_refused_by_name(
+    tmp_path, shape, data_len, kw, why
+):
+    path = quantized_file(tmp_path, shape, bytes(data_len), **kw)
+    with open_checkpoint(path) as ckpt:
+        (t,) = ckpt.tensors
+        assert isinstance(t, BurnQuantInfo) and t.logical == tuple(shape)
+        layout = recognise(ckpt.tensors)
+        assert layout is not None
+        refusal = layout.cast_refusal()
+        assert refusal == (
+            f"tensor 'w' is {t.scheme.describe()}: {why}; a cast would have to guess its "
+            "values, so it is refused"
+        )
+
+
+def test_a_zero_scale_of_packed_values_is_refused(tmp_path):
+    """burn's CPU formula would read it as 0.1, its GPU kernel as 0: no single answer."""
+    path = quantized_file(tmp_path, [8], bytes(4) + bytes(4), value="Q4S", store={"PackedU32": 0})
+    with open_checkpoint(path) as ckpt:
+        layout = recognise(ckpt.tensors)
+        assert layout is not None and layout.cast_refusal() is None
+        with pytest.raises(CheckpointError) as e:
+            next(dequantized_f32(ckpt, layout.weights["w"]))
+    assert e.value.reason == (
+        "'w' (burn QFloat): QFloat(Q4S, tensor, packed u32): a zero scale, which burn's CPU "
+        "formula reads as 0.1 and its GPU kernel as 0"
+    )
+
+
+def test_unknown_scheme_fields_are_named():
+    with pytest.raises(QFloatError, match="fields burn does not write: extra"):
+        parse_qfloat(scheme() | {"extra": 1})
+    assert parse_qfloat({"value": "Q8S", "store": "Native", "mode": "Symmetric"}).block is None
