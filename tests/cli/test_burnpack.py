@@ -87,7 +87,7 @@ def test_diff_burnpack_against_safetensors(tmp_path, capsys):
 @pytest.mark.parametrize(
     "name",
     ["bad-magic", "overlap", "cbor-too-deep", "trailing-data", "qfloat-unknown-field",
-     "qfloat-burn-0.21", "qfloat-size-packed-row", "qfloat-block-more-dims"],
+     "qfloat-burn-0.21-size", "qfloat-size-packed-row", "qfloat-block-more-dims"],
 )  # fmt: skip
 def test_bad_input_is_one_line_exit_2_nothing_written(tmp_path, capsys, name):
     case = BY_NAME[name]
@@ -154,7 +154,10 @@ def test_burn_quantized_tensors_listed_as_quantized(capsys):
 def test_burn_quantized_stats_diff_and_cast_are_burns_values(tmp_path, capsys):
     code, out, _ = run(capsys, "list", "--stats", QFLOAT)
     assert code == 0
-    assert "storage:                    codes used 3 of 3 · saturated 30 · scales 0.9984 … 0.9984 · 0 bad" in out
+    assert (
+        "storage:                    codes used 3 of 3 · saturated 30 · scales 0.9984 … 0.9984 · 0 bad"
+        in out
+    )
     code, out, _ = run(capsys, "diff", QFLOAT, QFLOAT_EXPECTED)
     assert code == 0 and out.splitlines()[-1] == "equal: 12 dtype_only, 1 equal"
     code, out, _ = run(capsys, "cast", QFLOAT, "--target", "F32", "-o", tmp_path / "o.bpk")

@@ -8,8 +8,9 @@ header and zero padding (so the fuzzer spends its time inside the metadata rules
 - a file we accept is written back by a cast to ``.bpk`` and read again to the same tensors
   (names, dtypes, shapes, param ids), without an error.
 
-Seeds are the malformed Burnpack corpus (tests/malformed/burnpack_corpus.py) and burn's own file
-(tests/data/burn/mnist.bpk). Usage::
+Seeds are the malformed Burnpack corpus (tests/malformed/burnpack_corpus.py), burn's own file
+(tests/data/burn/mnist.bpk) and burn-quantized tensors (qfloat.bpk: a cast dequantizes them, or
+refuses a scheme burn does not dequantize with one line). Usage::
 
     python tests/fuzz/fuzz_burnpack.py -max_total_time=300 [CORPUS_DIR ...]
 """
@@ -33,6 +34,7 @@ with atheris.instrument_imports(include=["inspector"]):
     from inspector.core.dtypes import DTYPES
     from inspector.core.errors import CheckpointError
     from inspector.core.formats.burnpack import burnpack_facts, read_burnpack
+    from inspector.core.formats.burnpack.tensor import BurnQuantInfo
     from inspector.core.opening import open_checkpoint
     from inspector.core.progress import run_job
 
@@ -43,9 +45,15 @@ AGAIN = WORK / "again.bpk"
 
 
 def _shape_of(path: Path) -> list[tuple]:
+    """Each tensor as a cast to F32 writes it: a burn-quantized one as its F32 values."""
     header = read_burnpack(path)
     ids = burnpack_facts(header).param_ids
-    return [(t.name, t.dtype_name, t.shape, ids.get(t.name)) for t in header.tensors]
+    return [
+        (t.name, "F32", t.logical, ids.get(t.name))
+        if isinstance(t, BurnQuantInfo)
+        else (t.name, t.dtype_name, t.shape, ids.get(t.name))
+        for t in header.tensors
+    ]
 
 
 def _check(blob: bytes) -> None:
@@ -57,7 +65,13 @@ def _check(blob: bytes) -> None:
             raise AssertionError(f"multi-line reason: {e!r}") from None
         return
     with open_checkpoint(TARGET) as ckpt:
-        run_job(cast_checkpoint(ckpt, DTYPES["F32"], str(AGAIN), keep=["*"], report=False))
+        quantized = any(isinstance(t, BurnQuantInfo) for t in ckpt.tensors)
+        try:
+            run_job(cast_checkpoint(ckpt, DTYPES["F32"], str(AGAIN), keep=["*"], report=False))
+        except CheckpointError as e:  # a QFloat scheme burn does not dequantize: refused
+            if not quantized or "\n" in str(e):
+                raise
+            return
     if _shape_of(AGAIN) != before:
         raise AssertionError("written back, the file reads otherwise")
     with contextlib.suppress(OSError):
@@ -82,9 +96,11 @@ def _seed_dir() -> str:
         raw = case.build()
         if len(raw) < 1 << 20:
             (seeds / case.name).write_bytes(raw)
-    burn = (ROOT / "tests" / "data" / "burn" / "mnist.bpk").read_bytes()
-    n = struct.unpack("<I", burn[6:10])[0]
-    (seeds / "burn-metadata").write_bytes(burn[10 : 10 + n])
+    for name in ("mnist", "qfloat"):  # burn's own file, and burn-quantized tensors
+        burn = (ROOT / "tests" / "data" / "burn" / f"{name}.bpk").read_bytes()
+        n = struct.unpack("<I", burn[6:10])[0]
+        (seeds / f"burn-{name}-metadata").write_bytes(burn[10 : 10 + n])
+        (seeds / f"burn-{name}").write_bytes(burn)
     return str(seeds)
 
 

@@ -75,6 +75,16 @@ def _cbor(doc: object) -> Callable[[], bytes]:
     return lambda: burnpack_bytes([W], doc=doc)
 
 
+# burn 0.20/0.21's scheme (cubecl 0.9/0.10): Q8S, one F32 scale for the tensor
+_LEGACY_Q8S = {
+    "value": "Q8S",
+    "param": "F32",
+    "store": "Native",
+    "level": "Tensor",
+    "mode": "Symmetric",
+}
+
+
 def _block(dims: list[int], dtype: str = "F32") -> dict:
     return {"size": {"storage": dims + [1] * (5 - len(dims)), "len": len(dims)}, "dtype": dtype}
 
@@ -162,10 +172,11 @@ CASES: list[BpkCase] = [
     BpkCase("qfloat-unknown-scale", _qfloat(tensor="F8"),
             "tensor 'w' is burn-quantized (QFloat): tensor scale 'F8' is not one of burn's (F32, F16, BF16, "
             "UE8M0, UE4M3)"),
-    BpkCase("qfloat-burn-0.21", _cbor(_doc(dtype={"QFloat": {"value": "Q8S", "param": "F32", "store": "Native",
-                                                            "level": "Tensor", "mode": "Symmetric"}})),
-            "tensor 'w' is burn-quantized (QFloat): its scheme has burn 0.21's fields (value, param, store, "
-            "level, mode), whose layout this tool does not read (values padded to 4 bytes, flat blocks)"),
+    BpkCase("qfloat-burn-0.21-size", _cbor(_doc(dtype={"QFloat": _LEGACY_Q8S}, shape=[3], data_offsets=[0, 7])),
+            "tensor 'w': shape [3] × QFloat(Q8S, tensor, burn 0.21) needs 8 bytes (values and scales) but "
+            "data_offsets give 7"),
+    BpkCase("qfloat-burn-0.21-level", _cbor(_doc(dtype={"QFloat": _LEGACY_Q8S | {"level": "Channel"}})),
+            "tensor 'w' is burn-quantized (QFloat): level 'Channel' is not Tensor or {Block: size}"),
     BpkCase("qfloat-block-4-bytes", _qfloat(block={"size": {"storage": [32, 1, 1, 1], "len": 1}, "dtype": "F32"}),
             "tensor 'w' is burn-quantized (QFloat): block size {'len': 1, 'storage': [32, 1, 1, 1]} is not 5 "
             "bytes and a length up to 5"),

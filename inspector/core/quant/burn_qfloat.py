@@ -79,6 +79,19 @@ def unverified(q: BurnQuant, shape: tuple[int, ...]) -> str | None:
             f"its last dimension ({cols:,}) is not a multiple of {q.num_quants} values a word: "
             "burn pads each row, then unpacks without the padding"
         )
+    return _legacy_unverified(q, shape) if q.legacy else None
+
+
+def _legacy_unverified(q: BurnQuant, shape: tuple[int, ...]) -> str | None:
+    """burn 0.21 (``QuantizedBytes``, ``QuantizationStrategy`` of that release) agrees with the
+    layout read here only where no padding, no other scale width and no flat block differs."""
+    if q.scale_dtype is not ScaleDtype.F32:
+        return "burn 0.21 wrote F32 scales whatever param said"
+    if q.values_len(shape) != -(-math.prod(shape) // q.num_quants) * (q.stored_bits // 8):
+        return "burn 0.21 sized its values padded to 4 bytes but wrote the scales right after them"
+    dims = q.block_dims(len(shape)) if q.block is not None and shape else [1]
+    if any(d != 1 for d in dims[:-1]) or (shape[-1] if shape else 1) % dims[-1]:
+        return "burn 0.21's blocks are flat runs of the values, not this block"
     return None
 
 

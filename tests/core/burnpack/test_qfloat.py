@@ -33,7 +33,9 @@ def scheme(value="Q8S", store="Native", mode="Symmetric", tensor=None, block=Non
 
 
 def quantized_file(tmp_path, shape, data: bytes, **kw) -> Path:
-    return write_burnpack(tmp_path / "q.bpk", [BurnTensor("w", {"QFloat": scheme(**kw)}, shape, data)])
+    return write_burnpack(
+        tmp_path / "q.bpk", [BurnTensor("w", {"QFloat": scheme(**kw)}, shape, data)]
+    )
 
 
 def values_of(path: Path, chunk_bytes: int = 1 << 20) -> dict[str, np.ndarray]:
@@ -198,3 +200,53 @@ def test_unknown_scheme_fields_are_named():
     with pytest.raises(QFloatError, match="fields burn does not write: extra"):
         parse_qfloat(scheme() | {"extra": 1})
     assert parse_qfloat({"value": "Q8S", "store": "Native", "mode": "Symmetric"}).block is None
+
+
+def legacy(value="Q8S", store="Native", level="Tensor", param="F32"):
+    """burn 0.20/0.21's scheme (cubecl 0.9/0.10)."""
+    if isinstance(level, list):
+        level = {"Block": {"storage": level + [1] * (5 - len(level)), "len": len(level)}}
+    return {"value": value, "param": param, "store": store, "level": level, "mode": "Symmetric"}
+
+
+def test_burn_0_21_layout_reads_where_it_is_this_layout(tmp_path):
+    """burn 0.21 wrote values, then F32 scales; where its values need no padding and its
+    blocks are runs along the last dimension, the bytes and the values are the same."""
+    with open_checkpoint(QFLOAT) as ckpt:
+        raw = {t.name: bytes(np.array(ckpt.view(t))) for t in ckpt.tensors}
+    tensors = [
+        BurnTensor("q8s_tensor", {"QFloat": legacy()}, [4, 16], raw["q8s_tensor"]),
+        BurnTensor("q8s_block32", {"QFloat": legacy(level=[32])}, [4, 64], raw["q8s_block32"]),
+        BurnTensor("q4s_block16_packed", {"QFloat": legacy("Q4S", {"PackedU32": 0}, [16])}, [4, 32],
+                   raw["q4s_block16_packed"]),
+    ]  # fmt: skip
+    got = values_of(write_burnpack(tmp_path / "old.bpk", tensors))
+    with open_checkpoint(EXPECTED) as want:
+        for name, values in got.items():
+            assert values.tobytes() == np.array(want.view(name)).tobytes(), name
+    with open_checkpoint(tmp_path / "old.bpk") as ckpt:
+        assert ckpt.tensors[1].scheme.describe() == "QFloat(Q8S, block 32, burn 0.21)"
+
+
+@pytest.mark.parametrize(
+    ("shape", "data_len", "kw", "why"),
+    [
+        ([3], 4 + 4, {}, "burn 0.21 sized its values padded to 4 bytes but wrote the scales right "
+                         "after them"),
+        ([4], 4 + 2, {"param": "F16"}, "burn 0.21 wrote F32 scales whatever param said"),
+        ([4, 4], 16 + 4 * 4, {"level": [2, 2]}, "burn 0.21's blocks are flat runs of the values, "
+                                                  "not this block"),
+        ([2, 6], 12 + 2 * 2 * 4, {"level": [4]}, "burn 0.21's blocks are flat runs of the values, "
+                                                 "not this block"),
+    ],
+)  # fmt: skip
+def test_burn_0_21_layout_refused_where_it_differs(tmp_path, shape, data_len, kw, why):
+    path = write_burnpack(
+        tmp_path / "q.bpk", [BurnTensor("w", {"QFloat": legacy(**kw)}, shape, bytes(data_len))]
+    )
+    with open_checkpoint(path) as ckpt:
+        layout = recognise(ckpt.tensors)
+        assert layout is not None and layout.cast_refusal() is not None
+        assert layout.cast_refusal().endswith(
+            f"{why}; a cast would have to guess its values, so it is refused"
+        )

@@ -7,8 +7,9 @@ little-endian u32 words, the innermost dimension padded to whole words), then on
 block in the scheme's scale dtype, then, for a two-level scheme, the f32 per-tensor scale. No
 padding between the parts (``quantized_data_len``). The scheme is cubecl's ``QuantScheme``
 (``cubecl-common/src/quant/scheme.rs`` at rev 48348968), serialised by serde: ``{"value",
-"store", "mode", "tensor", "block"}``. The earlier layout (``param``/``level``, burn ≤ 0.21)
-is refused by name: its values were padded to 4 bytes and its blocks were flat runs.
+"store", "mode", "tensor", "block"}``. burn 0.20/0.21's layout (``{"value", "param", "store",
+"level", "mode"}``, cubecl 0.9/0.10) is read too: its byte size is that burn's
+``TensorSnapshot::data_len`` (values padded to 4 bytes, then the scales at ``param``'s size).
 """
 
 from __future__ import annotations
@@ -81,6 +82,7 @@ class BurnQuant:
     tensor: ScaleDtype | None  # the per-tensor level (None and no block: per-tensor F32)
     block: tuple[int, ...] | None  # the block level's size, outermost first
     block_dtype: ScaleDtype | None
+    legacy: bool = False  # burn ≤ 0.21's layout: values padded to 4 bytes, blocks flat runs
 
     @property
     def bits(self) -> int:
@@ -121,8 +123,11 @@ class BurnQuant:
         return [-(-d // b) for d, b in zip(shape, self.block_dims(len(shape)), strict=True)]
 
     def values_len(self, shape: tuple[int, ...]) -> int:
-        """Bytes of the values (``storage_elements`` × the storage unit's bytes)."""
+        """Bytes of the values (``storage_elements`` × the storage unit's bytes); burn 0.21's
+        ``TensorSnapshot::data_len``: flat units, whole bytes only, padded to 4."""
         nq = self.num_quants
+        if self.legacy:
+            return -(-(-(-math.prod(shape) // nq) * (self.stored_bits // 8)) // 4) * 4
         if self.store is not QStore.NATIVE and nq > 1 and shape:
             dims = list(shape)
             pd = len(dims) - self.packed_dim - 1
@@ -168,6 +173,8 @@ class BurnQuant:
             parts.append(f"packed native dim {self.packed_dim}")
         if self.mode is QMode.LOOKUP:
             parts.append("lookup")
+        if self.legacy:
+            parts.append("burn 0.21")
         return f"QFloat({', '.join(parts)})"
 
 
@@ -186,10 +193,7 @@ def parse_qfloat(scheme: object) -> BurnQuant:
         raise QFloatError("its scheme is not a map")
     keys = set(scheme)
     if keys == _LEGACY:
-        raise QFloatError(
-            "its scheme has burn 0.21's fields (value, param, store, level, mode), whose "
-            "layout this tool does not read (values padded to 4 bytes, flat blocks)"
-        )
+        return _legacy(scheme)
     unknown = sorted(str(k)[:40] for k in keys - set(_FIELDS))
     if unknown:
         raise QFloatError(f"its scheme has fields burn does not write: {', '.join(unknown)}")
@@ -203,6 +207,22 @@ def parse_qfloat(scheme: object) -> BurnQuant:
     tensor = None if tensor is None else _member(ScaleDtype, tensor, "tensor scale")
     block, block_dtype = _block(scheme.get("block"))
     return BurnQuant(value, store, packed_dim, mode, tensor, block, block_dtype)
+
+
+def _legacy(scheme: dict) -> BurnQuant:
+    """burn 0.20/0.21's scheme (cubecl 0.9/0.10): one ``param`` for the scales of a ``level``,
+    ``"Tensor"`` or ``{"Block": block size}``."""
+    value = _member(QValue, scheme["value"], "value")
+    store, packed_dim = _store(scheme["store"])
+    mode = _member(QMode, scheme["mode"], "mode")
+    param = _member(ScaleDtype, scheme["param"], "param")
+    level = scheme["level"]
+    if level == "Tensor":
+        return BurnQuant(value, store, packed_dim, mode, param, None, None, legacy=True)
+    if isinstance(level, dict) and len(level) == 1 and "Block" in level:
+        dims = _block_size(level["Block"])
+        return BurnQuant(value, store, packed_dim, mode, None, dims, param, legacy=True)
+    raise QFloatError(f"level {_short(level)} is not Tensor or {{Block: size}}")
 
 
 def _member(enum: type[Enum], raw: object, what: str):
@@ -233,7 +253,11 @@ def _block(raw: object) -> tuple[tuple[int, ...] | None, ScaleDtype | None]:
         return None, None
     if not isinstance(raw, dict) or set(raw) != {"size", "dtype"}:
         raise QFloatError(f"block {_short(raw)} is not {{size, dtype}}")
-    size = raw["size"]
+    return _block_size(raw["size"]), _member(ScaleDtype, raw["dtype"], "block scale")
+
+
+def _block_size(size: object) -> tuple[int, ...]:
+    """``BlockSize`` as serde writes it: ``{"storage": [5 bytes], "len": n}``."""
     if not isinstance(size, dict) or set(size) != {"storage", "len"}:
         raise QFloatError(f"block size {_short(size)} is not {{storage, len}}")
     storage, n = size["storage"], size["len"]
@@ -248,7 +272,7 @@ def _block(raw: object) -> tuple[tuple[int, ...] | None, ScaleDtype | None]:
     dims = tuple(storage[:n])
     if 0 in dims:
         raise QFloatError(f"block {list(dims)} has a dimension of 0")
-    return dims, _member(ScaleDtype, raw["dtype"], "block scale")
+    return dims
 
 
 def _short(raw: object) -> str:
