@@ -127,8 +127,8 @@ class DetailsPane(QWidget):
         self.dtype_text = t.dtype.name
         if isinstance(t, GgufBlocksInfo):  # its bytes are U8: its type is the block type
             self.dtype_text = t.ggml.name
-        if isinstance(t, BurnQuantInfo):  # and burn's quantized ones are their scheme
-            self.dtype_text = t.scheme.describe()
+        if isinstance(t, BurnQuantInfo):  # burn's: their value type (the status says the rest)
+            self.dtype_text = t.scheme.value.value
         elif burn is not None and t.name in burn.burn_dtypes:
             self.dtype_text = translate("DetailsPane", "{dtype} (burn: {burn})").format(
                 dtype=t.dtype.name, burn=burn.dtype_text(t.name, t.dtype.name)

@@ -63,3 +63,20 @@ def test_a_burnpack_file_in_the_window(qtbot, window, tmp_path):
     assert "Burnpack" in panel.caption.text()
     with open_checkpoint(path) as ckpt:
         assert proposed_output(ckpt, DTYPES["F32"]) == str(tmp_path / "model.F32.bpk")
+
+
+def test_burn_quantized_tensors_in_the_window(qtbot, window):
+    """Each QFloat tensor is a quantized weight: its value type, its scheme in the status, the
+    histogram of the values burn dequantizes it to."""
+    from pathlib import Path
+
+    path = Path(__file__).parents[1] / "data" / "burn" / "qfloat.bpk"
+    with qtbot.waitSignals([window.loaded, window.details_ready], timeout=20_000):
+        window.open_path(str(path))
+    assert "12 quantized (burn QFloat Q2S×1, Q4F×1, Q4S×1, Q8F×2, Q8S×7)" in (
+        window.summary_label.text()
+    )
+    with qtbot.waitSignal(window.details_ready, timeout=20_000):
+        window.tensor_page.select_row_of("q8s_block32")
+    dtype = window.details.field("DType")
+    assert dtype.startswith("Q8S — quantized") and "QFloat(Q8S, block 32), 9 bits/weight" in dtype
