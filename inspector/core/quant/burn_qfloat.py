@@ -10,7 +10,8 @@ first by the per-tensor scale in a two-level scheme, and a scale of 0 read as 0.
 (``SymmetricQuantization::init``'s ``valid_scale``). Packed 4- and 2-bit values are unpacked
 as ``unpack_q_to_i8s`` does (LSB first, sign-extended); the CPU backend refuses to load them,
 and cubecl's kernel (``cubecl-std/src/quant/dequantize.rs``) computes the same product except
-for a zero scale, which is therefore refused for them.
+for a zero scale (0, not 0.1): a block of theirs whose scale is 0 is read only if its codes are
+all 0, where both give 0.
 """
 
 from __future__ import annotations
@@ -104,6 +105,13 @@ class BurnRows:
     grid: np.ndarray  # F32, the scale grid's shape: each block's effective scale
     block: tuple[int, ...]  # per dimension, leading ones filled (all 1s: per tensor)
     scales: np.ndarray  # F32, flat: the effective scales before burn reads a 0 as 0.1
+    sub_byte: bool = False  # packed 4/2-bit values
+
+    @property
+    def ambiguous_zeros(self) -> bool:
+        """A zero scale of packed 4/2-bit values: burn's CPU formula reads it as 0.1, cubecl's
+        kernel as 0 — the same values only while every code of its block is 0."""
+        return self.sub_byte and bool(np.any(self.scales == 0))
 
 
 def prepare(scheme: BurnQuant, shape: tuple[int, ...], tail: np.ndarray) -> BurnRows:
@@ -120,10 +128,6 @@ def prepare(scheme: BurnQuant, shape: tuple[int, ...], tail: np.ndarray) -> Burn
         (g,) = _decode(tail[n * size :], ScaleDtype.F32)
         with np.errstate(all="ignore"):
             scales = np.float32(g) * scales
-    if scheme.value in _SUB_BYTE and np.any(scales == 0):
-        raise ValueError(
-            "a zero scale, which burn's CPU formula reads as 0.1 and its GPU kernel as 0"
-        )
     effective = np.where(scales == 0, _ZERO_SCALE, scales).astype(np.float32)
     rank = len(shape)
     if scheme.block is not None:
@@ -137,7 +141,25 @@ def prepare(scheme: BurnQuant, shape: tuple[int, ...], tail: np.ndarray) -> Burn
         effective.reshape(grid_shape if scheme.block is not None and rank else (1,) * max(1, rank)),
         block if rank else (1,),
         scales.astype(np.float32),
+        scheme.value in _SUB_BYTE,
     )
+
+
+def check_zero_blocks(
+    scheme: BurnQuant, shape: tuple[int, ...], rows: BurnRows, raw: np.ndarray, r0: int, r1: int
+) -> None:
+    """ValueError when a code that is not 0 sits in a block whose scale is 0 (packed values:
+    burn's backends disagree on it)."""
+    cols = shape[-1] if shape else 1
+    if cols == 0 or r1 == r0:
+        return
+    codes = codes_of(scheme, raw, r1 - r0, cols)
+    stored = _row_scales(rows.scales.reshape(rows.grid.shape), rows.block, shape, r0, r1)
+    if np.any((stored == 0) & (codes != 0)):
+        raise ValueError(
+            "a block whose scale is 0 holds codes that are not 0, which burn's CPU formula "
+            "reads as 0.1 × code and its GPU kernel as 0"
+        )
 
 
 def _decode(raw: np.ndarray, dtype: ScaleDtype) -> np.ndarray:
@@ -168,7 +190,7 @@ def dequantize_rows(
         return np.empty((n, 0), np.float32)
     codes = codes_of(scheme, raw, n, cols)
     with np.errstate(all="ignore"):
-        return _row_scales(rows, shape, r0, r1) * codes.astype(np.float32)
+        return _row_scales(rows.grid, rows.block, shape, r0, r1) * codes.astype(np.float32)
 
 
 def codes_of(scheme: BurnQuant, raw: np.ndarray, n: int, cols: int) -> np.ndarray:
@@ -194,18 +216,19 @@ def _unpack(words: np.ndarray, bits: int) -> np.ndarray:
     return signed.reshape(words.shape[0], -1)
 
 
-def _row_scales(rows: BurnRows, shape: tuple[int, ...], r0: int, r1: int) -> np.ndarray:
+def _row_scales(
+    grid: np.ndarray, block: tuple[int, ...], shape: tuple[int, ...], r0: int, r1: int
+) -> np.ndarray:
     """The scale of every element of rows ``r0:r1``: its block's (``BlockLayout::block_of``)."""
     cols = shape[-1] if shape else 1
-    grid = rows.grid
     lead = shape[:-1]
     idx = np.arange(r0, r1)
     if lead:
         coords = np.unravel_index(idx, lead)
-        block_coords = tuple(c // b for c, b in zip(coords, rows.block[:-1], strict=True))
+        block_coords = tuple(c // b for c, b in zip(coords, block[:-1], strict=True))
         flat = np.ravel_multi_index(block_coords, grid.shape[:-1])
     else:
         flat = np.zeros(idx.size, dtype=np.intp)
     per_row = grid.reshape(-1, grid.shape[-1])[flat]  # [n, blocks along the last dimension]
-    col_block = np.arange(cols) // rows.block[-1]
+    col_block = np.arange(cols) // block[-1]
     return per_row[:, col_block]

@@ -182,17 +182,26 @@ def test_schemes_burn_does_not_dequantize_are_listed_and_refused_by_name(
         )
 
 
-def test_a_zero_scale_of_packed_values_is_refused(tmp_path):
-    """burn's CPU formula would read it as 0.1, its GPU kernel as 0: no single answer."""
-    path = quantized_file(tmp_path, [8], bytes(4) + bytes(4), value="Q4S", store={"PackedU32": 0})
+def test_a_zero_scale_over_packed_codes_that_are_not_0_is_refused(tmp_path):
+    """burn's CPU formula would read them as 0.1 × code, its GPU kernel as 0: no single answer.
+    A block of zeros (what burn's quantizer writes with a zero scale) is 0 either way."""
+    zeros = np.zeros(2, "<u4").tobytes()
+    scales = np.array([0.0, 0.5], np.float32).tobytes()
+    path = quantized_file(tmp_path, [2, 8], zeros + scales, value="Q4S", store={"PackedU32": 0},
+                          block=[8])  # fmt: skip
+    assert values_of(path)["w"].tobytes() == bytes(64)
+    codes = np.array([0x10, 0], "<u4").tobytes()  # one code 1 in the block whose scale is 0
+    path = quantized_file(tmp_path, [2, 8], codes + scales, value="Q4S", store={"PackedU32": 0},
+                          block=[8])  # fmt: skip
     with open_checkpoint(path) as ckpt:
         layout = recognise(ckpt.tensors)
         assert layout is not None and layout.cast_refusal() is None
         with pytest.raises(CheckpointError) as e:
             next(dequantized_f32(ckpt, layout.weights["w"]))
     assert e.value.reason == (
-        "'w' (burn QFloat): QFloat(Q4S, tensor, packed u32): a zero scale, which burn's CPU "
-        "formula reads as 0.1 and its GPU kernel as 0"
+        "'w' (burn QFloat): QFloat(Q4S, block 8, packed u32): a block whose scale is 0 holds "
+        "codes that are not 0, which burn's CPU formula reads as 0.1 × code and its GPU kernel "
+        "as 0"
     )
 
 
