@@ -6,12 +6,12 @@ per-tensor scale, in one byte run (``formats/burnpack/qfloat``). The reference i
 backend: ``burn-ndarray/src/ops/qtensor.rs`` (``q_from_data``, ``dequantize``) over
 ``QuantizedBytes::into_vec_i8`` (``burn-std/src/tensor/quantization.rs``): each value is
 ``scale × code`` in f32, the scale of the block ``BlockLayout::block_of`` names, multiplied
-first by the per-tensor scale in a two-level scheme, and a scale of 0 read as 0.1
-(``SymmetricQuantization::init``'s ``valid_scale``). Packed 4- and 2-bit values are unpacked
+first by the per-tensor scale in a two-level scheme (a scale of 0 is read as 0.1 there:
+``SymmetricQuantization::init``'s ``valid_scale``). Packed 4- and 2-bit values are unpacked
 as ``unpack_q_to_i8s`` does (LSB first, sign-extended); the CPU backend refuses to load them,
 and cubecl's kernel (``cubecl-std/src/quant/dequantize.rs``) computes the same product except
-for a zero scale (0, not 0.1): a block of theirs whose scale is 0 is read only if its codes are
-all 0, where both give 0.
+for a zero scale (0, not 0.1): a block whose scale is 0 is read only if its codes are all 0
+(what burn's quantizer writes), where every backend gives +0.
 """
 
 from __future__ import annotations
@@ -105,13 +105,12 @@ class BurnRows:
     grid: np.ndarray  # F32, the scale grid's shape: each block's effective scale
     block: tuple[int, ...]  # per dimension, leading ones filled (all 1s: per tensor)
     scales: np.ndarray  # F32, flat: the effective scales before burn reads a 0 as 0.1
-    sub_byte: bool = False  # packed 4/2-bit values
 
     @property
-    def ambiguous_zeros(self) -> bool:
-        """A zero scale of packed 4/2-bit values: burn's CPU formula reads it as 0.1, cubecl's
-        kernel as 0 — the same values only while every code of its block is 0."""
-        return self.sub_byte and bool(np.any(self.scales == 0))
+    def zero_scales(self) -> bool:
+        """A scale of 0: burn's CPU backend reads it as 0.1, cubecl's kernel as 0 — the same
+        values only while every code of its block is 0 and the 0 is +0."""
+        return bool(np.any(self.scales == 0))
 
 
 def prepare(scheme: BurnQuant, shape: tuple[int, ...], tail: np.ndarray) -> BurnRows:
@@ -141,24 +140,23 @@ def prepare(scheme: BurnQuant, shape: tuple[int, ...], tail: np.ndarray) -> Burn
         effective.reshape(grid_shape if scheme.block is not None and rank else (1,) * max(1, rank)),
         block if rank else (1,),
         scales.astype(np.float32),
-        scheme.value in _SUB_BYTE,
     )
 
 
 def check_zero_blocks(
     scheme: BurnQuant, shape: tuple[int, ...], rows: BurnRows, raw: np.ndarray, r0: int, r1: int
 ) -> None:
-    """ValueError when a code that is not 0 sits in a block whose scale is 0 (packed values:
-    burn's backends disagree on it)."""
+    """ValueError when a block whose scale is 0 holds a code that is not 0, or its 0 is -0:
+    burn's backends give other values for it (0.1 × code and +0 on the CPU, 0 or -0 on GPUs)."""
     cols = shape[-1] if shape else 1
     if cols == 0 or r1 == r0:
         return
     codes = codes_of(scheme, raw, r1 - r0, cols)
     stored = _row_scales(rows.scales.reshape(rows.grid.shape), rows.block, shape, r0, r1)
-    if np.any((stored == 0) & (codes != 0)):
+    if np.any((stored == 0) & ((codes != 0) | np.signbit(stored))):
         raise ValueError(
-            "a block whose scale is 0 holds codes that are not 0, which burn's CPU formula "
-            "reads as 0.1 × code and its GPU kernel as 0"
+            "a block whose scale is 0 holds codes that are not 0 (or its 0 is -0), which "
+            "burn's CPU backend reads as 0.1 × code and its GPU kernels as 0"
         )
 
 

@@ -188,7 +188,7 @@ def _burn_plan(ckpt: Checkpoint, w: QuantizedWeight) -> DequantPlan:
     n_rows = math.prod(shape[:-1]) if len(shape) > 1 else 1
     cols = shape[-1] if shape else 1
     plan = DequantPlan(w, F32, n_rows, cols, np.empty(0, np.float32), F32, burn=rows)
-    if rows.ambiguous_zeros:  # read the codes once before any value is used
+    if rows.zero_scales:  # the codes of such blocks read once, before any value is used
         try:
             for raw, r0, r1 in raw_chunks(ckpt, plan, 1 << 24):
                 burn_qfloat.check_zero_blocks(t.scheme, shape, rows, raw, r0, r1)

@@ -128,10 +128,18 @@ def test_burn_ndarrays_symmetric_dequantize_vector(tmp_path):
     assert got.tolist() == np.array([-1.8, -1.0062993, 0.0, 0.496063], np.float32).tolist()
 
 
-def test_a_zero_scale_is_read_as_burns_0_1(tmp_path):
-    codes = np.array([5, -3, 0, 1], np.int8)
-    path = quantized_file(tmp_path, [4], codes.tobytes() + np.float32(0).tobytes())
-    assert values_of(path)["w"].tobytes() == (np.float32(0.1) * codes.astype(np.float32)).tobytes()
+@pytest.mark.parametrize("value", ["Q8S", "Q8F"])
+def test_a_zero_scale_is_read_only_over_zero_codes(tmp_path, value):
+    """burn's CPU backend reads a 0 scale as 0.1 (valid_scale), its GPU kernels as 0: the same
+    values for a block of zero codes and a +0 scale (what burn's quantizer writes), not else."""
+    zeros = np.zeros(4, np.int8).tobytes()
+    path = quantized_file(tmp_path, [4], zeros + np.float32(0).tobytes(), value=value)
+    assert values_of(path)["w"].tobytes() == bytes(16)
+    for codes, scale in ((np.array([5, -3, 0, 1], np.int8).tobytes(), 0.0), (zeros, -0.0)):
+        path = quantized_file(tmp_path, [4], codes + np.float32(scale).tobytes(), value=value)
+        with pytest.raises(CheckpointError, match="a block whose scale is 0 holds codes that are "
+                           r"not 0 \(or its 0 is -0\)"):  # fmt: skip
+            values_of(path)
 
 
 def test_scale_dtypes_widen_as_burn_decodes_them(tmp_path):
@@ -183,8 +191,7 @@ def test_schemes_burn_does_not_dequantize_are_listed_and_refused_by_name(
 
 
 def test_a_zero_scale_over_packed_codes_that_are_not_0_is_refused(tmp_path):
-    """burn's CPU formula would read them as 0.1 × code, its GPU kernel as 0: no single answer.
-    A block of zeros (what burn's quantizer writes with a zero scale) is 0 either way."""
+    """As for 8-bit values, with the codes read from their u32 words."""
     zeros = np.zeros(2, "<u4").tobytes()
     scales = np.array([0.0, 0.5], np.float32).tobytes()
     path = quantized_file(tmp_path, [2, 8], zeros + scales, value="Q4S", store={"PackedU32": 0},
@@ -200,8 +207,8 @@ def test_a_zero_scale_over_packed_codes_that_are_not_0_is_refused(tmp_path):
             next(dequantized_f32(ckpt, layout.weights["w"]))
     assert e.value.reason == (
         "'w' (burn QFloat): QFloat(Q4S, block 8, packed u32): a block whose scale is 0 holds "
-        "codes that are not 0, which burn's CPU formula reads as 0.1 × code and its GPU kernel "
-        "as 0"
+        "codes that are not 0 (or its 0 is -0), which burn's CPU backend reads as 0.1 × code and "
+        "its GPU kernels as 0"
     )
 
 
