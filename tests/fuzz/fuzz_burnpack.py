@@ -72,7 +72,10 @@ def _check(blob: bytes) -> None:
             if not quantized or "\n" in str(e):
                 raise
             return
-    if _shape_of(AGAIN) != before:
+    again = _shape_of(AGAIN)
+    if quantized:  # a QFloat tensor of no values keeps its scales' bytes; as F32 it has none,
+        again, before = sorted(again), sorted(before)  # and empty tensors tie in data order
+    if again != before:
         raise AssertionError("written back, the file reads otherwise")
     with contextlib.suppress(OSError):
         AGAIN.unlink()
