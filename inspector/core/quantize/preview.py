@@ -8,7 +8,7 @@ The figures are those ``quantize`` reports and ``diff OUT SRC`` measures on the 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 
 import numpy as np
@@ -124,26 +124,30 @@ def _on_threads(ckpt: Checkpoint, weights: list[_Weight], chunk_bytes: int) -> J
 def _in_processes(
     ckpt: Checkpoint, weights: list[_Weight], chunk_bytes: int, n: int
 ) -> Job[Measured]:
-    """Whole weights measured in ``n`` worker processes, taken in order as they finish; while
-    one is awaited, progress is repeated every 0.1 s (a cancel is seen within that)."""
+    """Whole weights measured in ``n`` worker processes, the largest first (the last to finish
+    is then a small one: no core waits long for it), results in the weights' order; progress
+    every 0.1 s at least (a cancel is seen within that)."""
     source, identities = source_of(ckpt), identities_of(ckpt)
     pool = start_processes(n)
     try:
-        running = [
+        largest_first = sorted(range(len(weights)), key=lambda k: -weights[k].tensor.nbytes)
+        running = {
             pool.submit(measure_in_worker, WeightTask(
-                source, identities, w.tensor.name, tuple(w.schemes),
-                tuple(None if g is None else float(g) for g in w.gscales), chunk_bytes))
-            for w in weights
-        ]  # fmt: skip
-        out: Measured = []
-        done = 0
-        for w, future in zip(weights, running, strict=True):
-            while not wait([future], timeout=0.1).done:
-                yield Progress(done, 0, w.tensor.name)
-            out.append((w, future.result()))
-            done += w.tensor.nbytes
-            yield Progress(done, 0, w.tensor.name)
-        return out
+                source, identities, weights[k].tensor.name, tuple(weights[k].schemes),
+                tuple(None if g is None else float(g) for g in weights[k].gscales),
+                chunk_bytes)): k
+            for k in largest_first
+        }  # fmt: skip
+        figures: dict[int, list[ErrorFigures]] = {}
+        done, last = 0, ""
+        while running:
+            finished, _ = wait(running, timeout=0.1, return_when=FIRST_COMPLETED)
+            for future in finished:
+                k = running.pop(future)
+                figures[k] = future.result()
+                done, last = done + weights[k].tensor.nbytes, weights[k].tensor.name
+            yield Progress(done, 0, last)
+        return [(w, figures[k]) for k, w in enumerate(weights)]
     finally:
         stop_workers(pool)
 
