@@ -58,15 +58,17 @@ CAST_TESTS   := tests/core/test_cast.py tests/core/test_cast_processes.py \
 SAVE_TESTS   := tests/core/test_save_commit.py tests/core/test_save_faults.py \
 	tests/core/test_writer.py tests/core/test_writer_commit.py tests/core/test_commit_journal.py
 SIGNAL_TESTS := tests/core/test_thread_start.py tests/cli/test_cli_hostile.py
+PREVIEW_TESTS := tests/core/quantize/test_preview_processes.py
 FALLBACKS    := pwrite:CAST populate:CAST madvise:CAST affinity:CAST writeback:SAVE flock:SAVE \
 	link:SAVE dir_fsync:SAVE full_fsync:SAVE replace_mapped:SAVE fchmod:SAVE unlink_open:SAVE \
-	sighup:SIGNAL all:CAST+SAVE+SIGNAL
+	sighup:SIGNAL mallopt:PREVIEW all:CAST+SAVE+SIGNAL+PREVIEW
 test-fallbacks: $(VENV)/.installed-test
 	@set -e; for pair in $(FALLBACKS); do \
 		facility=$${pair%%:*}; tests=; \
 		case $${pair#*:} in *CAST*) tests="$$tests $(CAST_TESTS)";; esac; \
 		case $${pair#*:} in *SAVE*) tests="$$tests $(SAVE_TESTS)";; esac; \
 		case $${pair#*:} in *SIGNAL*) tests="$$tests $(SIGNAL_TESTS)";; esac; \
+		case $${pair#*:} in *PREVIEW*) tests="$$tests $(PREVIEW_TESTS)";; esac; \
 		echo "without $$facility:"; \
 		QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q -p no:cacheprovider \
 			--without=$$facility $$tests; \

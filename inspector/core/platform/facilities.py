@@ -31,6 +31,7 @@ FACILITIES: dict[str, str] = {
     "fchmod": "os.fchmod (POSIX; Windows before Python 3.13 has none): an output's permission bits",
     "unlink_open": "deleting a file this program holds open (POSIX; Windows refuses)",
     "replace_mapped": "a rename over a file this program has mapped (POSIX; Windows refuses)",
+    "mallopt": "glibc mallopt: a preview worker keeps the memory it frees for its next block",
 }
 
 

@@ -14,6 +14,7 @@ import numpy as np
 from ..checkpoint import Checkpoint
 from ..errors import CheckpointError
 from ..opening import open_checkpoint
+from ..platform.memory import keep_freed_memory
 from ..progress import run_job
 from ..quant.compare import ErrorFigures
 from .preview_measure import measure_weight
@@ -46,10 +47,15 @@ def source_of(ckpt: Checkpoint) -> str:
 
 
 _opened: tuple[tuple[str, Identities], Checkpoint] | None = None
+_allocator_set = False
 
 
 def measure_in_worker(task: WeightTask) -> list[ErrorFigures]:
     """The figures of ``task``'s weight, one per scheme, every block closed."""
+    global _allocator_set
+    if not _allocator_set:
+        _allocator_set = True
+        keep_freed_memory()  # a few MiB freed and taken again per block: no page faults
     ckpt = _checkpoint(task.source, task.identities)
     gscales = [None if g is None else np.float32(g) for g in task.gscales]
     figures = run_job(measure_weight(ckpt, ckpt[task.weight], task.schemes, gscales,
