@@ -168,7 +168,9 @@ def diff_quantized(
             out.append(TensorDiff(ia.name, DiffStatus.SHAPE_MISMATCH, None, None, da, db, sa, sb))
             done += ia.nbytes
             continue
-        figures = ErrorFigures()
+        # a quantized weight is measured as the preview measured it (in F32); a plain pair in
+        # float64, as diff measures every plain pair
+        figures = ErrorFigures(f32=any(isinstance(i, QuantizedWeight) for i in (ia, ib)))
         ha, hb = pair.head_rows(ia.name, ib.name) if pair is not None else (0, 0)
         xs, ys = _values(a, ia), _values(b, ib)
         xs = unpermute_rows(xs, _row_len(sa), ha) if ha else xs

@@ -35,6 +35,9 @@ class ErrorFigures:
     _rel_sq: float = 0.0  # Σ (|a - b| / max(|a|, |b|))² (a pair of zeros: 0; past 2: 2)
     _rel_n: int = 0
     _carry: tuple[np.ndarray, np.ndarray] | None = None
+    # F32 arithmetic for pairs exact in F32 (a quantized weight against its source: the
+    # preview's hot path); False keeps every figure in float64 (diff's plain pairs)
+    f32: bool = True
 
     @property
     def max_abs(self) -> float:
@@ -112,14 +115,14 @@ class ErrorFigures:
     def _blocks(self, a: np.ndarray, b: np.ndarray, shared: _RefRows | None = None) -> None:
         """Rows of whole blocks: at once in F32 where every row can be, else row by row (so a
         block's figures never depend on its neighbours)."""
-        if not (_exact_in_f32(a) and _exact_in_f32(b) and self._blocks_f32(a, b, shared)):
+        if not (self._f32_pair(a, b) and self._blocks_f32(a, b, shared)):
             for ra, rb in zip(a, b, strict=True):
                 self._block(ra, rb)
 
     def _block(self, a: np.ndarray, b: np.ndarray) -> None:
         if not a.size:
             return
-        if _exact_in_f32(a) and _exact_in_f32(b) and self._blocks_f32(a[None], b[None]):
+        if self._f32_pair(a, b) and self._blocks_f32(a[None], b[None]):
             return
         a64, b64 = a.astype(np.float64), b.astype(np.float64)
         d = np.subtract(a64, b64)
@@ -139,6 +142,9 @@ class ErrorFigures:
         self._rel_sq += _sum_sq(rel)
         self._rel_n += rel.size
 
+    def _f32_pair(self, a: np.ndarray, b: np.ndarray) -> bool:
+        return self.f32 and _exact_in_f32(a) and _exact_in_f32(b)
+
     def _blocks_f32(self, a: np.ndarray, b: np.ndarray, shared: _RefRows | None = None) -> bool:
         """The figures of rows of blocks (k, n) in F32, each row summed pairwise as a block
         alone (relative error of a sum ~1e-7; a third of the float64 way's time, and this is
@@ -155,13 +161,14 @@ class ErrorFigures:
             ok &= (tops == 0) | ((tops >= _F32_LOW) & (tops <= _F32_HIGH))
             if not ok.all():  # also a NaN (no comparison holds) or an infinity
                 return False
+            top = _exact_top(a, b, d, float(tops.max()))
             sq = np.square(d)
             err = np.add.reduce(sq, axis=1).tolist()
             scale = np.maximum(floor, np.abs(a, out=sq), out=sq)  # max(|a|, |b|, tiny)
             rel = np.divide(d, scale, out=d)  # both zero: d is 0 there, and 0 / tiny is 0
             self._max_rel = max(self._max_rel, float(rel.max()))
             rel_sq = np.add.reduce(np.square(rel, out=rel), axis=1).tolist()
-        self._max_abs = max(self._max_abs, float(tops.max()))
+        self._max_abs = max(self._max_abs, top)
         for e, r, q in zip(err, ref_sums.tolist(), rel_sq, strict=True):  # in stream order
             self._err_sq += e
             self._ref_sq += r
@@ -235,6 +242,18 @@ class SharedReference:
             return None
         floor, tops, sums = self.rows_of
         return floor[r0:r1], tops[r0:r1], sums[r0:r1]
+
+
+def _exact_top(a: np.ndarray, b: np.ndarray, d: np.ndarray, top32: float) -> float:
+    """max |a - b| in float64, from the F32 differences ``d``: rounding never reverses an
+    order, so the largest true difference is among those whose F32 value is the largest (one or
+    a few), and only they are taken again in float64 (a - b is exact in F32 for most pairs a
+    quantization makes, not all: NVFP4 of an F32 weight can give 2.0000005 times it)."""
+    at = np.flatnonzero(d.reshape(-1) == np.float32(top32))
+    if not at.size:
+        return top32
+    a64 = a.reshape(-1)[at].astype(np.float64)
+    return float(np.abs(a64 - b.reshape(-1)[at].astype(np.float64)).max())
 
 
 def _exact_in_f32(x: np.ndarray) -> bool:

@@ -85,3 +85,32 @@ def test_a_shared_reference_gives_the_figures_each_stream_takes_alone() -> None:
             figures = [(f.max_abs, f.max_rel, f.err_sq, f.ref_sq, f.rms_rel_err)
                        for f in (alone, shared, misplaced)]  # fmt: skip
             assert figures[0] == figures[1] == figures[2]
+
+
+def test_the_largest_difference_is_the_float64_one_where_f32_would_round() -> None:
+    """F32 a − b rounds when a is far from b (NVFP4 of an F32 weight can give 2.0000005 times
+    it): the largest difference is taken again in float64."""
+    rng = np.random.default_rng(6)
+    b = rng.standard_normal(40_000).astype(np.float32) * np.float32(0.1)
+    a = (b * np.float32(1.01)).astype(np.float32)
+    a[12_345], b[12_345] = np.float32(3.0000002), np.float32(-1e-8)  # F32: 3.0000002384
+    exact = np.abs(a.astype(np.float64) - b.astype(np.float64)).max()
+    assert exact == 3.000000248418579 != float(np.abs(a - b).max())
+    for cut in (40_000, 5_000):
+        f = ErrorFigures()
+        for i in range(0, b.size, cut):
+            f.add(a[i : i + cut], b[i : i + cut])
+        assert f.max_abs == exact
+
+
+def test_without_f32_every_figure_is_float64() -> None:
+    """diff's plain pairs (a norm beside quantized weights) keep float64: 1 − 3.3e-9 is
+    0.9999999967, not F32's 1.0, and a status by --atol depends on it."""
+    a = np.ones(20_000, np.float32)
+    b = np.full(20_000, 3.3e-9, np.float32)
+    plain = ErrorFigures(f32=False)
+    plain.add(a, b)
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    rel = np.abs(a64 - b64) / np.maximum(np.abs(a64), np.abs(b64))
+    assert (plain.max_abs, plain.max_rel) == (0.9999999967, rel.max())
+    assert plain.rms_rel_err == math.sqrt(float(np.add.reduce(np.square(rel))) / rel.size)

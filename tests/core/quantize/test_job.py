@@ -73,6 +73,30 @@ def test_the_output_opens_as_quantized_and_diff_repeats_the_reports_figures(tmp_
             assert d.rms_rel_err == w.figures.rms_rel_err
 
 
+def test_a_diff_beside_quantized_weights_keeps_plain_pairs_in_float64(tmp_path: Path) -> None:
+    """The quantized weights are measured as the preview measures them; a norm beside them
+    is a plain pair, compared in float64 as diff compares any (F32 would say 1.0 here, and
+    --atol 0.999999998 would call it different)."""
+    import numpy as np
+
+    from inspector.core.save.writer import save_arrays
+
+    src = llama_folder(tmp_path / "src")
+    out = tmp_path / "W4A16"
+    _quantize(src, "W4A16", out)
+    other = tmp_path / "other"
+    other.mkdir()
+    tensors = [(n, d, np.full_like(v, 3.3e-9) if "layernorm" in n else v)
+               for n, d, v in llama_tensors(dtype="F32")]  # fmt: skip
+    save_arrays(other / "model.safetensors", tensors)
+    ckpt = open_checkpoint(str(out))
+    diffs = {d.name: d for d in run_job(diff_checkpoints(
+        ckpt, open_checkpoint(str(other)), atol=0.999999998, quant_a=quant_layout(ckpt)))}  # fmt: skip
+    norm = diffs["model.layers.0.input_layernorm.weight"]
+    assert norm.max_abs_diff == 0.9999999967 and norm.status.value == "within_atol"
+    assert diffs[Q].quant == "pack-quantized" and diffs[Q].rel_fro_err is not None
+
+
 def test_the_preview_promises_what_the_save_writes(tmp_path: Path) -> None:
     src = llama_folder(tmp_path / "src", dtype="F16")
     previews = run_job(preview_checkpoint(open_checkpoint(str(src)), list(SCHEMES.values())))
