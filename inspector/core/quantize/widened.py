@@ -4,7 +4,8 @@ follows from a finer grouping's (max is exact, so the order of reduction cannot 
 
 The maxima are taken on the bit patterns of |x| as unsigned integers: for values without a sign
 the integer order is the float order, and a NaN's pattern is above +inf's (the maximum stays
-NaN, as torch's ``amax`` keeps it).
+NaN, as torch's ``amax`` keeps it). A group holding NaN is measured again as numpy's float
+maximum measures it, so that the NaN, whose payload can become a scale's byte, is the same.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ import numpy as np
 
 from ..dtypes import DType
 from ..quant.kernels import to_f32
+
+_INF_BITS = np.uint32(0x7F800000)  # |x| patterns above it are NaN
 
 
 class WidenedRows:
@@ -45,7 +48,11 @@ class WidenedRows:
         """(rows / bh, cols / bw) maxima of ``bh``×``bw`` blocks (whole blocks only)."""
         rows, cols = self.shape
         per_row = self._bits(cols // bw)  # (rows, col blocks)
-        return per_row.reshape(rows // bh, bh, cols // bw).max(axis=1).view(np.float32)
+        bits = per_row.reshape(rows // bh, bh, cols // bw).max(axis=1)
+        if (bits > _INF_BITS).any():  # as numpy's float maximum gives a NaN (see _bits)
+            blocks = np.abs(self.x.reshape(rows // bh, bh, cols // bw, bw))
+            return blocks.max(axis=(1, 3))
+        return bits.view(np.float32)
 
     def _bits(self, groups: int) -> np.ndarray:
         found = self._maxima.get(groups)
@@ -60,6 +67,9 @@ class WidenedRows:
                 self._abs_bits = np.abs(self.x).view(np.uint32)
             source = self._abs_bits
         bits = _group_max(source.reshape(-1), source.shape[1] // groups).reshape(rows, groups)
+        nan = bits > _INF_BITS
+        if nan.any():  # the NaN numpy's float maximum gives (its payload is a scale's byte)
+            bits[nan] = np.abs(self.x.reshape(rows, groups, -1)[nan]).max(axis=1).view(np.uint32)
         self._maxima[groups] = bits
         return bits
 
