@@ -109,6 +109,17 @@ def stop_workers(pool: Executor) -> None:
         pool.shutdown(wait=True, cancel_futures=True)
 
 
+def kill_workers(pool: ProcessPoolExecutor) -> None:
+    """Stop at once, dropping the work in hand: for a pool whose work writes nothing (a
+    preview's measurements), where waiting for a whole weight would make Cancel and Ctrl-C
+    wait seconds. Signals are held until the pool is down, as in :func:`stop_workers`."""
+    with signals_held():
+        processes = getattr(pool, "_processes", None) or {}  # no public way before Python 3.14
+        for process in list(processes.values()):
+            process.kill()
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
 def drop_early_workers() -> None:
     """Stop the workers started early that no cast took (a cast with nothing to narrow, or an
     error before it started), waiting until they have loaded and exited."""

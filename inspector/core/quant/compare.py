@@ -106,6 +106,11 @@ class ErrorFigures:
         if full < a.size:
             self._carry = (a[full:].copy(), b[full:].copy())
 
+    def close(self) -> None:
+        """Measure the last, short block now (reading a figure does it too): nothing is left
+        carried, so the figures can be sent elsewhere as they are."""
+        self._flush()
+
     def _flush(self) -> None:
         if self._carry is not None:
             ca, cb = self._carry

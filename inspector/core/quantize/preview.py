@@ -9,17 +9,20 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..cast.pool import start_processes
-from ..cast.worker_boot import stop_workers
+from ..cast.worker_boot import kill_workers, stop_workers
 from ..cast.worker_policy import processes_for
 from ..checkpoint import Checkpoint
+from ..errors import CheckpointError
 from ..layout import TensorInfo
 from ..progress import Job, Progress
 from ..quant.compare import ErrorFigures
+from ..thread_start import signals_held
 from .checks import plans_for, refuse_unquantizable
 from .job import absmax_of, first_pass_bytes
 from .preview_measure import measure_weight
@@ -66,8 +69,10 @@ def preview_checkpoint(
         gscales = [_global_scale(gmax.get(plans[i].scheme.name), plans[i], t) for i in which]
         weights.append(_Weight(t, which, [plans[i].scheme for i in which], gscales))
     n = processes_for(sum(t.nbytes for t in todo)) if processes is None else processes
-    run = _in_processes(ckpt, weights, chunk_bytes, n) if n > 0 else _on_threads(ckpt, weights,
-                                                                                chunk_bytes)  # fmt: skip
+    if n > 0:
+        run = _in_processes(ckpt, weights, chunk_bytes, n)
+    else:
+        run = _on_threads(ckpt, weights, chunk_bytes)
     for w, figures in (yield from _overall(run, done, total)):
         for i, f in zip(w.which, figures, strict=True):
             t = w.tensor
@@ -129,27 +134,36 @@ def _in_processes(
     every 0.1 s at least (a cancel is seen within that)."""
     source, identities = source_of(ckpt), identities_of(ckpt)
     pool = start_processes(n)
+    measured = False
     try:
         largest_first = sorted(range(len(weights)), key=lambda k: -weights[k].tensor.nbytes)
-        running = {
-            pool.submit(measure_in_worker, WeightTask(
-                source, identities, weights[k].tensor.name, tuple(weights[k].schemes),
-                tuple(None if g is None else float(g) for g in weights[k].gscales),
-                chunk_bytes)): k
-            for k in largest_first
-        }  # fmt: skip
+        with signals_held():  # submit may start the pool's thread
+            running = {
+                pool.submit(measure_in_worker, WeightTask(
+                    source, identities, weights[k].tensor.name, tuple(weights[k].schemes),
+                    tuple(None if g is None else float(g) for g in weights[k].gscales),
+                    chunk_bytes)): k
+                for k in largest_first
+            }  # fmt: skip
         figures: dict[int, list[ErrorFigures]] = {}
         done, last = 0, ""
         while running:
             finished, _ = wait(running, timeout=0.1, return_when=FIRST_COMPLETED)
             for future in finished:
                 k = running.pop(future)
-                figures[k] = future.result()
+                try:
+                    figures[k] = future.result()
+                except BrokenProcessPool:
+                    raise CheckpointError(
+                        None, "a preview worker process stopped unexpectedly (out of memory?)"
+                    ) from None
                 done, last = done + weights[k].tensor.nbytes, weights[k].tensor.name
             yield Progress(done, 0, last)
+        measured = True
         return [(w, figures[k]) for k, w in enumerate(weights)]
     finally:
-        stop_workers(pool)
+        # a preview writes nothing: a cancel, Ctrl-C or error drops the weights in hand at once
+        (stop_workers if measured else kill_workers)(pool)
 
 
 def _start_report(ckpt: Checkpoint, plan: QuantizePlan) -> QuantizeReport:

@@ -83,11 +83,19 @@ class Arith:
         """The 16-bit sd's bit patterns of sd-exact F32 values (indices into a table)."""
         if self.sd.name == "BF16":  # as intp: numpy's take converts uint32 indices slowly
             return np.right_shift(y.view(np.uint32), 16, dtype=np.intp, casting="unsafe")
-        return y.astype(np.float16).view(np.uint16)
+        if self.sd.name == "F16":
+            return y.astype(np.float16).view(np.uint16)
+        raise ValueError(f"{self.sd.name} has no 16-bit patterns")
 
     @property
     def eps(self) -> np.float32:
         return np.float32(_EPS[self.sd.name])
+
+
+def _frozen(table: np.ndarray) -> np.ndarray:
+    """A cached table, read-only: every caller shares it."""
+    table.flags.writeable = False
+    return table
 
 
 def _every_value(a: Arith) -> np.ndarray:
@@ -222,7 +230,7 @@ def _fp8_table(sd_name: str) -> tuple[np.ndarray, np.ndarray]:
     with np.errstate(all="ignore"):
         codes, values = _fp8_codes_values(_every_value(a), Arith(F32), True, True)
     assert codes is not None and values is not None
-    return codes.view(np.uint8).view(F8.numpy), values
+    return _frozen(codes.view(np.uint8).view(F8.numpy)), _frozen(values)
 
 
 def _int(rows: WidenedRows, a: Arith, scheme: Scheme, measure: bool, pack: bool) -> QuantizedRows:
@@ -266,7 +274,7 @@ def _fp4_table(sd_name: str) -> tuple[np.ndarray, np.ndarray]:
         y += np.float32(0.0)
         np.clip(y, -FP4_MAX, FP4_MAX, out=y)
     code = _fp4_codes(y)
-    return code, FP4_VALUES.take(code)
+    return _frozen(code), _frozen(FP4_VALUES.take(code))
 
 
 def _nvfp4(

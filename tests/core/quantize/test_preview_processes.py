@@ -84,3 +84,54 @@ def test_sigkill_of_a_preview_leaves_no_process(tmp_path) -> None:
         pytest.skip("the preview ended before the kill")
     kill_and_wait_for(proc, tree | _children(proc.pid))
     proc.stdout.read()  # the pipe closes: no survivor holds its write end
+
+
+def test_killing_a_pool_drops_the_work_in_hand() -> None:
+    """A preview's workers write nothing, so a cancel kills them rather than waiting for the
+    weight in hand (a 470 MB weight of a 70B model: seconds of no answer)."""
+    import time as clock
+
+    from inspector.core.cast.pool import start_processes
+    from inspector.core.cast.worker_boot import kill_workers
+
+    pool = start_processes(2)
+    asleep = [pool.submit(clock.sleep, 120) for _ in range(3)]
+    while not any(f.running() for f in asleep):
+        clock.sleep(0.01)
+    kill_workers(pool)  # returns at once: a wait would take two minutes
+    assert multiprocessing.active_children() == []
+    assert all(f.done() and (f.cancelled() or f.exception() is not None) for f in asleep)
+
+
+def test_a_cancel_kills_the_workers_and_an_error_too(tmp_path, monkeypatch) -> None:
+    import inspector.core.quantize.preview as preview
+
+    calls: list[str] = []
+    monkeypatch.setattr(preview, "kill_workers", lambda pool: calls.append("kill") or
+                        preview.stop_workers(pool))  # fmt: skip
+    folder = llama_folder(tmp_path / "m", layers=2)
+    with open_checkpoint(str(folder)) as ckpt:
+        run_job(preview_checkpoint(ckpt, [SCHEMES["W4A16"]], processes=2))
+        assert calls == []  # finished: the idle workers are stopped
+        job = preview_checkpoint(ckpt, [SCHEMES["W4A16"]], processes=2)
+        next(job)
+        next(job)
+        job.close()
+    assert calls == ["kill"]
+
+
+def _die(_task: object) -> None:
+    os._exit(3)  # as the OOM killer ends a worker: no exception, no result
+
+
+def test_a_worker_that_dies_is_one_line(tmp_path, monkeypatch) -> None:
+    """The kernel's OOM killer (or kill -9) ends a worker: one clear error, no traceback."""
+    import inspector.core.quantize.preview as preview
+
+    monkeypatch.setattr(preview, "measure_in_worker", _die)
+    folder = llama_folder(tmp_path / "m", layers=1)
+    with open_checkpoint(str(folder)) as ckpt, pytest.raises(
+        CheckpointError, match="preview worker process stopped unexpectedly"
+    ):
+        run_job(preview_checkpoint(ckpt, [SCHEMES["W4A16"]], processes=2))
+    assert multiprocessing.active_children() == []
