@@ -166,7 +166,7 @@ class ErrorFigures:
             ok &= (tops == 0) | ((tops >= _F32_LOW) & (tops <= _F32_HIGH))
             if not ok.all():  # also a NaN (no comparison holds) or an infinity
                 return False
-            top = _exact_top(a, b, d, float(tops.max()))
+            top = _exact_top(a, b, d, tops)
             sq = np.square(d)
             err = np.add.reduce(sq, axis=1).tolist()
             scale = np.maximum(floor, np.abs(a, out=sq), out=sq)  # max(|a|, |b|, tiny)
@@ -249,16 +249,21 @@ class SharedReference:
         return floor[r0:r1], tops[r0:r1], sums[r0:r1]
 
 
-def _exact_top(a: np.ndarray, b: np.ndarray, d: np.ndarray, top32: float) -> float:
-    """max |a - b| in float64, from the F32 differences ``d``: rounding never reverses an
-    order, so the largest true difference is among those whose F32 value is the largest (one or
-    a few), and only they are taken again in float64 (a - b is exact in F32 for most pairs a
-    quantization makes, not all: NVFP4 of an F32 weight can give 2.0000005 times it)."""
-    at = np.flatnonzero(d.reshape(-1) == np.float32(top32))
-    if not at.size:
-        return top32
-    a64 = a.reshape(-1)[at].astype(np.float64)
-    return float(np.abs(a64 - b.reshape(-1)[at].astype(np.float64)).max())
+def _exact_top(a: np.ndarray, b: np.ndarray, d: np.ndarray, tops: np.ndarray) -> float:
+    """max |a - b| in float64, from the F32 differences ``d`` (rows) and their row maxima:
+    rounding never reverses an order, so the largest true difference is among those whose F32
+    value is the largest (one or a few), and only they are taken again in float64 (a - b is
+    exact in F32 for most pairs a quantization makes, not all: NVFP4 of an F32 weight can give
+    2.0000005 times it)."""
+    top32 = tops.max()
+    if top32 == 0:  # F32 a - b is 0 only where a == b (subnormals keep every difference)
+        return 0.0
+    rows = np.flatnonzero(tops == top32)
+    return max(
+        float(np.abs(a[r, at].astype(np.float64) - b[r, at].astype(np.float64)).max())
+        for r in rows
+        for at in [np.flatnonzero(d[r] == top32)]
+    )
 
 
 def _exact_in_f32(x: np.ndarray) -> bool:
