@@ -130,8 +130,9 @@ def test_a_worker_that_dies_is_one_line(tmp_path, monkeypatch) -> None:
 
     monkeypatch.setattr(preview, "measure_in_worker", _die)
     folder = llama_folder(tmp_path / "m", layers=1)
-    with open_checkpoint(str(folder)) as ckpt, pytest.raises(
-        CheckpointError, match="preview worker process stopped unexpectedly"
+    with (
+        open_checkpoint(str(folder)) as ckpt,
+        pytest.raises(CheckpointError, match="preview worker process stopped unexpectedly"),
     ):
         run_job(preview_checkpoint(ckpt, [SCHEMES["W4A16"]], processes=2))
     assert multiprocessing.active_children() == []
