@@ -132,7 +132,7 @@ def _in_processes(
     """Whole weights measured in ``n`` worker processes, the largest first (the last to finish
     is then a small one: no core waits long for it), results in the weights' order; progress
     every 0.1 s at least (a cancel is seen within that)."""
-    source, identities = source_of(ckpt), identities_of(ckpt)
+    (source, keep_all), identities = source_of(ckpt), identities_of(ckpt)
     pool = start_processes(n)
     measured = False
     try:
@@ -140,7 +140,7 @@ def _in_processes(
         with signals_held():  # submit may start the pool's thread
             running = {
                 pool.submit(measure_in_worker, WeightTask(
-                    source, identities, weights[k].tensor.name, tuple(weights[k].schemes),
+                    source, keep_all, identities, weights[k].tensor.name, tuple(weights[k].schemes),
                     tuple(None if g is None else float(g) for g in weights[k].gscales),
                     chunk_bytes)): k
                 for k in largest_first

@@ -29,6 +29,7 @@ class WeightTask:
     ``identities``) for ``schemes``; ``gscales``: NVFP4's global scales (else None)."""
 
     source: str
+    keep_all: bool  # opened as the caller opened it (a training checkpoint's every tensor)
     identities: Identities
     weight: str
     schemes: tuple[Scheme, ...]
@@ -41,12 +42,14 @@ def identities_of(ckpt: Checkpoint) -> Identities:
     return tuple((h.path, h.identity) for h in ckpt.files)
 
 
-def source_of(ckpt: Checkpoint) -> str:
-    """What was opened: the folder, the index or the file."""
-    return ckpt.folder or ckpt.index_path or ckpt.path
+def source_of(ckpt: Checkpoint) -> tuple[str, bool]:
+    """What was opened (the folder, the index or the file), and whether with ``keep_all``: a
+    training checkpoint read as its model has ``training`` set; opened whole, or a plain
+    checkpoint, it has not, and ``keep_all`` then opens it the same way."""
+    return ckpt.folder or ckpt.index_path or ckpt.path, ckpt.training is None
 
 
-_opened: tuple[tuple[str, Identities], Checkpoint] | None = None
+_opened: tuple[tuple[str, bool, Identities], Checkpoint] | None = None
 _allocator_set = False
 
 
@@ -56,7 +59,9 @@ def measure_in_worker(task: WeightTask) -> list[ErrorFigures]:
     if not _allocator_set:
         _allocator_set = True
         keep_freed_memory()  # a few MiB freed and taken again per block: no page faults
-    ckpt = _checkpoint(task.source, task.identities)
+    ckpt = _checkpoint(task.source, task.keep_all, task.identities)
+    if task.weight not in ckpt:  # a folder whose files changed in a way no identity shows
+        raise CheckpointError(task.source, "changed on disk since it was opened; reopen it")
     gscales = [None if g is None else np.float32(g) for g in task.gscales]
     figures = run_job(measure_weight(ckpt, ckpt[task.weight], task.schemes, gscales,
                                      task.chunk_bytes))  # fmt: skip
@@ -65,15 +70,15 @@ def measure_in_worker(task: WeightTask) -> list[ErrorFigures]:
     return figures
 
 
-def _checkpoint(source: str, identities: Identities) -> Checkpoint:
+def _checkpoint(source: str, keep_all: bool, identities: Identities) -> Checkpoint:
     global _opened
-    key = (source, identities)
+    key = (source, keep_all, identities)
     if _opened is not None and _opened[0] == key:
         return _opened[1]
     if _opened is not None:
         _opened[1].close()
         _opened = None
-    ckpt = open_checkpoint(source)
+    ckpt = open_checkpoint(source, keep_all=keep_all)
     if identities_of(ckpt) != identities:
         ckpt.close()
         raise CheckpointError(source, "file changed on disk since it was opened; reopen it")

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 
+import numpy as np
 import pytest
 
 from inspector.core.cast.worker_policy import PROCESSES_ENV
@@ -136,3 +137,23 @@ def test_a_worker_that_dies_is_one_line(tmp_path, monkeypatch) -> None:
     ):
         run_job(preview_checkpoint(ckpt, [SCHEMES["W4A16"]], processes=2))
     assert multiprocessing.active_children() == []
+
+
+@pytest.mark.parametrize("keep_all", [False, True])
+def test_a_training_checkpoint_is_measured_as_it_was_opened(tmp_path, keep_all: bool) -> None:
+    """A Lightning checkpoint read as its model, or whole (the window's "open everything"):
+    the workers open it the same way, so they find the same weights under the same names."""
+    torch = pytest.importorskip("torch")
+
+    from .models import llama_tensors
+
+    state = {n: torch.from_numpy(v.astype(np.float32)).bfloat16()
+             for n, _d, v in llama_tensors(dtype="F32")}  # fmt: skip
+    path = tmp_path / "last.ckpt"
+    torch.save({"state_dict": state, "optimizer_states": [], "epoch": 3}, path)
+    schemes = [SCHEMES["W4A16"], SCHEMES["FP8_DYNAMIC"]]
+    with open_checkpoint(str(path), keep_all=keep_all) as ckpt:
+        threads = run_job(preview_checkpoint(ckpt, schemes, processes=0))
+        procs = run_job(preview_checkpoint(ckpt, schemes, processes=2))
+    assert _figures(procs) == _figures(threads)
+    assert len(procs[0].weights) == (8 if keep_all else 7)  # whole: "state_dict.lm_head" too
