@@ -36,11 +36,6 @@ def pytest_collection_modifyitems(config, items):
 
 
 def pytest_configure(config):
-    """A run started in the background by a non-interactive shell (``make mutate &``) inherits
-    SIGINT ignored, and Python then installs no KeyboardInterrupt handler: the tests that press
-    Ctrl-C need the disposition an interactive run has, so the suite sets it itself."""
-    import signal
-
     config.addinivalue_line(
         "markers",
         "needs(*facilities): checks what a platform facility itself gives; "
@@ -58,5 +53,3 @@ def pytest_configure(config):
             check_switches()  # an unknown name fails here, before any test runs
         except CheckpointError as e:
             raise pytest.UsageError(str(e)) from None
-    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
-        signal.signal(signal.SIGINT, signal.default_int_handler)

@@ -19,7 +19,7 @@ from inspector.core.cast.precision import BLOCK, ErrorAccumulator
 from inspector.core.dtypes import DTYPES
 from inspector.core.opening import open_checkpoint
 
-from .ctrl_c import ctrl_c_on_first_call
+from .ctrl_c import ctrl_c_on_first_call, sigint_raises
 from .precision_reference import Float64ErrorAccumulator, assert_same_stats
 
 F32 = DTYPES["F32"]
@@ -198,7 +198,7 @@ def test_ctrl_c_during_close_is_raised_after_every_cast_thread_stopped(monkeypat
         caster.submit(big, F32, DTYPES["F16"], None)
     threads = [t for t in threading.enumerate() if t.name.startswith("cast_")]
     monkeypatch.setattr(Future, "cancel", cancel_then_ctrl_c)
-    with pytest.raises(KeyboardInterrupt):
+    with sigint_raises(), pytest.raises(KeyboardInterrupt):
         caster.close()
     assert pressed and threads and not any(t.is_alive() for t in threads)
 

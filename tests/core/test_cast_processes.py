@@ -366,6 +366,7 @@ def test_a_second_ctrl_c_while_the_workers_stop_neither_hangs_nor_leaves_one(tmp
         "import multiprocessing, os, signal, threading, time\n"
         "from inspector.core.cast.worker_boot import spawn_workers, stop_workers\n"
         "if __name__ == '__main__':\n"
+        "    signal.signal(signal.SIGINT, signal.default_int_handler)  # even if started ignored\n"
         "    pool = spawn_workers(2)\n"
         "    busy = [pool.submit(time.sleep, 0.5) for _ in range(6)]\n"
         "    time.sleep(0.3)  # both workers are in their first task\n"

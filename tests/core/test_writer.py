@@ -33,7 +33,7 @@ from inspector.core.save.writer import (
     write_text_atomic,
 )
 
-from .ctrl_c import ctrl_c_on_first_call
+from .ctrl_c import ctrl_c_on_first_call, sigint_raises
 
 
 def partials(folder) -> list[str]:
@@ -49,7 +49,7 @@ def test_ctrl_c_during_the_renames_lets_the_commit_finish_first(tmp_path, monkey
     monkeypatch.setattr(PendingFile, "publish", publish_then_ctrl_c)
     out = tmp_path / "model"
     w = AtomicWriter(root=str(out))
-    with pytest.raises(KeyboardInterrupt), w:
+    with sigint_raises(), pytest.raises(KeyboardInterrupt), w:
         w.make_folder(str(out))
         for name in ("a", "b", "c"):
             w.open_safetensors(str(out / f"{name}.safetensors"), [], None)
@@ -65,7 +65,7 @@ def test_ctrl_c_while_an_aborted_write_cleans_up_removes_every_temp(tmp_path, mo
 
     discard_then_ctrl_c, pressed = ctrl_c_on_first_call(PendingFile.discard)  # mid-discard
     monkeypatch.setattr(PendingFile, "discard", discard_then_ctrl_c)
-    with pytest.raises(KeyboardInterrupt), AtomicWriter() as w:
+    with sigint_raises(), pytest.raises(KeyboardInterrupt), AtomicWriter() as w:
         for name in ("a", "b", "c"):
             w.open_safetensors(str(tmp_path / f"{name}.safetensors"), [], None)
         raise KeyboardInterrupt  # the first Ctrl-C: the write stops and cleans up
