@@ -95,14 +95,22 @@ fuzz: $(VENV)/.installed-test
 	$(BIN)/python tests/fuzz/fuzz_burnpack.py -max_total_time=300
 	$(BIN)/python tests/fuzz/fuzz_gguf.py -max_total_time=300
 
-# mutation testing of inspector/core/ (mutmut; not in CI: hours on 2 cores). Config: pyproject [tool.mutmut]
+# mutation testing (mutmut; not in CI: hours on 2 cores). Config: pyproject [tool.mutmut], the
+# core set (inspector/core/, inspector/session/); MUTATE_SET=gui (the window's job runner, workers
+# and controllers, pytest-qt headless) or cli: [tool.mutmut.sets.*], through tools/mutate.py.
+# MUTATE_ONLY (globs of files) and MUTATE_TESTS (test paths) narrow a set, MUTATE names mutants,
+# MUTATE_CHILDREN=1 runs one at a time. Afterwards: $(BIN)/python tools/mutate.py --set SET -- show NAME
 # One OpenMP thread: mutmut forks each mutant's run from a process that already ran torch, and
 # torch's OpenMP pool deadlocks in a forked child (every such mutant then "timed out").
+MUTATE_SET ?= core
+MUTMUT = $(BIN)/python tools/mutate.py --set $(MUTATE_SET) $(MUTATE_ONLY:%=--only '%') \
+	$(MUTATE_TESTS:%=--tests %) --
 mutate: $(VENV)/.installed-test
-	$(PIP) install "mutmut>=3.3,<4" $(QUIET)
+	$(PIP) install "mutmut>=3.8,<4" $(QUIET)
 	rm -rf mutants
-	OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(BIN)/mutmut run $(MUTATE)
-	$(BIN)/mutmut results
+	OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(MUTMUT) run \
+		$(if $(MUTATE_CHILDREN),--max-children $(MUTATE_CHILDREN)) $(MUTATE)
+	$(MUTMUT) results
 
 # one-folder bundle in dist/checkpoint-inspector/ (PyInstaller; a few minutes the first time)
 package: $(VENV)/.installed $(QM)
