@@ -1,13 +1,16 @@
 """The job runner's one rule for requests: an answer is delivered only while its generation is
 the latest of its kind. An older answer already queued for the GUI thread when a newer request
-starts, or one made stale by ``invalidate``, never reaches its callback."""
+starts, or one made stale by ``invalidate``, never reaches its callback. Exclusive jobs: one runs
+(its label on the progress bar), the next waits for it, Cancel stops the running one."""
 
 from __future__ import annotations
 
+import threading
 import time
 
 import pytest
 
+from inspector.core.progress import Progress
 from inspector.gui.job_runner import JobRunner
 
 
@@ -73,3 +76,59 @@ def test_the_latest_answer_is_delivered_once(qtbot, runner):
     qtbot.waitUntil(lambda: got == [42], timeout=10_000)
     qtbot.wait(50)
     assert got == [42]
+
+
+# ---- exclusive jobs: the progress bar's one job, and the one waiting for it -------------------
+def _blocking_job(release: threading.Event, result: str):
+    """A job that runs until ``release`` is set (its cancel checked between its steps)."""
+
+    def job():
+        while not release.is_set():
+            yield Progress(0, 1, "")
+            time.sleep(0.005)
+        return result
+
+    return job
+
+
+def _exclusive(runner, kind, label, factory, seen):
+    return runner.run_exclusive(
+        kind,
+        label,
+        factory,
+        on_finished=lambda r: seen.append(("finished", r)),
+        on_errored=lambda e: seen.append(("errored", e)),
+        on_aborted=lambda: seen.append(("aborted", kind)),
+    )
+
+
+def test_a_job_asked_for_while_one_runs_waits_then_starts_under_its_own_label(qtbot, runner):
+    release, seen, signals = threading.Event(), [], []
+    runner.sig_job_started.connect(lambda label: signals.append(("started", label)))
+    runner.sig_job_queued.connect(lambda label: signals.append(("queued", label)))
+    runner.sig_idle.connect(lambda: signals.append(("idle", None)))
+    assert _exclusive(runner, "cast", "Casting a", _blocking_job(release, "a"), seen) is not None
+    assert _exclusive(runner, "diff", "Comparing", _blocking_job(release, "b"), seen) is None
+    assert (runner.current_kind, runner.queued_kind) == ("cast", "diff")
+    release.set()
+    qtbot.waitUntil(lambda: ("idle", None) in signals, timeout=10_000)
+    assert seen == [("finished", "a"), ("finished", "b")]
+    assert signals == [
+        ("started", "Casting a"),
+        ("queued", "Comparing"),
+        ("started", "Comparing"),
+        ("idle", None),
+    ]
+    assert not runner.busy and runner.current_kind is None and runner.queued_kind is None
+
+
+def test_cancel_stops_the_running_job_and_the_waiting_one_starts(qtbot, runner):
+    release, seen = threading.Event(), []
+    _exclusive(runner, "cast", "Casting", _blocking_job(release, "a"), seen)
+    _exclusive(runner, "diff", "Comparing", _blocking_job(release, "b"), seen)
+    runner.cancel()  # the cast only: release is never set for it
+    qtbot.waitUntil(lambda: runner.current_kind == "diff", timeout=10_000)
+    assert seen == [("aborted", "cast")]
+    release.set()
+    qtbot.waitUntil(lambda: not runner.busy, timeout=10_000)
+    assert seen == [("aborted", "cast"), ("finished", "b")]
