@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 from inspector.core.progress import Progress
 from inspector.gui.workers import JobWorker
 
@@ -45,3 +47,24 @@ def test_a_cancel_between_steps_stops_the_job_and_runs_its_cleanup(qapp):
     seen = _record(w)
     w.run()
     assert seen == [("aborted", None)] and cleaned == [True]
+
+
+def test_progress_is_shown_every_50_ms_at_most_and_always_at_the_end(qapp):
+    """Steps 80 ms apart are each shown, a burst of quick steps is thinned out, and the last
+    step (done == total) is shown whenever it comes."""
+
+    def job():
+        for i in range(4):
+            yield Progress(i, 10, "w")
+            time.sleep(0.08)
+        for i in range(4, 11):  # a burst, well inside 50 ms
+            yield Progress(i, 10, "w")
+        return "done"
+
+    w = JobWorker(job)
+    shown: list[int] = []
+    w.progress.connect(lambda p: shown.append(p.done))
+    seen = _record(w)
+    w.run()
+    assert seen == [("finished", "done")]
+    assert shown[:4] == [0, 1, 2, 3] and shown[-1] == 10 and len(shown) < 11
