@@ -132,3 +132,27 @@ def test_cancel_stops_the_running_job_and_the_waiting_one_starts(qtbot, runner):
     release.set()
     qtbot.waitUntil(lambda: not runner.busy, timeout=10_000)
     assert seen == [("aborted", "cast"), ("finished", "b")]
+
+
+def test_drop_forgets_the_waiting_job_of_its_kind_only(qtbot, runner):
+    release, seen = threading.Event(), []
+    _exclusive(runner, "cast", "Casting", _blocking_job(release, "a"), seen)
+    _exclusive(runner, "diff", "Comparing", _blocking_job(release, "b"), seen)
+    runner.drop("quantize")  # neither runs nor waits: nothing changes
+    assert (runner.current_kind, runner.queued_kind) == ("cast", "diff")
+    runner.drop("diff")  # the comparison of a checkpoint no longer shown never starts
+    assert (runner.current_kind, runner.queued_kind) == ("cast", None)
+    release.set()
+    qtbot.waitUntil(lambda: not runner.busy, timeout=10_000)
+    assert seen == [("finished", "a")]
+
+
+def test_drop_cancels_the_running_job_of_its_kind_only(qtbot, runner):
+    release, seen = threading.Event(), []
+    _exclusive(runner, "cast", "Casting", _blocking_job(release, "a"), seen)
+    runner.drop("diff")
+    qtbot.wait(100)
+    assert seen == [] and runner.current_kind == "cast"
+    runner.drop("cast")  # never released: only the cancel ends it
+    qtbot.waitUntil(lambda: not runner.busy, timeout=10_000)
+    assert seen == [("aborted", "cast")]
