@@ -156,3 +156,32 @@ def test_drop_cancels_the_running_job_of_its_kind_only(qtbot, runner):
     runner.drop("cast")  # never released: only the cancel ends it
     qtbot.waitUntil(lambda: not runner.busy, timeout=10_000)
     assert seen == [("aborted", "cast")]
+
+
+def test_a_request_made_stale_before_it_started_never_runs(qtbot, runner):
+    """With every pool thread busy, "open" A waits for a thread; "open" B replaces it, and A's
+    function is never called (a file is not opened twice for one answer)."""
+    release, called, got = threading.Event(), [], []
+    for i in range(runner.workers.pool.maxThreadCount()):
+        runner.request(f"busy{i}", release.wait, on_result=lambda r: None, on_error=got.append)
+
+    def opening(name):
+        called.append(name)
+        return name
+
+    runner.request("open", opening, "A", on_result=got.append, on_error=got.append)
+    runner.request("open", opening, "B", on_result=got.append, on_error=got.append)
+    release.set()
+    qtbot.waitUntil(lambda: got == ["B"], timeout=10_000)
+    runner.workers.wait()
+    assert called == ["B"]
+
+
+def test_shutdown_forgets_the_waiting_job_and_cancels_the_running_one(qtbot, runner):
+    release, seen = threading.Event(), []
+    _exclusive(runner, "cast", "Casting", _blocking_job(release, "a"), seen)
+    _exclusive(runner, "diff", "Comparing", _blocking_job(release, "b"), seen)
+    runner.shutdown()  # the window closes
+    qtbot.waitUntil(lambda: not runner.busy, timeout=10_000)
+    qtbot.wait(100)
+    assert seen == [("aborted", "cast")] and runner.queued_kind is None
