@@ -185,3 +185,37 @@ def test_shutdown_forgets_the_waiting_job_and_cancels_the_running_one(qtbot, run
     qtbot.waitUntil(lambda: not runner.busy, timeout=10_000)
     qtbot.wait(100)
     assert seen == [("aborted", "cast")] and runner.queued_kind is None
+
+
+def test_a_stale_job_request_never_runs_a_step(qtbot, runner):
+    """The same for a request answered by a job (before/after views): A's steps never run."""
+    release, ran, got = threading.Event(), [], []
+    for i in range(runner.workers.pool.maxThreadCount()):
+        runner.request(f"busy{i}", release.wait, on_result=lambda r: None, on_error=got.append)
+
+    def job_of(name):
+        def job():
+            ran.append(name)
+            yield Progress(0, 1, name)
+            return name
+
+        return job
+
+    for name in ("A", "B"):
+        runner.request("views", job_of(name), on_result=got.append, on_error=got.append, job=True)
+    release.set()
+    qtbot.waitUntil(lambda: got == ["B"], timeout=10_000)
+    runner.workers.wait()
+    assert ran == ["B"]
+
+
+def test_the_latest_request_s_error_reaches_its_callback(qtbot, runner):
+    results, errors = [], []
+
+    def fail():
+        raise ValueError("unreadable")
+
+    runner.request("open", fail, on_result=results.append, on_error=errors.append)
+    qtbot.waitUntil(lambda: len(errors) == 1, timeout=10_000)
+    qtbot.wait(50)
+    assert results == [] and [str(e) for e in errors] == ["unreadable"]
