@@ -88,12 +88,15 @@ class JobRunner(QObject):
         w.finished.connect(spec.on_finished)
         w.errored.connect(spec.on_errored)
         w.aborted.connect(spec.on_aborted)
-        w.done.connect(lambda w=w: self._job_done(w))
+        w.done.connect(self._on_job_done)  # no lambda holding w: it would keep w alive forever
         self._job, self._job_spec = w, spec
         self.job_started_at = time.monotonic()
         self.sig_job_started.emit(spec.label)
         self.workers.start(w)
         return w
+
+    def _on_job_done(self) -> None:
+        self._job_done(self.sender())
 
     def _job_done(self, w: Worker) -> None:
         if w is not self._job:

@@ -137,9 +137,14 @@ class WorkerSet(QObject):
 
     def start(self, worker: Worker) -> Worker:
         self._running.add(worker)
-        worker.done.connect(lambda w=worker: self._running.discard(w))
+        # a slot of this object, not a lambda holding the worker: Qt keeps a connection's lambda
+        # as long as the worker lives, so the worker (and all its function holds) never died
+        worker.done.connect(self._on_done)
         worker.start(self.pool)
         return worker
+
+    def _on_done(self) -> None:
+        self._running.discard(self.sender())  # a queued call: the worker may go now
 
     def cancel_all(self, name: str | None = None) -> None:
         for w in list(self._running):

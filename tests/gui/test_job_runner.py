@@ -5,8 +5,10 @@ starts, or one made stale by ``invalidate``, never reaches its callback. Exclusi
 
 from __future__ import annotations
 
+import gc
 import threading
 import time
+import weakref
 
 import pytest
 
@@ -31,8 +33,13 @@ def _finish(qtbot, runner, gen_worker_done) -> None:
 
 def test_an_answer_queued_before_a_newer_request_is_dropped(qtbot, runner):
     got = []
-    gen_a = runner.request("open", lambda: "A", on_result=got.append, on_error=got.append)
+    release = threading.Event()
+    gen_a = runner.request(
+        "open", lambda: release.wait() and "A", on_result=got.append, on_error=got.append
+    )
     (worker_a,) = runner.workers._running
+    assert not worker_a.is_done  # the wait below waits for something
+    release.set()
     _finish(qtbot, runner, lambda: worker_a.is_done)  # A's answer waits in the event queue
     gen_b = runner.request("open", lambda: "B", on_result=got.append, on_error=got.append)
     assert gen_b > gen_a and runner.is_latest("open", gen_b) and not runner.is_latest("open", gen_a)
@@ -79,6 +86,10 @@ def test_the_latest_answer_is_delivered_once(qtbot, runner):
 
 
 # ---- exclusive jobs: the progress bar's one job, and the one waiting for it -------------------
+def test_a_new_runner_runs_nothing(runner):
+    assert (runner.busy, runner.current_kind, runner.queued_kind) == (False, None, None)
+
+
 def _blocking_job(release: threading.Event, result: str):
     """A job that runs until ``release`` is set (its cancel checked between its steps)."""
 
@@ -219,3 +230,43 @@ def test_the_latest_request_s_error_reaches_its_callback(qtbot, runner):
     qtbot.waitUntil(lambda: len(errors) == 1, timeout=10_000)
     qtbot.wait(50)
     assert results == [] and [str(e) for e in errors] == ["unreadable"]
+
+
+def test_a_finished_request_keeps_nothing_alive(qtbot, runner):
+    """What a request's function holds (an open checkpoint) is freed once it answered."""
+
+    class Opening:
+        def __call__(self):
+            return "opened"
+
+    fn, got = Opening(), []
+    freed = weakref.ref(fn)
+    runner.request("open", fn, on_result=got.append, on_error=got.append)
+    del fn
+    qtbot.waitUntil(lambda: got == ["opened"], timeout=10_000)
+    runner.workers.wait()
+    qtbot.wait(50)  # the worker's last signal delivered
+    gc.collect()
+    assert freed() is None
+
+
+def test_a_finished_job_keeps_nothing_alive(qtbot, runner):
+    """What a job holds (the checkpoint it casts or compares) is freed once it finished."""
+
+    class Source:
+        pass
+
+    source, seen = Source(), []
+    freed = weakref.ref(source)
+
+    def job(s):
+        yield Progress(0, 1, "")
+        return "cast"
+
+    _exclusive(runner, "cast", "Casting", lambda s=source: job(s), seen)
+    del source
+    qtbot.waitUntil(lambda: not runner.busy, timeout=10_000)
+    runner.workers.wait()
+    qtbot.wait(50)
+    gc.collect()
+    assert seen == [("finished", "cast")] and freed() is None
