@@ -39,9 +39,10 @@ ASCII_NAME = st.text(alphabet="ab.0123456789_\n", max_size=30)  # a newline insi
 )
 def test_keys_built_on_the_joined_text_equal_single_keys(names, run, batch):
     """The numpy path for many names (forced here for short lists, in batches): digit runs at
-    either end, empty names, runs too long for an ASCII length character, newlines and non-ASCII
-    digits (in any batch: then every name takes the per-part path)."""
-    names = [*names, "w" + "7" * run, "7" * run]
+    either end, empty names, runs too long for an ASCII length character, the characters just
+    below and above the digits, newlines and non-ASCII digits (in any batch: then every name takes
+    the per-part path)."""
+    names = [*names, "w" + "7" * run, "7" * run, "a/1:2"]  # "/" and ":" around the digits
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(natural_order, "VECTOR_MIN_NAMES", 0)
         mp.setattr(natural_order, "_VECTOR_BATCH", batch)
@@ -60,3 +61,9 @@ def test_many_names_sort_naturally():
         "model.layers.2.mlp.w2",
         "model.layers.3.mlp.w0",
     ]
+
+
+def test_name_order_descending_reverses_names_and_keeps_ties_in_file_order():
+    keys = natural_keys(["b.2", "a.10", "b.2", "a.9"])
+    assert natural_order.name_order(keys, descending=False).tolist() == [3, 1, 0, 2]
+    assert natural_order.name_order(keys, descending=True).tolist() == [0, 2, 1, 3]
