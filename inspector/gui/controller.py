@@ -110,7 +110,9 @@ class WindowController(QObject):
         self.runner.sig_job_started.connect(self._on_job_started)
         self.runner.sig_job_progress.connect(views.job_bar.set_progress)
         self.runner.sig_job_queued.connect(
-            lambda label: views.flash(f"{label}: waits for the running job")
+            lambda label: views.flash(
+                translate("Controller", "{job}: waits for the running job").format(job=label)
+            )
         )
         self.runner.sig_idle.connect(self._on_idle)
 

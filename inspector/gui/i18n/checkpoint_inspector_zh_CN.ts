@@ -300,17 +300,17 @@
 <context>
     <name>Controller</name>
     <message>
-        <location filename="../controller.py" line="122"/>
+        <location filename="../controller.py" line="124"/>
         <source>Opening {name}…</source>
         <translation>正在打开 {name}…</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="151"/>
+        <location filename="../controller.py" line="153"/>
         <source>The reference {name} was cleared: it was chosen for the previous checkpoint.</source>
         <translation>参考文件 {name} 已清除：它是为上一个 checkpoint 选择的。</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="156"/>
+        <location filename="../controller.py" line="158"/>
         <source>Compare with {name} again</source>
         <translation>再次与 {name} 对比</translation>
     </message>
@@ -330,57 +330,62 @@
         <translation>注意：{text}。</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="169"/>
+        <location filename="../controller.py" line="114"/>
+        <source>{job}: waits for the running job</source>
+        <translation>{job}：等待正在运行的任务结束</translation>
+    </message>
+    <message>
+        <location filename="../controller.py" line="171"/>
         <source>Could not open {what}</source>
         <translation>无法打开 {what}</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="171"/>
+        <location filename="../controller.py" line="173"/>
         <source> — still showing the previous checkpoint.</source>
         <translation> — 仍显示之前的 checkpoint。</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="180"/>
+        <location filename="../controller.py" line="182"/>
         <source>Open which checkpoint?</source>
         <translation>打开哪个 checkpoint？</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="181"/>
+        <location filename="../controller.py" line="183"/>
         <source>This folder holds several checkpoints. Open:</source>
         <translation>此文件夹包含多个 checkpoint。打开：</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="244"/>
+        <location filename="../controller.py" line="246"/>
         <source>Opening reference {name}…</source>
         <translation>正在打开参考文件 {name}…</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="266"/>
+        <location filename="../controller.py" line="268"/>
         <source>Comparing with {name}</source>
         <translation>正在与 {name} 对比</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="270"/>
+        <location filename="../controller.py" line="272"/>
         <source>Comparison cancelled.</source>
         <translation>对比已取消。</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="277"/>
+        <location filename="../controller.py" line="279"/>
         <source>Could not open the reference {what}</source>
         <translation>无法打开参考文件 {what}</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="287"/>
+        <location filename="../controller.py" line="289"/>
         <source>Comparison failed: {why}</source>
         <translation>对比失败：{why}</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="306"/>
+        <location filename="../controller.py" line="308"/>
         <source>Compared with {ref}: {n} differing (worst max |Δ| {worst}), {equal} equal</source>
         <translation>已与 {ref} 对比：{n} 个张量有差异（最大 |Δ| 为 {worst}），{equal} 个完全相同</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="311"/>
+        <location filename="../controller.py" line="313"/>
         <source>; {n} only in one file or shaped differently</source>
         <translation>；{n} 个只存在于其中一个文件或形状不同</translation>
     </message>
@@ -457,244 +462,244 @@
 <context>
     <name>DetailsPane</name>
     <message>
-        <location filename="../details_pane.py" line="42"/>
+        <location filename="../details_pane.py" line="43"/>
         <source>Name</source>
         <translation>名称</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="43"/>
+        <location filename="../details_pane.py" line="44"/>
         <source>DType</source>
         <translation>dtype</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="44"/>
+        <location filename="../details_pane.py" line="45"/>
         <source>Shape</source>
         <translation>形状</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="45"/>
+        <location filename="../details_pane.py" line="46"/>
         <source>File</source>
         <translation>文件</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="46"/>
+        <location filename="../details_pane.py" line="47"/>
         <source>Bytes</source>
         <translation>字节</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="47"/>
+        <location filename="../details_pane.py" line="48"/>
         <source>Range</source>
         <translation>范围</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="48"/>
+        <location filename="../details_pane.py" line="49"/>
         <source>Mean ± std</source>
         <translation>均值 ± 标准差</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="49"/>
+        <location filename="../details_pane.py" line="50"/>
         <source>NaN / inf</source>
         <translation>NaN / inf</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="50"/>
+        <location filename="../details_pane.py" line="51"/>
         <source>Storage</source>
         <translation>存储</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="51"/>
+        <location filename="../details_pane.py" line="52"/>
         <source>Param ID</source>
         <translation>参数 ID</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="52"/>
+        <location filename="../details_pane.py" line="53"/>
         <source>Cast</source>
         <translation>转换</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="53"/>
+        <location filename="../details_pane.py" line="54"/>
         <source>Reference</source>
         <translation>参考</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="60"/>
-        <location filename="../details_pane.py" line="111"/>
+        <location filename="../details_pane.py" line="61"/>
+        <location filename="../details_pane.py" line="112"/>
         <source>No tensor selected</source>
         <translation>未选择张量</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="95"/>
+        <location filename="../details_pane.py" line="96"/>
         <source>Histogram</source>
         <translation>直方图</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="96"/>
+        <location filename="../details_pane.py" line="97"/>
         <source>Values</source>
         <translation>数值</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="97"/>
+        <location filename="../details_pane.py" line="98"/>
         <source>Heatmap</source>
         <translation>热力图</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="130"/>
+        <location filename="../details_pane.py" line="133"/>
         <source>{dtype} (burn: {burn})</source>
         <translation>{dtype}（burn：{burn}）</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="138"/>
-        <location filename="../details_pane.py" line="230"/>
+        <location filename="../details_pane.py" line="141"/>
+        <location filename="../details_pane.py" line="233"/>
         <source>{shape} · {n} values</source>
         <translation>{shape} · {n} 个值</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="149"/>
+        <location filename="../details_pane.py" line="152"/>
         <source>from {start:,}, a strided view (strides {s}), {size}</source>
         <translation>自 {start:,} 起，跨步视图（strides {s}），{size}</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="154"/>
+        <location filename="../details_pane.py" line="157"/>
         <source>computing…</source>
         <translation>计算中…</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="155"/>
+        <location filename="../details_pane.py" line="158"/>
         <source>not cast yet (Ctrl+S)</source>
         <translation>尚未转换 (Ctrl+S)</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="157"/>
+        <location filename="../details_pane.py" line="160"/>
         <source>Values (computing…)</source>
         <translation>数值（计算中…）</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="181"/>
+        <location filename="../details_pane.py" line="184"/>
         <source>Values ({dtype})</source>
         <translation>数值（{dtype}）</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="187"/>
+        <location filename="../details_pane.py" line="190"/>
         <source>unavailable: {reason}</source>
         <translation>不可用：{reason}</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="189"/>
+        <location filename="../details_pane.py" line="192"/>
         <source>Values: unavailable</source>
         <translation>数值：不可用</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="212"/>
+        <location filename="../details_pane.py" line="215"/>
         <source>codes used {used} of {possible} · saturated {saturated} · scales {scales} · {bad} scales 0, negative, inf or NaN</source>
         <translation>已用编码 {used}/{possible} · 饱和 {saturated} · 缩放因子 {scales} · {bad} 个缩放因子为 0、负数、inf 或 NaN</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="247"/>
+        <location filename="../details_pane.py" line="250"/>
         <source>written unchanged as {dtype} ({why})</source>
         <translation>按原样写为 {dtype}（{why}）</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="253"/>
+        <location filename="../details_pane.py" line="256"/>
         <source>lossless (every value exact)</source>
         <translation>无损（所有值完全一致）</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="255"/>
+        <location filename="../details_pane.py" line="258"/>
         <source>every value overflowed ({n})</source>
         <translation>所有值均溢出（{n} 个）</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="259"/>
+        <location filename="../details_pane.py" line="262"/>
         <source>rel. err max {rel}, typical (mean) {mean} · max abs. err {abs}</source>
         <translation>相对误差最大 {rel}，典型（均值）{mean} · 最大绝对误差 {abs}</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="323"/>
+        <location filename="../details_pane.py" line="326"/>
         <source>Relative error, {pct}% exact</source>
         <translation>相对误差，{pct}% 完全一致</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="262"/>
+        <location filename="../details_pane.py" line="265"/>
         <source>overflow {o} · underflow {u} · NaN {n}</source>
         <translation>上溢 {o} · 下溢 {u} · NaN {n}</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="274"/>
+        <location filename="../details_pane.py" line="277"/>
         <source>(reference stores {dtype})</source>
         <translation>（参考文件存为 {dtype}）</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="276"/>
+        <location filename="../details_pane.py" line="279"/>
         <source>not in the reference</source>
         <translation>参考文件中没有</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="278"/>
+        <location filename="../details_pane.py" line="281"/>
         <source>only in the reference</source>
         <translation>只在参考文件中</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="280"/>
+        <location filename="../details_pane.py" line="283"/>
         <source>shape differs: {a} here, {b} in reference</source>
         <translation>形状不同：此处为 {a}，参考文件为 {b}</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="284"/>
+        <location filename="../details_pane.py" line="287"/>
         <source>equal values</source>
         <translation>数值相同</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="286"/>
+        <location filename="../details_pane.py" line="289"/>
         <source>within tolerance: max |Δ| {d}</source>
         <translation>在容差内：最大 |Δ| {d}</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="291"/>
+        <location filename="../details_pane.py" line="294"/>
         <source>max |Δ| {abs} · max rel. {rel}</source>
         <translation>最大 |Δ| {abs} · 最大相对差 {rel}</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="298"/>
+        <location filename="../details_pane.py" line="301"/>
         <source>original</source>
         <translation>原始</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="299"/>
+        <location filename="../details_pane.py" line="302"/>
         <source>saved</source>
         <translation>保存后</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="301"/>
+        <location filename="../details_pane.py" line="304"/>
         <source>Values before / after the cast</source>
         <translation>转换前 / 后的数值</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="303"/>
+        <location filename="../details_pane.py" line="306"/>
         <source>, every {n}th value</source>
         <translation>，每 {n} 个取一个</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="310"/>
+        <location filename="../details_pane.py" line="313"/>
         <source>No finite values to draw</source>
         <translation>没有可绘制的有限值</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="316"/>
+        <location filename="../details_pane.py" line="319"/>
         <source> · not drawn: {what}</source>
         <translation> · 未绘制：{what}</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="326"/>
+        <location filename="../details_pane.py" line="329"/>
         <source>Every changed value overflowed ({n}): no finite error</source>
         <translation>所有改变的值都溢出了（{n} 个）：没有有限误差</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="330"/>
+        <location filename="../details_pane.py" line="333"/>
         <source>{n} values overflowed; the others are exact</source>
         <translation>{n} 个值溢出；其余完全一致</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="334"/>
+        <location filename="../details_pane.py" line="337"/>
         <source>100% exact: every saved value equals the original</source>
         <translation>100% 一致：所有保存值都等于原始值</translation>
     </message>
