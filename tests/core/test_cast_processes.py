@@ -437,3 +437,32 @@ def test_a_read_only_source_is_cast_by_workers_and_its_mode_kept(tmp_path):
         assert stat.S_IMODE(os.stat(tmp_path / temp).st_mode) & 0o200  # writable while written
         run_job(job)
     assert stat.S_IMODE(out.stat().st_mode) == 0o444
+
+
+def test_a_pickles_strided_views_cast_by_processes_are_torchs(tmp_path):
+    """A pickle's non-contiguous views (a transpose, a column slice) are gathered in this
+    process, never sent to a worker as a plain byte range: with workers forced, the narrowed
+    values are still torch's (a mutation that sent them over went unnoticed before)."""
+    g = torch.Generator().manual_seed(11)
+    base = torch.randn(512, 384, generator=g)
+    state = {"t": base.t(), "cols": base[:, ::3], "plain": torch.randn(70_000, generator=g)}
+    torch.save(state, tmp_path / "m.pt")
+    out = tmp_path / "o.safetensors"
+    _cast_with(tmp_path / "m.pt", out, DTYPES["F16"], 2)
+    from safetensors.torch import load_file
+
+    got = load_file(out)
+    for name, want in state.items():
+        assert torch.equal(got[name], want.to(torch.float16)), name
+    assert _leftovers(tmp_path) == []
+
+
+@pytest.mark.parametrize("target", ["F4", "F6_E2M3"])
+def test_a_cast_into_a_packed_type_with_processes_is_the_threads_cast(tmp_path, target):
+    """Packed targets (two F4 or four F6 values to bytes that do not split at a chunk's edge)
+    are cast in this process even when workers run: the same bytes and report as threads."""
+    save_file(_state_dict(), tmp_path / "m.safetensors")
+    by_threads = _cast_with(tmp_path / "m.safetensors", tmp_path / "t.st", DTYPES[target], 0)
+    by_processes = _cast_with(tmp_path / "m.safetensors", tmp_path / "p.st", DTYPES[target], 2)
+    assert (tmp_path / "p.st").read_bytes() == (tmp_path / "t.st").read_bytes()
+    assert by_processes.to_json_text() == by_threads.to_json_text()
