@@ -466,3 +466,27 @@ def test_a_cast_into_a_packed_type_with_processes_is_the_threads_cast(tmp_path, 
     by_processes = _cast_with(tmp_path / "m.safetensors", tmp_path / "p.st", DTYPES[target], 2)
     assert (tmp_path / "p.st").read_bytes() == (tmp_path / "t.st").read_bytes()
     assert by_processes.to_json_text() == by_threads.to_json_text()
+
+
+def _file_size_limit() -> None:  # a child's files may not grow past 1 MiB (no SIGXFSZ)
+    import resource
+
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 20, 1 << 20))
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGXFSZ"), reason="POSIX file size limit")
+def test_a_write_a_worker_cannot_make_names_the_output_not_its_temp(tmp_path):
+    """A worker writes into the save's temp file; when that fails (a full disk, a file size
+    limit) the one line names the file the user asked for, never the hidden temp."""
+    src, out = tmp_path / "m.safetensors", tmp_path / "o.safetensors"
+    save_file({"w": torch.randn(1 << 20)}, src)  # 4 MiB of F32: 2 MiB of F16, past the limit
+    env = dict(os.environ, PYTHONPATH=os.getcwd(), **{PROCESSES_ENV: "2"})
+    run = subprocess.run(
+        [sys.executable, "-m", "inspector", "cast", str(src), "--target", "F16", "-o", str(out)],
+        env=env, capture_output=True, text=True, preexec_fn=_file_size_limit,
+    )  # fmt: skip
+    assert run.returncode == 2
+    assert run.stderr.startswith(f"checkpoint-inspector: error: {out}: cannot write")
+    assert ".partial" not in run.stderr and len(run.stderr.splitlines()) == 1
+    assert sorted(os.listdir(tmp_path)) == ["m.safetensors"]
