@@ -95,4 +95,6 @@ def os_error_reason(e: OSError) -> str:
         return "permission denied"
     if e.errno == errno.EROFS:
         return "the disk is read-only"
+    if e.errno == errno.EFBIG:  # FAT32's 4 GiB, or a file size limit (ulimit -f)
+        return "the file would be larger than this file system or a limit allows"
     return e.strerror or str(e)

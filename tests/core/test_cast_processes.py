@@ -487,6 +487,9 @@ def test_a_write_a_worker_cannot_make_names_the_output_not_its_temp(tmp_path):
         env=env, capture_output=True, text=True, preexec_fn=_file_size_limit,
     )  # fmt: skip
     assert run.returncode == 2
-    assert run.stderr.startswith(f"checkpoint-inspector: error: {out}: cannot write")
+    assert run.stderr == (
+        f"checkpoint-inspector: error: {out}: cannot write: the file would be larger than this "
+        "file system or a limit allows\n"
+    )
     assert ".partial" not in run.stderr and len(run.stderr.splitlines()) == 1
     assert sorted(os.listdir(tmp_path)) == ["m.safetensors"]
