@@ -127,3 +127,14 @@ def test_no_visible_string_is_left_in_english(
     dlg.reject()
     assert win.findChildren(QComboBox)  # the dtype chooser holds dtype names only
     assert not problems, problems
+
+
+def test_a_job_asked_for_while_one_runs_is_said_in_chinese(qtbot, zh_cn, settings) -> None:
+    """The status bar's "waits for the running job" (it was an untranslated f-string)."""
+    from inspector.gui.main_window import MainWindow
+
+    win = MainWindow(settings=settings)
+    qtbot.addWidget(win)
+    win.runner.sig_job_queued.emit("统计")  # a job's label, already translated by its caller
+    message = win.statusBar().currentMessage()
+    assert message.startswith("统计") and untranslated(message, set()) == [], message
