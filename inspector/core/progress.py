@@ -28,6 +28,20 @@ class Progress:
 Job = Generator[Progress, None, R]
 
 
+def mapped(job: Job[R], progress: Callable[[Progress], Progress]) -> Job[R]:
+    """``job`` as a step of a larger one: each of its steps as ``progress`` maps it, its result
+    returned; closed with the larger job (a cancel reaches its ``finally``)."""
+    try:
+        while True:
+            try:
+                p = next(job)
+            except StopIteration as stop:
+                return stop.value
+            yield progress(p)
+    finally:
+        job.close()
+
+
 def run_job(job: Job[R], on_progress: Callable[[Progress], object] | None = None) -> R:
     """Drive a job to completion on the calling thread and return its result."""
     try:

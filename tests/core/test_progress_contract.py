@@ -87,3 +87,31 @@ def test_cast_progress(files, tmp_path):
         )
     _check(seen, sum(v.nbytes for v in arrays.values()), set(arrays))
     assert {r.name for r in report.tensors} == {"big", "small", "only_a"}
+
+
+def test_a_mapped_step_maps_progress_returns_the_result_and_is_closed_with_its_caller() -> None:
+    from inspector.core.progress import Progress, mapped
+
+    closed = []
+
+    def inner():
+        try:
+            yield Progress(1, 4, "a")
+            yield Progress(2, 4, "b")
+            return "done"
+        finally:
+            closed.append(True)
+
+    def outer():
+        result = yield from mapped(inner(), lambda p: Progress(10 + p.done, 14, p.name))
+        return result
+
+    job = outer()
+    assert [next(job), next(job)] == [Progress(11, 14, "a"), Progress(12, 14, "b")]
+    with pytest.raises(StopIteration) as stop:
+        next(job)
+    assert stop.value.value == "done" and closed == [True]
+    job = outer()
+    next(job)
+    job.close()  # a cancel: the inner step's finally runs now, not when it is collected
+    assert closed == [True, True]

@@ -20,7 +20,7 @@ from ..cast.worker_policy import processes_for
 from ..checkpoint import Checkpoint
 from ..errors import CheckpointError
 from ..layout import TensorInfo
-from ..progress import Job, Progress
+from ..progress import Job, Progress, mapped
 from ..quant.compare import ErrorFigures
 from ..thread_start import signals_held
 from .checks import plans_for, refuse_unquantizable
@@ -73,7 +73,8 @@ def preview_checkpoint(
         run = _in_processes(ckpt, weights, chunk_bytes, n)
     else:
         run = _on_threads(ckpt, weights, chunk_bytes)
-    for w, figures in (yield from _overall(run, done, total)):
+    measured = yield from mapped(run, lambda p: Progress(done + p.done, total, p.name))
+    for w, figures in measured:
         for i, f in zip(w.which, figures, strict=True):
             t = w.tensor
             nbytes = sum(e.nbytes for e in parts_of(t, plans[i].scheme))
@@ -99,30 +100,20 @@ class _Weight:
 Measured = list[tuple[_Weight, list[ErrorFigures]]]
 
 
-def _overall(run: Job[Measured], done: int, total: int) -> Job[Measured]:
-    """``run``'s progress (bytes of the weights measured) as the whole preview's."""
-    try:
-        while True:
-            p = next(run)
-            yield Progress(done + p.done, total, p.name)
-    except StopIteration as stop:
-        return stop.value
-
-
 def _on_threads(ckpt: Checkpoint, weights: list[_Weight], chunk_bytes: int) -> Job[Measured]:
     out: Measured = []
     done = 0
     with ThreadPoolExecutor(2) as pool:  # the schemes of a block share the cores
         for w in weights:
             job = measure_weight(ckpt, w.tensor, w.schemes, w.gscales, chunk_bytes, pool)
-            nbytes = w.tensor.nbytes
-            try:
-                while True:
-                    p = next(job)
-                    yield Progress(done + nbytes * p.done // max(1, p.total), 0, p.name)
-            except StopIteration as stop:
-                out.append((w, stop.value))
-            done += nbytes
+            figures = yield from mapped(  # rows measured, as bytes of the weight
+                job,
+                lambda p, d=done, n=w.tensor.nbytes: Progress(
+                    d + n * p.done // max(1, p.total), 0, p.name
+                ),
+            )
+            out.append((w, figures))
+            done += w.tensor.nbytes
     return out
 
 
