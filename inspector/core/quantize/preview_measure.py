@@ -44,7 +44,7 @@ def measure_weight(
     figures = [ErrorFigures() for _ in schemes]
     order = sorted(range(len(schemes)), key=lambda i: -_COST.get(_key(schemes[i]), 8))
     groupings = [g for g in (_groups_of(s, t) for s in schemes) if g]
-    unit = max((s.block[0] for s in schemes if s.block), default=1)
+    unit = max((s.rows_unit for s in schemes), default=1)
     rows = int(t.shape[0])
     running: dict[int, Future[None]] = {}
     yield Progress(0, rows, t.name)
@@ -76,12 +76,8 @@ def _key(scheme: Scheme) -> tuple[Kind, Strategy]:
 def _groups_of(scheme: Scheme, t: TensorInfo) -> int:
     """Groups per row whose maxima the scheme's scales start from (0: none shared)."""
     cols = int(t.shape[1])
-    if scheme.kind is Kind.FP8:
-        bw = scheme.block[1] if scheme.block else cols
-        return cols // bw if cols % bw == 0 else 0
-    if scheme.kind is Kind.INT:
-        return cols // (scheme.group_size or cols)
-    return cols // (scheme.group_size or (16 if scheme.strategy is Strategy.TENSOR_GROUP else 32))
+    width = scheme.group_width(cols)
+    return cols // width if cols % width == 0 else 0
 
 
 def _measure(

@@ -236,7 +236,7 @@ def _fp8_table(sd_name: str) -> tuple[np.ndarray, np.ndarray]:
 def _int(rows: WidenedRows, a: Arith, scheme: Scheme, measure: bool, pack: bool) -> QuantizedRows:
     x = rows.x
     cols = x.shape[1]
-    gs = scheme.group_size or cols
+    gs = scheme.group_width(cols)
     qmax = 2 ** (scheme.bits - 1) - 1
     scale = _scale_of(rows.absmax(cols // gs), a, float(2**scheme.bits - 1) / 2)
     q = a.rd(_grouped(x, cols // gs) / scale[:, :, None])  # (rows, groups, group size)
@@ -287,7 +287,7 @@ def _nvfp4(
 ) -> QuantizedRows:
     x = rows.x
     cols = x.shape[1]
-    gs = scheme.group_size or 16
+    gs = scheme.group_width(cols)
     local = a.rd(rows.absmax(cols // gs) / np.float32(FP4_MAX))
     # global_scale (F32) * scale (sd) in F32, rounded to F8 and back; zeros → F8's eps 0.125
     s32 = np.clip(local * gscale, -FP8_MAX, FP8_MAX)
@@ -318,7 +318,7 @@ def _nvfp4(
 def _mxfp4(rows: WidenedRows, a: Arith, scheme: Scheme, measure: bool, pack: bool) -> QuantizedRows:
     x = rows.x
     cols = x.shape[1]
-    gs = scheme.group_size or 32
+    gs = scheme.group_width(cols)
     e = _mx_exponent(a.store(rows.absmax(cols // gs)), a)
     scale = a.rd(np.exp2(e - np.float32(127)))  # maybe_convert_from_mx_exp, in sd
     scale[scale == 0] = 1.0  # the eps of a uint8 scale dtype

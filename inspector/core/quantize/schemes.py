@@ -52,6 +52,18 @@ class Scheme:
             return 1  # partial blocks are padded, as compressed-tensors pads them
         return self.group_size or 1
 
+    def group_width(self, cols: int) -> int:
+        """Inputs of a row that share one scale: the group, the block's width, else the row."""
+        if self.block is not None:
+            return self.block[1]
+        return self.group_size or cols
+
+    @property
+    def rows_unit(self) -> int:
+        """Rows a block of rows must be a multiple of: the block's height (FP8_BLOCK's scales
+        cover 128 rows), else 1."""
+        return self.block[0] if self.block else 1
+
     def weights_args(self) -> dict[str, Any]:
         """``config_groups.group_0.weights``, key for key as compressed-tensors writes it."""
         return {

@@ -41,7 +41,7 @@ def parts_of(t: TensorInfo, scheme: Scheme) -> list[TensorEntry]:
             TensorEntry(base + "weight", DTYPES["F8_E4M3"], (rows, cols)),
             TensorEntry(base + "weight_scale", sd, scale_shape),
         ]
-    gs = scheme.group_size or cols
+    gs = scheme.group_width(cols)
     if scheme.kind is Kind.INT:
         return [
             TensorEntry(
@@ -120,7 +120,7 @@ def quantized_blocks(
 ) -> Iterator[tuple[QuantizedRows, int]]:
     """(quantized rows, r1) per block of ``t``, in order; ``pool`` quantizes the next ``ahead``
     blocks while the caller writes this one (numpy lets go of the GIL: every core works)."""
-    unit = scheme.block[0] if scheme.block else 1
+    unit = scheme.rows_unit
     pending: deque[tuple[Future[QuantizedRows], int]] = deque()
     for rows, _r0, r1 in row_blocks(ckpt, t, rows_per_block(t, chunk_bytes, unit)):
         # a copy: the reader reuses its buffer for the next block
