@@ -24,7 +24,7 @@ from ..quant.kernels import FP4_VALUES, to_f32
 from .schemes import Kind, Scheme, Strategy
 from .widened import WidenedRows
 
-F32, F8, BF16, F16 = DTYPES["F32"], DTYPES["F8_E4M3"], DTYPES["BF16"], DTYPES["F16"]
+F32, F8, BF16 = DTYPES["F32"], DTYPES["F8_E4M3"], DTYPES["BF16"]
 FP8_MAX = 448.0
 FP4_MAX = 6.0
 _EPS = {"BF16": 2.0**-7, "F16": 2.0**-10, "F32": 2.0**-23}
@@ -69,15 +69,6 @@ class Arith:
     def store(self, x: np.ndarray) -> np.ndarray:
         """F32 values exact in sd, as sd (a scale kept in the weight's dtype)."""
         return cast_array(np.ascontiguousarray(x, np.float32), F32, self.sd)
-
-    def fp8_codes(self, q: np.ndarray) -> np.ndarray:
-        """torch's ``.to(float8_e4m3fn)`` of sd-exact values (a table lookup per sd value)."""
-        if self.sd.name == "BF16":
-            bits = np.right_shift(q.view(np.uint32), np.uint32(16)).astype(np.uint16)
-            return cast_array(bits.view(BF16.numpy), BF16, F8)
-        if self.sd.name == "F16":
-            return cast_array(q.astype(np.float16), F16, F8)
-        return cast_array(np.ascontiguousarray(q), F32, F8)
 
     def bits(self, y: np.ndarray) -> np.ndarray:
         """The 16-bit sd's bit patterns of sd-exact F32 values (indices into a table)."""
@@ -218,7 +209,7 @@ def _fp8_codes_values(
         return (codes_of.take(idx) if pack else None), (values_of.take(idx) if measure else None)
     y += np.float32(0.0)  # the zero point: -0 becomes +0
     np.clip(y, -FP8_MAX, FP8_MAX, out=y)
-    codes = a.fp8_codes(y)
+    codes = cast_array(y, F32, F8)  # torch's .to(float8_e4m3fn) (F32 weights, and the tables)
     return codes, (_F8_VALUES.take(codes.view(np.uint8)) if measure else None)
 
 
