@@ -168,9 +168,10 @@ def diff_quantized(
             out.append(TensorDiff(ia.name, DiffStatus.SHAPE_MISMATCH, None, None, da, db, sa, sb))
             done += ia.nbytes
             continue
+        quantized = [i for i in (ia, ib) if isinstance(i, QuantizedWeight)]
         # a quantized weight is measured as the preview measured it (in F32); a plain pair in
         # float64, as diff measures every plain pair
-        figures = ErrorFigures(f32=any(isinstance(i, QuantizedWeight) for i in (ia, ib)))
+        figures = ErrorFigures(f32=bool(quantized))
         ha, hb = pair.head_rows(ia.name, ib.name) if pair is not None else (0, 0)
         xs, ys = _values(a, ia), _values(b, ib)
         xs = unpermute_rows(xs, _row_len(sa), ha) if ha else xs
@@ -186,7 +187,7 @@ def diff_quantized(
             if figures.max_abs <= atol
             else DiffStatus.DIFFER
         )
-        schemes = [i.scheme.value for i in (ia, ib) if isinstance(i, QuantizedWeight)]
+        schemes = [i.scheme.value for i in quantized]
         out.append(
             TensorDiff(ia.name, status, figures.max_abs, figures.max_rel, da, db, sa, sb,
                        "/".join(schemes) or None,
