@@ -33,9 +33,9 @@ class Worker(QObject):
     aborted = Signal()
     done = Signal()  # always emitted last, whatever happened
 
-    def __init__(self, name: str = "", parent: QObject | None = None) -> None:
-        super().__init__(parent)
-        self.name = name
+    def __init__(self, name: str) -> None:
+        super().__init__()
+        self.name = name  # its kind: what ``WorkerSet.cancel_all(kind)`` matches
         self._cancel = False
         self.is_done = False
 
@@ -76,7 +76,7 @@ class _Aborted(Exception):
 class FunctionWorker(Worker):
     """Call ``fn(*args)`` on a pool thread; a cancelled call's result is dropped."""
 
-    def __init__(self, fn: Callable[..., Any], *args: Any, name: str = "") -> None:
+    def __init__(self, fn: Callable[..., Any], *args: Any, name: str) -> None:
         super().__init__(name)
         self._fn = fn
         self._args = args
@@ -99,7 +99,7 @@ class JobWorker(Worker):
     def __init__(
         self,
         job_factory: Callable[[], Generator[Progress, None, Any]],
-        name: str = "",
+        name: str,
         min_interval: float = 0.05,
     ) -> None:
         super().__init__(name)

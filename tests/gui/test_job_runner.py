@@ -270,3 +270,19 @@ def test_a_finished_job_keeps_nothing_alive(qtbot, runner):
     qtbot.wait(50)
     gc.collect()
     assert seen == [("finished", "cast")] and freed() is None
+
+
+def test_the_runner_and_its_thread_pool_go_with_the_window_that_owns_them(qtbot):
+    """A closed window takes its runner, worker set and pool with it (the pool's destructor
+    waits for its threads), even while Python still holds references to them."""
+    import shiboken6
+    from PySide6.QtCore import QObject
+
+    window = QObject()
+    runner = JobRunner(window)
+    runner.request("open", lambda: "A", on_result=lambda _: None, on_error=lambda _: None)
+    workers, pool = runner.workers, runner.workers.pool
+    shiboken6.delete(window)
+    assert not shiboken6.isValid(runner)
+    assert not shiboken6.isValid(workers)
+    assert not shiboken6.isValid(pool)

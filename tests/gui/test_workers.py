@@ -25,7 +25,7 @@ def test_a_cancel_that_lands_while_the_job_commits_reports_the_commit(qapp):
         w.cancel()  # the click arrives now; the commit below is already under way
         return "committed"
 
-    w = JobWorker(job)
+    w = JobWorker(job, name="cast")
     seen = _record(w)
     w.run()  # on this thread: the signals are delivered directly
     assert seen == [("finished", "committed")]
@@ -43,7 +43,7 @@ def test_a_cancel_between_steps_stops_the_job_and_runs_its_cleanup(qapp):
         finally:
             cleaned.append(True)
 
-    w = JobWorker(job)
+    w = JobWorker(job, name="cast")
     seen = _record(w)
     w.run()
     assert seen == [("aborted", None)] and cleaned == [True]
@@ -61,7 +61,7 @@ def test_progress_is_shown_every_50_ms_at_most_and_always_at_the_end(qapp):
             yield Progress(i, 10, "w")
         return "done"
 
-    w = JobWorker(job)
+    w = JobWorker(job, name="cast")
     shown: list[int] = []
     w.progress.connect(lambda p: shown.append(p.done))
     seen = _record(w)
