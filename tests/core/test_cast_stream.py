@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
+import pytest
 from safetensors.numpy import load_file, save_file
 
 from inspector.core.cast.job import cast_checkpoint
 from inspector.core.dtypes import DTYPES
+from inspector.core.errors import CheckpointError
 from inspector.core.opening import open_checkpoint
 from inspector.core.progress import run_job
 
@@ -27,3 +31,21 @@ def test_a_large_output_after_small_ones_lands_after_them(tmp_path):
     cast = load_file(str(out))
     for name, values in tensors.items():
         assert np.array_equal(cast[name], values.astype(np.float16)), name
+
+
+@pytest.mark.parametrize("processes", [0, 2])
+def test_a_source_cut_short_during_a_cast_is_named_and_nothing_is_written(tmp_path, processes):
+    """The file shrinks on disk after the cast has read its first tensor (another program
+    rewriting it): the cast stops with the source's name and reason, and no output appears."""
+    src, out = tmp_path / "m.safetensors", tmp_path / "o.safetensors"
+    save_file({f"t{i}": np.full(1 << 18, i, np.float32) for i in range(4)}, str(src))
+    with open_checkpoint(str(src)) as ckpt:
+        job = cast_checkpoint(ckpt, DTYPES["F16"], str(out), report=False, processes=processes)
+        next(job)
+        os.truncate(src, src.stat().st_size // 2)
+        with pytest.raises(CheckpointError) as caught:
+            for _ in job:
+                pass
+    assert caught.value.path == str(src)
+    assert caught.value.reason == "file is shorter than its header says (truncated while reading)"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.safetensors"]
