@@ -49,3 +49,47 @@ def test_a_source_cut_short_during_a_cast_is_named_and_nothing_is_written(tmp_pa
     assert caught.value.path == str(src)
     assert caught.value.reason == "file is shorter than its header says (truncated while reading)"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m.safetensors"]
+
+
+class _Writes:
+    """Stands in for the background writer: records what each hand-off carried."""
+
+    def __init__(self) -> None:
+        self.puts: list[list[int]] = []
+
+    def put(self, f: object, data: np.ndarray | list[np.ndarray] | int) -> None:
+        items = data if isinstance(data, list) else [data]
+        self.puts.append([x if isinstance(x, int) else x.nbytes for x in items])
+
+
+def test_small_outputs_go_to_the_writer_together_once_they_reach_the_limit():
+    """Memory: the batch never holds more than its limit. Hand-offs: small outputs are not
+    sent one by one, and a batch is emptied once handed off."""
+    from inspector.core.cast.stream import OutputBatch
+
+    writes = _Writes()
+    batch = OutputBatch(writes, None, limit=4096)
+    for n in (1000, 1000, 1000, 1095):  # 4095 bytes: one short of the limit
+        batch.add(np.zeros(n, np.uint8))
+    assert writes.puts == []
+    batch.add(np.zeros(1, np.uint8))  # exactly the limit
+    assert writes.puts == [[1000, 1000, 1000, 1095, 1]]
+    for n in (2000, 2095):  # the next batch starts from nothing
+        batch.add(np.zeros(n, np.uint8))
+    assert len(writes.puts) == 1
+    batch.add(np.zeros(1, np.uint8))
+    assert writes.puts[1:] == [[2000, 2095, 1]]
+
+
+def test_a_large_output_or_a_workers_range_goes_after_what_is_batched():
+    from inspector.core.cast.stream import OutputBatch
+
+    writes = _Writes()
+    batch = OutputBatch(writes, None, limit=4096)
+    batch.add(np.zeros(4096, np.uint8))  # nothing batched: it goes on its own
+    batch.add(np.zeros(10, np.uint8))
+    batch.add(12_345)  # bytes a worker process wrote in place: the batch goes first
+    batch.add(np.zeros(20, np.uint8))
+    batch.flush()
+    batch.flush()  # nothing left: no empty hand-off
+    assert writes.puts == [[4096], [10], [12_345], [20]]
