@@ -234,6 +234,8 @@ def _int(rows: WidenedRows, a: Arith, scheme: Scheme, measure: bool, pack: bool)
     q += np.float32(0.0)
     np.clip(q, -qmax - 1, qmax, out=q)
     np.rint(q, out=q)
+    if not np.isfinite(scale).all():  # a NaN or inf in a group makes its codes NaN there:
+        q[np.isnan(q)] = 0  # torch's .to(int8) of NaN is 0 (numpy's conversion is undefined)
     parts = {}
     if pack:
         packed = pack_int32(q.reshape(x.shape), scheme.bits)
@@ -247,13 +249,21 @@ def _int(rows: WidenedRows, a: Arith, scheme: Scheme, measure: bool, pack: bool)
 def _fp4_codes(y: np.ndarray) -> np.ndarray:
     """compressed-tensors ``cast_to_fp4`` and ``pack_fp4_to_uint8``'s index in one: the E2M1
     magnitude index of |y| with its tie rules, bit 3 set where y < 0 (``sign(y) * value``
-    makes a negative that rounds to 0 a -0, whose sign bit the packer keeps)."""
+    makes a negative that rounds to 0 a -0, whose sign bit the packer keeps). A NaN gets 0:
+    magnitude index 0 (its int8 conversion), and ``sign(NaN)`` is 0 (see _bf16_nan_codes)."""
     m = np.abs(y)
     code = (m >= _FP4_BOUNDS[0]).view(np.uint8)
     for b in _FP4_BOUNDS[1:]:
         code += (m >= b).view(np.uint8)
     code |= (y < 0).view(np.uint8) << np.uint8(3)
     return code
+
+
+def _bf16_nan_codes(code: np.ndarray, y: np.ndarray) -> None:
+    """A NaN quotient of a BF16 weight gets code 8 (-0): compressed-tensors computes it in BF16,
+    and torch's vectorised F32→BF16 conversion writes a NaN as 0xFFFF, whose sign bit the
+    packer's ``signbit`` keeps (F32 and F16 NaNs reach it positive: code 0)."""
+    code[np.isnan(y)] = 8
 
 
 @functools.cache
@@ -265,6 +275,8 @@ def _fp4_table(sd_name: str) -> tuple[np.ndarray, np.ndarray]:
         y += np.float32(0.0)
         np.clip(y, -FP4_MAX, FP4_MAX, out=y)
     code = _fp4_codes(y)
+    if sd_name == "BF16":
+        _bf16_nan_codes(code, y)
     return _frozen(code), _frozen(FP4_VALUES.take(code))
 
 
@@ -291,6 +303,8 @@ def _nvfp4(
     y = _grouped(x, cols // gs) / eff[:, :, None]
     y += np.float32(0.0)
     code = _fp4_codes(y)
+    if a.sd.name == "BF16" and not (np.isfinite(local).all() and np.isfinite(eff).all()):
+        _bf16_nan_codes(code, y)  # only a non-finite weight or scale makes a NaN quotient
     parts = {"weight_packed": pack_fp4(code.reshape(x.shape)), "weight_scale": s8} if pack else {}
     if not measure:
         return QuantizedRows(parts, None)
@@ -316,7 +330,7 @@ def _mxfp4(rows: WidenedRows, a: Arith, scheme: Scheme, measure: bool, pack: boo
     y = _grouped(x, cols // gs) / scale[:, :, None]
     if not (a.sd.name == "BF16" and scale.max() <= 1):  # else exact (see above)
         y = a.rd(y)
-    exps = (127 + np.floor(np.log2(scale))).astype(np.int32).astype(np.uint8)
+    exps = _scale_bytes(scale)
     parts: dict[str, np.ndarray] = {}
     if a.sd.name in _TABLED and not pack:  # a preview: each value's F4 value, no codes
         values = _fp4_table(a.sd.name)[1].take(a.bits(y))
@@ -336,6 +350,15 @@ def _mxfp4(rows: WidenedRows, a: Arith, scheme: Scheme, measure: bool, pack: boo
     s = Arith(BF16).rd(np.exp2(exps.astype(np.float32) - np.float32(127)))
     values *= s[:, :, None]  # exact in BF16 already (see above): not rounded again
     return QuantizedRows(parts, values.reshape(x.shape))
+
+
+def _scale_bytes(scale: np.ndarray) -> np.ndarray:
+    """``127 + floor(log2(scale)).to(int32)``, then uint8: torch converts an infinite or NaN
+    exponent to int32's minimum, whose low byte is 0, so such a group's byte is 127 (numpy's
+    conversion of them is undefined)."""
+    e = np.floor(np.log2(scale))
+    e[~np.isfinite(e)] = 0
+    return (e.astype(np.int32) + 127).astype(np.uint8)
 
 
 def _mx_exponent(amax_sd: np.ndarray, a: Arith) -> np.ndarray:

@@ -20,15 +20,31 @@ MODELS = {
     "bf16-plain": ("bfloat16", 256, 384, ("NVFP4A16", "W4A16")),
     "f16-plain": ("float16", 256, 384, ("NVFP4A16",)),
     "f32-plain": ("float32", 128, 256, ("NVFP4A16",)),
+    # an inf, a -inf or a NaN in three weights: the schemes whose bytes are then integers
+    # torch's conversions define (codes of NaN, MXFP4's scale byte), not NaN bit patterns,
+    # which differ between torch's vector and scalar loops
+    "bf16-inf": ("bfloat16", 256, 384, ("W8A16", "W4A16", "NVFP4A16", "MXFP4A16")),
+    "f32-inf": ("float32", 128, 256, SCHEMES),
+    "bf16-nan": ("bfloat16", 256, 384, ("W8A16", "W4A16")),
+    # a finite 60000 in F16: MXFP4's power-of-two scale of its group overflows to inf
+    "f16-huge": ("float16", 256, 384, ("MXFP4A16",)),
 }
 
 
 def hostile_llama(
-    folder: Path, dtype: str, hidden: int, inter: int, seed: int = 1, hostile: bool = True
+    folder: Path,
+    dtype: str,
+    hidden: int,
+    inter: int,
+    seed: int = 1,
+    hostile: bool = True,
+    extreme: str = "",
 ) -> None:
     """A 1-layer llama whose Linear weights hold the cases each scheme's arithmetic can trip on:
     an all-zero row and group (scale eps), a row of 1e-30 (subnormal / -0 after rounding),
-    tiny negatives (FP4's -0 code), an outlier, exact FP4 ties, an all-negative row."""
+    tiny negatives (FP4's -0 code), an outlier, exact FP4 ties, an all-negative row; with
+    ``extreme`` ("inf", "nan" or "huge": 60000), such values in k_proj, o_proj and
+    down_proj."""
     torch = pytest.importorskip("torch")
     transformers = pytest.importorskip("transformers")
     torch.manual_seed(seed)
@@ -53,6 +69,9 @@ def hostile_llama(
             w[5] = torch.linspace(-1, 1, w.shape[1])
             w[6, :32] = ties
             w[7] = -w[7].abs()
+            if extreme and _name.endswith(("k_proj.weight", "o_proj.weight", "down_proj.weight")):
+                value = {"inf": float("inf"), "nan": float("nan"), "huge": 60000.0}[extreme]
+                w[8, 9] = value if "o_proj" not in _name else -value
     model.to(getattr(torch, dtype)).save_pretrained(folder)
 
 
@@ -68,7 +87,9 @@ def llmc_reference(tmp_path_factory) -> dict[str, dict[str, Path]]:
     out: dict[str, dict[str, Path]] = {}
     for tag, (dtype, hidden, inter, schemes) in MODELS.items():
         base = root / tag / "base"
-        hostile_llama(base, dtype, hidden, inter, hostile=not tag.endswith("-plain"))
+        kind = tag.split("-")[-1]
+        hostile_llama(base, dtype, hidden, inter, hostile=kind != "plain",
+                      extreme=kind if kind in ("inf", "nan", "huge") else "")  # fmt: skip
         out[tag] = {"base": base}
         for scheme in schemes:
             model = transformers.LlamaForCausalLM.from_pretrained(base, dtype=getattr(torch, dtype))

@@ -22,10 +22,11 @@ def llama_tensors(
     dtype: str = "BF16",
     seed: int = 0,
     outliers: int | None = None,
+    non_finite: bool = False,
 ) -> list[tuple[str, object, np.ndarray]]:
     """``outliers``: the layer whose down_proj gets a few inputs 100× the others (as real LLMs'
     activations make their weights): the weight a per-group scheme handles, a per-channel one
-    does not."""
+    does not. ``non_finite``: an inf in k_proj, a -inf in o_proj, a NaN in down_proj."""
     rng = np.random.default_rng(seed)
     d = DTYPES[dtype]
     np_type = {"BF16": ml_dtypes.bfloat16, "F16": np.float16, "F32": np.float32}[dtype]
@@ -45,6 +46,9 @@ def llama_tensors(
             values = w(*shapes[leaf])
             if i == outliers and leaf == "down_proj":
                 values[:, :: inter // 3] *= 100
+            bad = {"k_proj": np.inf, "o_proj": -np.inf, "down_proj": np.nan}.get(leaf)
+            if non_finite and bad is not None:
+                values[8, 9] = bad
             out.append((f"{p}.{part}.{leaf}.weight", d, values))
         out.append((f"{p}.input_layernorm.weight", d, np.ones(hidden, np_type)))
     out.append(("model.norm.weight", d, np.ones(hidden, np_type)))

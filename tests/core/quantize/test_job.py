@@ -73,6 +73,28 @@ def test_the_output_opens_as_quantized_and_diff_repeats_the_reports_figures(tmp_
             assert d.rms_rel_err == w.figures.rms_rel_err
 
 
+@pytest.mark.parametrize("dtype", ["BF16", "F32"])
+def test_diff_repeats_the_reports_figures_for_weights_holding_inf_and_nan(
+    tmp_path: Path, dtype: str
+) -> None:
+    """The report measures what the file decompresses to, also where a weight holds an inf or
+    a NaN (the integer codes of a NaN quotient were numpy's undefined conversion, and the
+    report counted rint(NaN)·scale where the file held another code)."""
+    src = llama_folder(tmp_path / "src", dtype=dtype, non_finite=True)
+    for scheme in SCHEMES:
+        out = tmp_path / scheme
+        report = _quantize(src, scheme, out)
+        ckpt = open_checkpoint(str(out))
+        diffs = {d.name: d for d in run_job(
+            diff_checkpoints(ckpt, open_checkpoint(str(src)), quant_a=quant_layout(ckpt))
+        )}  # fmt: skip
+        for w in report.weights:
+            d, f = diffs[w.name], w.figures
+            ours = (f.max_abs, f.max_rel, f.rel_fro_err, f.sqnr_db, f.rms_rel_err)
+            theirs = (d.max_abs_diff, d.max_rel_diff, d.rel_fro_err, d.sqnr_db, d.rms_rel_err)
+            assert repr(ours) == repr(theirs), (scheme, w.name)  # repr: NaN equals NaN
+
+
 def test_a_diff_beside_quantized_weights_keeps_plain_pairs_in_float64(tmp_path: Path) -> None:
     """The quantized weights are measured as the preview measures them; a norm beside them
     is a plain pair, compared in float64 as diff compares any (F32 would say 1.0 here, and
@@ -97,8 +119,11 @@ def test_a_diff_beside_quantized_weights_keeps_plain_pairs_in_float64(tmp_path: 
     assert diffs[Q].quant == "pack-quantized" and diffs[Q].rel_fro_err is not None
 
 
-def test_the_preview_promises_what_the_save_writes(tmp_path: Path) -> None:
-    src = llama_folder(tmp_path / "src", dtype="F16")
+@pytest.mark.parametrize(("dtype", "non_finite"), [("F16", False), ("BF16", True), ("F32", True)])
+def test_the_preview_promises_what_the_save_writes(
+    tmp_path: Path, dtype: str, non_finite: bool
+) -> None:
+    src = llama_folder(tmp_path / "src", dtype=dtype, non_finite=non_finite)
     previews = run_job(preview_checkpoint(open_checkpoint(str(src)), list(SCHEMES.values())))
     for p in previews:
         out = tmp_path / p.scheme
