@@ -93,3 +93,20 @@ def test_a_large_output_or_a_workers_range_goes_after_what_is_batched():
     batch.flush()
     batch.flush()  # nothing left: no empty hand-off
     assert writes.puts == [[4096], [10], [12_345], [20]]
+
+
+def test_a_large_first_output_goes_out_on_its_own(tmp_path):
+    """Nothing batched yet: a 4 MiB output is handed to the writer alone, for the same file."""
+    rng = np.random.default_rng(3)
+    tensors = {
+        "big": rng.standard_normal(2 << 20).astype(np.float32),
+        "small": np.arange(3, dtype=np.float32),
+    }
+    save_file(tensors, str(tmp_path / "m.safetensors"))
+    out = tmp_path / "o.safetensors"
+    with open_checkpoint(str(tmp_path / "m.safetensors")) as ckpt:
+        run_job(cast_checkpoint(ckpt, DTYPES["F16"], str(out), report=False, processes=0))
+    cast = load_file(str(out))
+    assert list(cast) == ["big", "small"]
+    for name, values in tensors.items():
+        assert np.array_equal(cast[name], values.astype(np.float16)), name
