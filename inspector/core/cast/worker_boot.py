@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 from typing import TYPE_CHECKING
 
 from ..platform.signals import sigint_blocked, unblock_sigint
@@ -25,6 +26,8 @@ if TYPE_CHECKING:
     from concurrent.futures import Executor, ProcessPoolExecutor
 
 BLAS_THREADS_ENV = "OPENBLAS_NUM_THREADS"
+# the resource tracker's warning when it removes the semaphores of a program that was killed
+_TRACKER_LEAK_WARNING = "ignore:resource_tracker:UserWarning"
 
 
 def single_threaded_blas() -> None:
@@ -60,6 +63,7 @@ def spawn_workers(n: int) -> ProcessPoolExecutor:
     from concurrent.futures import ProcessPoolExecutor
     from multiprocessing import resource_tracker
 
+    _quiet_tracker()  # before the pool's queues start the tracker
     with signals_held():  # the pool starts a thread of its own
         pool = ProcessPoolExecutor(
             n, mp_context=multiprocessing.get_context("spawn"), initializer=boot_worker
@@ -70,6 +74,15 @@ def spawn_workers(n: int) -> ProcessPoolExecutor:
             for _ in range(n):  # a pool starts a process per task while none is idle
                 pool.submit(os.getpid)
     return pool
+
+
+def _quiet_tracker() -> None:
+    """After a ``kill -9`` (the OOM killer, a closed terminal) multiprocessing's resource
+    tracker removes the dead program's semaphores, as it should, and prints a Python warning
+    that they "leaked" on the user's terminal. It starts with this interpreter's ``-W``
+    options (``sys.warnoptions``): this one keeps that warning, and only it, quiet there."""
+    if _TRACKER_LEAK_WARNING not in sys.warnoptions:
+        sys.warnoptions.append(_TRACKER_LEAK_WARNING)
 
 
 _early: tuple[ProcessPoolExecutor, int] | None = None  # the pool start_workers_early started
