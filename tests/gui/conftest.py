@@ -105,3 +105,43 @@ def loaded(qtbot, window, model_file):
     with qtbot.waitSignals([window.loaded, window.details_ready], timeout=20_000):
         window.open_path(str(model_file))
     return window
+
+
+@pytest.fixture
+def controller_parts(qtbot, settings):
+    """(session, window controller, cast controller, page) around a bare QMainWindow that
+    only hosts the widgets: the controllers with no MainWindow."""
+    from PySide6.QtWidgets import QMainWindow
+
+    from inspector.gui.cast_controller import CastController
+    from inspector.gui.controller import WindowController
+    from inspector.gui.job_bar import JobBar
+    from inspector.gui.job_runner import JobRunner
+    from inspector.gui.message_bar import MessageBar
+    from inspector.gui.tensor_page import TensorPage
+    from inspector.gui.window_actions import WindowActions
+    from inspector.gui.window_views import WindowViews
+    from inspector.session import Session
+
+    host = QMainWindow()  # not our window: it has none of MainWindow's methods or signals
+    qtbot.addWidget(host)
+    actions = WindowActions(host)
+    box = actions.build_toolbar(host, "F32")
+    page, bar = TensorPage(), MessageBar()
+    host.setCentralWidget(page)
+    session, runner = Session(DTYPES["F32"]), JobRunner(host)
+    views = WindowViews(
+        page=page,
+        job_bar=JobBar(host.statusBar(), runner.cancel),
+        message_bar=bar,
+        actions=actions,
+        target_box=box,
+        status_bar=host.statusBar(),
+        settings=settings,
+        dialog_parent=host,
+    )
+    window = WindowController(session, runner, views, parent=host)
+    cast = CastController(session, runner, views, parent=host)
+    yield session, window, cast, page
+    runner.shutdown(10_000)
+    session.close()

@@ -6,54 +6,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-import pytest
 from safetensors.numpy import load_file
 
 from inspector.core.dtypes import DTYPES
 
 
-@pytest.fixture
-def parts(qtbot, settings):
-    from PySide6.QtWidgets import QMainWindow
-
-    from inspector.gui.cast_controller import CastController
-    from inspector.gui.controller import WindowController
-    from inspector.gui.job_bar import JobBar
-    from inspector.gui.job_runner import JobRunner
-    from inspector.gui.message_bar import MessageBar
-    from inspector.gui.tensor_page import TensorPage
-    from inspector.gui.window_actions import WindowActions
-    from inspector.gui.window_views import WindowViews
-    from inspector.session import Session
-
-    host = QMainWindow()  # not our window: it has none of MainWindow's methods or signals
-    qtbot.addWidget(host)
-    actions = WindowActions(host)
-    box = actions.build_toolbar(host, "F32")
-    page, bar = TensorPage(), MessageBar()
-    host.setCentralWidget(page)
-    session, runner = Session(DTYPES["F32"]), JobRunner(host)
-    views = WindowViews(
-        page=page,
-        job_bar=JobBar(host.statusBar(), runner.cancel),
-        message_bar=bar,
-        actions=actions,
-        target_box=box,
-        status_bar=host.statusBar(),
-        settings=settings,
-        dialog_parent=host,
-    )
-    window = WindowController(session, runner, views, parent=host)
-    cast = CastController(session, runner, views, parent=host)
-    yield session, window, cast, page
-    runner.shutdown(10_000)
-    session.close()
-
-
 def test_opening_through_the_controller_alone_fills_the_page_and_asks_the_window_to_show_it(
-    qtbot, parts, model_file: Path
+    qtbot, controller_parts, model_file: Path
 ):
-    session, window, _cast, page = parts
+    session, window, _cast, page = controller_parts
     shown: list[str] = []
     window.shown.connect(shown.append)
     with qtbot.waitSignal(window.loaded, timeout=20_000) as got:
@@ -65,9 +26,9 @@ def test_opening_through_the_controller_alone_fills_the_page_and_asks_the_window
 
 
 def test_a_cast_to_another_dtype_asks_for_that_target_and_offers_to_open_the_output(
-    qtbot, parts, model_file: Path, tmp_path: Path
+    qtbot, controller_parts, model_file: Path, tmp_path: Path
 ):
-    session, window, cast, page = parts
+    session, window, cast, page = controller_parts
     with qtbot.waitSignal(window.loaded, timeout=20_000):
         window.open_path(str(model_file))
     written: list[str] = []
