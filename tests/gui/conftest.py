@@ -145,3 +145,19 @@ def controller_parts(qtbot, settings):
     yield session, window, cast, page
     runner.shutdown(10_000)
     session.close()
+
+
+@pytest.fixture
+def zh_cn():
+    """The window's strings in Chinese for the test (the translator removed after)."""
+    from PySide6.QtWidgets import QApplication
+
+    from inspector.gui.i18n import install_translator, qm_path
+
+    if not qm_path("zh_CN").is_file():
+        pytest.fail("the zh_CN translation is not built: run `make` (pyside6-lrelease)")
+    app = QApplication.instance()
+    assert install_translator(app, "zh_CN") == "zh_CN"
+    yield
+    for t in app.property("inspector_translators") or []:
+        app.removeTranslator(t)

@@ -150,3 +150,47 @@ def test_a_cast_of_a_file_no_longer_shown_says_so_and_offers_its_output(
     with qtbot.waitSignal(cast.open_requested) as asked:
         bar.action.click()
     assert asked.args == [str(out)]
+
+
+def test_what_the_controller_says_is_chinese_in_zh_cn(
+    qtbot, zh_cn, controller_parts, model_file: Path, big_file: Path, tmp_path: Path
+):
+    """Each message in zh_CN: a string looked up under another context stays English."""
+    _session, window, cast, _page = controller_parts
+    labels: list[str] = []
+    cast.runner.sig_job_started.connect(labels.append)
+    _open(qtbot, window, model_file)
+    with qtbot.waitSignal(cast.cast_done, timeout=30_000):
+        cast.start_cast(str(tmp_path / "out.safetensors"), DTYPES["F16"], ())
+    bar = cast.views.message_bar
+    assert labels == ["正在转换为 F16"]
+    assert re.fullmatch(
+        r"已保存 out\.safetensors，用时 \d+\.\d 秒：20 个张量转换为 F16，其中 \d+ 个无损。",
+        bar.text,
+    ), bar.text
+    assert bar.action.text() == "打开保存的文件"
+    qtbot.waitUntil(lambda: not cast.runner.busy, timeout=5000)
+
+    missing = tmp_path / "no" / "x.safetensors"
+    with qtbot.waitSignal(cast.cast_failed, timeout=10_000) as failed:
+        cast.start_cast(str(missing), DTYPES["F16"], ())
+    box = cast.error_box
+    assert box.windowTitle() == "转换失败"
+    assert box.text() == f"无法保存 {failed.args[0]}"
+    assert box.informativeText() == "没有写入任何文件。"
+    box.close()
+    qtbot.waitUntil(lambda: not cast.runner.busy, timeout=5000)
+
+    _open(qtbot, window, big_file)
+    with qtbot.waitSignal(cast.cast_cancelled, timeout=30_000):
+        cast.start_cast(str(tmp_path / "big.F16.safetensors"), DTYPES["F16"], ())
+        cast.runner.cancel()
+    assert cast.views.status_bar.currentMessage() == "转换已取消：没有写入任何文件。"
+    qtbot.waitUntil(lambda: not cast.runner.busy, timeout=5000)
+
+    out = tmp_path / "big.F32.safetensors"
+    with qtbot.waitSignal(cast.cast_done, timeout=60_000):
+        cast.start_cast(str(out), DTYPES["F32"], ())
+        _open(qtbot, window, model_file)
+    assert bar.text == "已保存 big.F32.safetensors（转换的 checkpoint 已不在当前窗口中）。"
+    assert bar.action.text() == "打开保存的文件"

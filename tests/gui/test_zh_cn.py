@@ -7,11 +7,9 @@ from __future__ import annotations
 import html
 import re
 
-import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QAbstractButton,
-    QApplication,
     QComboBox,
     QLabel,
     QLineEdit,
@@ -20,7 +18,6 @@ from PySide6.QtWidgets import (
 )
 
 from inspector.core.dtypes import DTYPES
-from inspector.gui.i18n import install_translator, qm_path
 from inspector.gui.tensor_columns import Col
 
 # words that stay as they are in Chinese ML writing, and units
@@ -74,17 +71,6 @@ def untranslated(text: str, data_names: set[str]) -> list[str]:
             continue
         left.append(word)
     return left
-
-
-@pytest.fixture
-def zh_cn():
-    if not qm_path("zh_CN").is_file():
-        pytest.fail("the zh_CN translation is not built: run `make` (pyside6-lrelease)")
-    app = QApplication.instance()
-    assert install_translator(app, "zh_CN") == "zh_CN"
-    yield
-    for t in app.property("inspector_translators") or []:
-        app.removeTranslator(t)
 
 
 def test_no_visible_string_is_left_in_english(
