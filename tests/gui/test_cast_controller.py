@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QMessageBox
 
 from inspector.core.dtypes import DTYPES
 from inspector.core.opening import open_checkpoint
+from inspector.gui.tensor_columns import Col
 
 
 def _open(qtbot, window, path: Path) -> None:
@@ -21,7 +22,7 @@ def _open(qtbot, window, path: Path) -> None:
 def test_a_saved_cast_says_what_it_wrote_and_offers_to_open_it(
     qtbot, controller_parts, model_file: Path, tmp_path: Path
 ):
-    session, window, cast, _page = controller_parts
+    session, window, cast, page = controller_parts
     bar = cast.views.message_bar
     _open(qtbot, window, model_file)
     out = tmp_path / "out.safetensors"
@@ -37,6 +38,15 @@ def test_a_saved_cast_says_what_it_wrote_and_offers_to_open_it(
         bar.text,
     )
     assert said is not None, bar.text
+    assert float(said.group(1)) < 600  # the time since the job started
+    # the page shows the measured errors: a column, the cells, the precision tab
+    by_name = {r.name: r for r in report.tensors}
+    f64 = by_name["encoder.layer.1.attention.self.query.weight"]
+    assert f64.from_ == "F64" and f64.max_rel_err > 0
+    assert not page.table.isColumnHidden(Col.CAST_ERR)
+    row = page.model.row_of(f64.name)
+    assert page.model.index(row, Col.CAST_ERR).data() == f"{f64.max_rel_err:.3g}"
+    assert page.plots_tabs.currentWidget() is page.plots_tabs.precision_panel
     assert bar.kind == "ok" and bar.action.text() == "Open the saved file"
     with qtbot.waitSignal(cast.open_requested) as asked:
         bar.action.click()
@@ -114,6 +124,7 @@ def test_the_dialog_suggests_the_fp32_norms_then_remembers_the_patterns_used_per
     _open(qtbot, window, model_file)
     dlg = cast.open_dialog(keep)
     assert dlg is cast.dialog and dlg.isVisible() and dlg.keep_edit.text() == ""
+    assert dlg.parent() is cast.views.dialog_parent
     dlg.reject()
     session.set_target(DTYPES["BF16"])
     dlg = cast.open_dialog(keep)
@@ -146,7 +157,7 @@ def test_a_cast_of_a_file_no_longer_shown_says_so_and_offers_its_output(
     bar = cast.views.message_bar
     assert bar.text == "Saved big.F32.safetensors (cast of a checkpoint no longer shown)."
     assert bar.kind == "ok" and bar.action.text() == "Open the saved file"
-    assert session.cast is None
+    assert session.cast is None and page.table.isColumnHidden(Col.CAST_ERR)
     with qtbot.waitSignal(cast.open_requested) as asked:
         bar.action.click()
     assert asked.args == [str(out)]
