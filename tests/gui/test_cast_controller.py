@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
 import shiboken6
 from PySide6.QtWidgets import QMessageBox
 
@@ -47,6 +48,8 @@ def test_a_saved_cast_says_what_it_wrote_and_offers_to_open_it(
     row = page.model.row_of(f64.name)
     assert page.model.index(row, Col.CAST_ERR).data() == f"{f64.max_rel_err:.3g}"
     assert page.plots_tabs.currentWidget() is page.plots_tabs.precision_panel
+    idx = [t.name for t in session.checkpoint.tensors].index(f64.name)
+    assert page.plots_tabs.precision_plot.values[idx] == pytest.approx(f64.max_rel_err)
     assert bar.kind == "ok" and bar.action.text() == "Open the saved file"
     with qtbot.waitSignal(cast.open_requested) as asked:
         bar.action.click()
