@@ -33,6 +33,7 @@ from .parser import PROG, UsageError, _build_gui_parser, _build_sub_parser
 from .signals import (
     StoppedAfterWriting,
     Terminated,
+    handlers_given_back,
     ignore_further_signals,
     install_signal_handlers,
 )
@@ -82,6 +83,13 @@ COMMANDS = {
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line in this program: the signal handlers it sets while the command runs
+    (and ignores while a stopped one ends) are the program's own again when it returns."""
+    with handlers_given_back():
+        return _main(argv)
+
+
+def _main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if sys.stdout is None or sys.stderr is None:  # started with stdout/stderr closed (>&-)
         return _no_stream()
@@ -164,7 +172,7 @@ def console_main() -> int:
     from ..core.cast.worker_policy import allow_worker_processes
 
     allow_worker_processes()
-    code = main()
+    code = _main()  # not main(): the program ends here, its signals stay ignored
     ignore_further_signals()  # done: a Ctrl-C now would only turn a finished run into a kill
     return code
 

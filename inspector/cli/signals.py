@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Iterator
 
 from ..core.platform.signals import interrupting_signals, termination_signals
 
@@ -46,3 +47,19 @@ def ignore_further_signals() -> None:
     for sig in interrupting_signals():
         with contextlib.suppress(ValueError, OSError):  # not the main thread
             signal.signal(sig, signal.SIG_IGN)
+
+
+@contextlib.contextmanager
+def handlers_given_back() -> Iterator[None]:
+    """A library call of ``main()`` (a script, a notebook, a test): the handlers the command
+    installs or ignores are the program's own again when it returns."""
+    import signal
+
+    saved = [(sig, signal.getsignal(sig)) for sig in interrupting_signals()]
+    try:
+        yield
+    finally:
+        for sig, handler in saved:
+            # not the main thread, or a handler not set from Python (getsignal gave None)
+            with contextlib.suppress(ValueError, OSError, TypeError):
+                signal.signal(sig, handler)

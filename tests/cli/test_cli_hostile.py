@@ -119,14 +119,16 @@ def test_ctrl_c_while_the_program_loads_exits_quietly():
 
 def test_more_ctrl_c_while_the_program_ends_on_one_change_nothing():
     """A user pressing Ctrl-C again and again: after the one that stopped the command, the rest
-    arrived while it exited, and Python printed "lost sys.stderr" and died of SIGINT."""
+    arrived while it exited, and Python printed "lost sys.stderr" and died of SIGINT. (The
+    program's entry: a library call of main() gives the caller its handlers back.)"""
     code = (
         "import os, signal, sys\n"
         "from inspector.cli import dispatch as cli\n"
         "def pressed(args):\n"
         "    raise KeyboardInterrupt\n"
         "cli.COMMANDS['list'] = pressed\n"
-        "code = cli.main(['list', 'x.safetensors'])\n"
+        "sys.argv = ['checkpoint-inspector', 'list', 'x.safetensors']\n"
+        "code = cli.console_main()\n"
         "for _ in range(3):\n"
         "    os.kill(os.getpid(), signal.SIGINT)\n"
         "sys.exit(code)\n"
@@ -134,6 +136,53 @@ def test_more_ctrl_c_while_the_program_ends_on_one_change_nothing():
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=ENV)
     assert p.returncode == 130
     assert one_error_line(p.stderr).endswith("interrupted; nothing was written")
+
+
+@pytest.fixture
+def own_handlers():
+    """A program's own handler on each signal the command line takes over (put back after)."""
+    from inspector.core.platform.signals import interrupting_signals
+
+    def handler(signum, frame):  # pragma: no cover - never delivered
+        raise AssertionError(signum)
+
+    sigs = interrupting_signals()
+    previous = {s: signal.signal(s, handler) for s in sigs}
+    try:
+        yield {s: handler for s in sigs}
+    finally:
+        for s, h in previous.items():
+            signal.signal(s, h)
+
+
+def now_installed(sigs) -> dict:
+    return {s: signal.getsignal(s) for s in sigs}
+
+
+def test_a_library_call_stopped_by_ctrl_c_gives_the_program_its_handlers_back(
+    own_handlers, capsys, monkeypatch
+):
+    """main() called from a program (a notebook, a script, a test) and stopped by Ctrl-C left
+    SIGINT, SIGTERM and SIGHUP ignored in that program for good: a later Ctrl-C did nothing.
+    Only the installed command ignores them while it exits."""
+    from inspector.cli import dispatch
+
+    def pressed(args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setitem(dispatch.COMMANDS, "list", pressed)
+    code, out, err = run(capsys, "list", "x.safetensors")
+    assert (code, out) == (130, "")
+    assert one_error_line(err).endswith("interrupted; nothing was written")
+    assert now_installed(own_handlers) == own_handlers
+
+
+def test_a_library_call_gives_the_program_its_sigterm_handler_back(own_handlers, src, capsys):
+    """A finished library call of main() left its SIGTERM/SIGHUP handler in the program: a
+    SIGTERM long after raised the command line's Terminated wherever the program was."""
+    code, _, err = run(capsys, "list", src)
+    assert (code, err) == (0, "")
+    assert now_installed(own_handlers) == own_handlers
 
 
 def test_ctrl_c_after_the_output_was_written_does_not_say_nothing_was(src, tmp_path):
