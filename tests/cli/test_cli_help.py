@@ -136,7 +136,7 @@ def test_version(capsys):
 @pytest.mark.parametrize(
     "argv, said",
     [
-        (["--screenshot", "o.png"], "--screenshot needs a PATH to load"),
+        (["--screenshot", "{tmp}/o.png"], "--screenshot needs a PATH to load"),
         (["--target", "F12", "m.safetensors"], "argument --target: unknown dtype 'F12'"),
         (["a", "b"], "unrecognized arguments: b (see checkpoint-inspector --help)"),
         (
@@ -155,8 +155,8 @@ def test_version(capsys):
         ),
     ],
 )
-def test_usage_errors_are_one_line(capsys, argv, said):
-    code = main(argv)
+def test_usage_errors_are_one_line(tmp_path, capsys, argv, said):
+    code = main([a.format(tmp=tmp_path) for a in argv])
     out, err = capsys.readouterr()
     assert (code, out) == (2, "")
     if argv[0] == "--target":  # then what parse_dtype says it accepts

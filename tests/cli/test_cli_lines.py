@@ -109,6 +109,7 @@ def test_list_names_a_pickles_values_and_its_top_level_one(tmp_path, capsys):
     """A pickle's non-tensor leaves under their names; a list's items by index."""
     torch.save({"w": torch.ones(2), "epoch": 3, "lr": 0.5}, tmp_path / "d.pt")
     torch.save([torch.ones(2), 7], tmp_path / "l.pt")
+    torch.save({"w": torch.ones(2), "": 3}, tmp_path / "e.pt")
     assert lines_of(capsys, "list", tmp_path / "d.pt")[-3:] == [
         "2 value(s) that are not tensors (listed, not written by cast):",
         "  epoch = 3",
@@ -118,6 +119,7 @@ def test_list_names_a_pickles_values_and_its_top_level_one(tmp_path, capsys):
         "1 value(s) that are not tensors (listed, not written by cast):",
         "  1 = 7",
     ]
+    assert lines_of(capsys, "list", tmp_path / "e.pt")[-1] == "  (top level) = 3"
 
 
 # -- check, and a model folder's config.json ------------------------------------------------------
@@ -342,32 +344,40 @@ def test_scan_of_a_folder_lists_each_file_and_sums_up(tmp_path, capsys):
     save_arrays(s / "w.safetensors", [("w", F32, np.ones(2, np.float32))])
     index = {"weight_map": {"w": "../other.safetensors"}}
     (s / "model.safetensors.index.json").write_text(json.dumps(index))
+    sub_index = {"weight_map": {"w": "../../other.safetensors"}}
+    (s / "sub" / "model.safetensors.index.json").write_text(json.dumps(sub_index))
     (s / "broken.pt").write_bytes(b"\x80\x02garbage")
+    (s / "evil.pkl").write_bytes(b"\x80\x02cos\nsystem\nq\x00.")
     rebuilds = [
         "  torch._utils._rebuild_tensor_v2  tensor      ×1",
         "  torch.FloatStorage               tensor      ×1",
         "  collections.OrderedDict          container   ×1",
     ]
     lines = lines_of(capsys, "scan", s, code=1)
-    finding = "  FINDING: its weight_map names '../other.safetensors' ("  # then the path, clipped
-    assert lines[7].startswith(finding) and lines[7].endswith(
-        "), outside the scanned folder: a loader would read it from there; not scanned"
-    )
-    assert lines[:7] + lines[8:] == [
+    # the resolved path of each index's shard is clipped to 80 characters
+    said = "), outside the scanned folder: a loader would read it from there; not scanned"
+    assert [(line.split(" (")[0], line.endswith(said)) for line in lines if "FINDING" in line] == [
+        ("  FINDING: its weight_map names '../other.safetensors'", True),
+        ("  FINDING: its weight_map names '../../other.safetensors'", True),
+    ]
+    assert [line for line in lines if "FINDING" not in line] == [
         "broken.pt  (pickle)",
         "  unreadable: pickle ends in the middle of a text argument (truncated or corrupt)",
         "clean.pt  (torch zip)",
         *rebuilds,
+        "evil.pkl  (pickle)",
+        "  os.system   REFUSED     ×1",
         "model.safetensors.index.json  (index)",
         "w.safetensors  (safetensors)",
         "  data only: no code",
         "sub/bad.pt  (torch zip)",
         *rebuilds,
         "  argparse.Namespace               REFUSED     ×1",
+        "sub/model.safetensors.index.json  (index)",
         "2 other file(s): not checkpoints, nothing torch would run",
-        "1 finding: torch would read these files otherwise than this tool, or run code through "
+        "2 findings: torch would read these files otherwise than this tool, or run code through "
         "them; nothing was executed",
-        "1 import(s) outside the allowlist: argparse.Namespace; nothing was executed",
+        "2 import(s) outside the allowlist: argparse.Namespace, os.system; nothing was executed",
     ]
     code, out, _ = run(capsys, "scan", s, "--json")
     doc = json.loads(out)
@@ -951,3 +961,150 @@ def test_an_error_line_longer_than_400_characters_is_clipped(tmp_path, capsys):
         code, _, err = run(capsys, "quantize", tmp_path, "--scheme", scheme)
         line = err.removeprefix("checkpoint-inspector: error: ")
         assert (code, len(line), line.count("...")) == (2, 401, int(clipped))
+
+
+def test_list_stats_of_a_folder_marks_tensors_kept_on_purpose(tmp_path, capsys):
+    m = _llama_folder(tmp_path / "m")
+    assert lines_of(capsys, "list", m, "--stats")[3] == (
+        "model.norm.weight             F32      [4]             F32 on purpose?         1"
+        "         1         1         0     0     0"
+    )
+
+
+def test_list_stats_of_weights_it_cannot_dequantize_says_why(tmp_path, capsys):
+    """AWQ "gemv": the weight's row and its stored tensors, no numbers under its name."""
+    from tests.quant_folders import folder, gptq_tensors
+
+    qc = {"quant_method": "awq", "bits": 4, "group_size": 32, "version": "gemv"}
+    folder(tmp_path / "awq", gptq_tensors()[:-1], qc)
+    lines = lines_of(capsys, "list", tmp_path / "awq", "--stats")
+    assert lines[1].endswith("quantized: int4 packed in I32, group 32, scales F16")
+    assert lines[2].startswith("  └ model.layers.0.mlp.up_proj.qweight  I32 ")
+    assert lines[-1] == (
+        "quantized values not shown: AWQ version 'gemv' packs its weights in a layout not read "
+        "yet; a cast would write its codes as values, so it is refused"
+    )
+
+
+def test_cast_names_three_tensors_of_a_kind_without_more(tmp_path, capsys):
+    src = tmp_path / "r.safetensors"
+    save_arrays(src, [(f"t{i}", F32, np.array([1e6 * (i + 1)], np.float32)) for i in range(3)])
+    lines = lines_of(capsys, "cast", src, "--target", "F16", "-o", tmp_path / "o.safetensors")
+    assert lines[1] == "  3 values overflowed to ±inf or were saturated: t2 (1), t1 (1), t0 (1)"
+
+
+def test_diff_rows_of_a_shape_mismatch_and_of_an_exactly_dequantized_weight(tmp_path, capsys):
+    a, b = tmp_path / "a.safetensors", tmp_path / "b.safetensors"
+    save_arrays(a, [("b", F32, np.zeros(2, np.float32))])
+    save_arrays(b, [("b", F64, np.zeros(3))])
+    assert lines_of(capsys, "diff", a, b, code=1) == [
+        "shape_mismatch  b   (F32 vs F64) [2] vs [3]",
+        "different: 1 shape_mismatch",
+    ]
+    from tests.quant_folders import deepseek_folder
+
+    deepseek_folder(tmp_path / "ds")
+    assert run(capsys, "cast", tmp_path / "ds", "--target", "F32", "-o", tmp_path / "f32")[0] == 0
+    assert lines_of(capsys, "diff", tmp_path / "ds", tmp_path / "f32") == [
+        "dtype_only      model.layers.0.mlp.up_proj.weight  max abs 0, max rel 0, rel Frobenius 0,"
+        " SQNR inf dB (fp8)",
+        "dtype_only      model.norm.weight  max abs 0, max rel 0 (BF16 vs F32)",
+        "dtype_only      lm_head.weight  max abs 0, max rel 0 (BF16 vs F32)",
+        "equal: 3 dtype_only",
+    ]
+
+
+def test_the_window_without_a_display_or_a_path_is_one_line(capsys, monkeypatch):
+    import sys
+
+    monkeypatch.setattr(sys, "platform", "linux")
+    for name in ("QT_QPA_PLATFORM", "DISPLAY", "WAYLAND_DISPLAY"):
+        monkeypatch.delenv(name, raising=False)
+    code, out, err = run(capsys)
+    assert (code, out) == (2, "")
+    assert err.startswith(
+        "checkpoint-inspector: error: no display to open the window on (DISPLAY and "
+        "WAYLAND_DISPLAY are unset); use the subcommands (checkpoint-inspector list PATH)"
+    )
+
+
+def test_stdout_and_stderr_both_closed_is_exit_2_without_a_word(mixed, monkeypatch):
+    import sys
+    import types
+
+    from inspector.cli import dispatch
+
+    def closed(fd, data):
+        raise OSError(9, "Bad file descriptor")
+
+    monkeypatch.setattr(sys, "stdout", None)
+    monkeypatch.setattr(dispatch, "os", types.SimpleNamespace(write=closed))
+    assert main(["list", str(mixed)]) == 2
+
+
+def test_a_command_stopped_in_another_thread_exits_130(tmp_path, capsys, monkeypatch):
+    """main() called from a thread (a program's worker): the handlers it may not set there are
+    left alone, and a Ctrl-C still ends it with 130."""
+    import threading
+
+    from inspector.cli import dispatch
+
+    def pressed(args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setitem(dispatch.COMMANDS, "list", pressed)
+    codes = []
+    thread = threading.Thread(target=lambda: codes.append(main(["list", "x.safetensors"])))
+    thread.start()
+    thread.join()
+    assert codes == [130]
+    assert (
+        capsys.readouterr().err == "checkpoint-inspector: error: interrupted; nothing was written\n"
+    )
+
+
+def test_diff_of_weights_it_cannot_dequantize_compares_them_as_stored(tmp_path, capsys):
+    """AWQ "gemv" is not read yet: its qweight, scales, zeros and g_idx are compared tensor by
+    tensor (dequantizing them would misread the codes)."""
+    from tests.quant_folders import folder, gptq_tensors
+
+    qc = {"quant_method": "awq", "bits": 4, "group_size": 32, "version": "gemv"}
+    folder(tmp_path / "awq", gptq_tensors()[:-1], qc)
+    assert lines_of(capsys, "diff", tmp_path / "awq", tmp_path / "awq") == ["equal: 4 equal"]
+
+
+def test_sigterm_after_the_output_was_written_says_so_and_exits_143(
+    mixed, tmp_path, capsys, monkeypatch
+):
+    import signal
+
+    from inspector.cli.signals import Terminated
+    from inspector.core.save.writer import AtomicWriter
+
+    commit = AtomicWriter.commit
+
+    def terminated(self):
+        commit(self)
+        raise Terminated(signal.SIGTERM)
+
+    monkeypatch.setattr(AtomicWriter, "commit", terminated)
+    out = tmp_path / "o.safetensors"
+    code, stdout, err = run(capsys, "cast", mixed, "--target", "F16", "-o", out)
+    assert (code, stdout) == (143, "")
+    assert err == (
+        f"checkpoint-inspector: error: stopped by SIGTERM after {out} was written; it is complete\n"
+    )
+
+
+def test_ctrl_c_after_a_folder_output_was_replaced_says_it_was_written(
+    tmp_path, capsys, monkeypatch
+):
+    """An output folder that existed: its entries (names and inodes) tell a replaced one."""
+    m, out = _llama_folder(tmp_path / "m"), tmp_path / "out"
+    assert run(capsys, "cast", m, "-o", out)[0] == 0
+    _ctrl_c_at_commit(monkeypatch, after=True)
+    code, stdout, err = run(capsys, "cast", m, "--target", "F16", "-o", out)
+    assert (code, stdout) == (130, "")
+    assert (
+        err == f"checkpoint-inspector: error: interrupted after {out} was written; it is complete\n"
+    )
