@@ -10,8 +10,6 @@ from inspector.core.model_folder.findings import TEMPLATES, Severity, finding
 from inspector.core.model_folder.lint import lint_path
 from inspector.gui.lint_texts import LINT_TEMPLATES, finding_text, severity_text
 
-from .test_zh_cn import zh_cn  # noqa: F401 - the fixture
-
 
 def test_the_window_marks_every_template_lint_writes():
     assert sorted(LINT_TEMPLATES) == sorted(TEMPLATES.values())
@@ -36,7 +34,7 @@ def test_a_finding_reads_in_english_without_a_translator(qapp):
     assert severity_text(Severity.WARNING) == "warning"
 
 
-def test_a_finding_reads_in_chinese_in_zh_cn(qapp, zh_cn):  # noqa: F811
+def test_a_finding_reads_in_chinese_in_zh_cn(qapp, zh_cn):
     f = finding(Severity.WARNING, "nan_inf", "nan_inf", ["a"], n=12345)
     assert finding_text(f) == "含有 NaN 或 ±inf 值的张量：12,345"
     assert severity_text(Severity.ERROR) == "错误"
