@@ -81,6 +81,8 @@ def _quiet_tracker() -> None:
     tracker removes the dead program's semaphores, as it should, and prints a Python warning
     that they "leaked" on the user's terminal. It starts with this interpreter's ``-W``
     options (``sys.warnoptions``): this one keeps that warning, and only it, quiet there."""
+    if getattr(sys, "frozen", False):  # a bundle's executable takes no interpreter options
+        return
     if _TRACKER_LEAK_WARNING not in sys.warnoptions:
         sys.warnoptions.append(_TRACKER_LEAK_WARNING)
 
