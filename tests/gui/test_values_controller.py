@@ -1,0 +1,165 @@
+"""The Values and Heatmap tabs' controller, with no MainWindow: a tab is read only while it is
+open and once per tensor, an empty tensor and a failed read say so, no selection empties both,
+and the heatmap's caption says what its cells hold."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from inspector.core.dtypes import DTYPES
+from inspector.core.heatmap import Heatmap
+from inspector.core.save.writer import save_arrays
+from inspector.gui.values_controller import heatmap_title
+
+F32 = DTYPES["F32"]
+
+
+@pytest.fixture
+def tabs(qtbot, controller_parts):
+    """(session, window controller, values controller, details pane)."""
+    from inspector.gui.values_controller import ValuesController
+
+    session, window, _cast, page = controller_parts
+    values = ValuesController(session, window.runner, page, parent=page)
+    return session, window, values, page.details
+
+
+@pytest.fixture
+def small_file(tmp_path: Path) -> Path:
+    rng = np.random.default_rng(3)
+    path = tmp_path / "small.safetensors"
+    save_arrays(
+        path,
+        [
+            ("a", F32, rng.standard_normal((10, 12)).astype(np.float32)),
+            ("b", F32, rng.standard_normal((5, 7)).astype(np.float32)),
+            ("empty", F32, np.zeros((0, 4), np.float32)),
+        ],
+    )
+    return path
+
+
+def _open(qtbot, window, path: Path) -> None:
+    with qtbot.waitSignal(window.loaded, timeout=20_000):
+        window.open_path(str(path))
+
+
+def _count(signal) -> list[str]:
+    seen: list[str] = []
+    signal.connect(seen.append)
+    return seen
+
+
+def test_a_tab_is_read_only_while_open_and_once_per_tensor(qtbot, tabs, small_file: Path):
+    session, window, values, pane = tabs
+    _open(qtbot, window, small_file)
+    got_values, got_heatmaps = _count(values.values_ready), _count(values.heatmap_ready)
+    ckpt = session.checkpoint
+    pane.view_tabs.setCurrentIndex(0)  # the histograms: neither tab asks
+    session.select(ckpt["b"])
+    assert pane.heatmap_view.caption.text() == "computing…"
+    qtbot.wait(300)
+    assert got_values == [] and got_heatmaps == []
+    with qtbot.waitSignal(values.values_ready, timeout=20_000):
+        pane.view_tabs.setCurrentWidget(pane.values_view)
+    assert pane.values_view.caption.text() == "rows 0–4 of 5, columns 0–6 of 7"
+    assert np.array_equal(pane.values_view.model.slice.values, ckpt.view(ckpt["b"]))
+    with qtbot.waitSignal(values.heatmap_ready, timeout=20_000):
+        pane.view_tabs.setCurrentWidget(pane.heatmap_view)
+    assert pane.heatmap_view.caption.text() == "5 × 7 values"
+    # back to a tab this tensor was read for: not read again
+    pane.view_tabs.setCurrentWidget(pane.values_view)
+    pane.view_tabs.setCurrentWidget(pane.heatmap_view)
+    qtbot.wait(300)
+    assert got_values == ["b"] and got_heatmaps == ["b"]
+    # a new tensor while the heatmap is open: the heatmap is read at once
+    with qtbot.waitSignal(values.heatmap_ready, timeout=20_000):
+        session.select(ckpt["a"])
+    assert pane.heatmap_view.caption.text() == "10 × 12 values"
+    assert np.array_equal(pane.heatmap_view.plot.heatmap.values, ckpt.view(ckpt["a"]))
+    assert got_values == ["b"]
+
+
+def test_an_empty_tensor_says_no_values_in_both_tabs(qtbot, tabs, small_file: Path):
+    session, window, values, pane = tabs
+    _open(qtbot, window, small_file)
+    pane.view_tabs.setCurrentWidget(pane.values_view)
+    with qtbot.waitSignal(values.values_ready, timeout=20_000):
+        session.select(session.checkpoint["empty"])
+    assert pane.values_view.caption.text() == "No values"
+    assert pane.values_view.model.rowCount() == 0
+    with qtbot.waitSignal(values.heatmap_ready, timeout=20_000):
+        pane.view_tabs.setCurrentWidget(pane.heatmap_view)
+    assert pane.heatmap_view.caption.text() == "No values"
+    assert pane.heatmap_view.plot.heatmap is None
+
+
+def test_no_selection_empties_both_tabs_and_a_mode_change_reads_nothing(
+    qtbot, tabs, small_file: Path
+):
+    session, window, values, pane = tabs
+    _open(qtbot, window, small_file)
+    pane.view_tabs.setCurrentWidget(pane.heatmap_view)
+    with qtbot.waitSignal(values.heatmap_ready, timeout=20_000):
+        session.select(session.checkpoint["a"])
+    session.select(None)
+    assert pane.heatmap_view.caption.text() == "" and pane.heatmap_view.plot.heatmap is None
+    assert pane.values_view.caption.text() == "" and pane.values_view.lead_spins == []
+    got = _count(values.heatmap_ready)
+    pane.heatmap_view.set_mode("mean")
+    pane.view_tabs.setCurrentWidget(pane.values_view)
+    qtbot.wait(300)
+    assert got == [] and pane.heatmap_view.caption.text() == ""
+    # the mode of the selected tensor's heatmap changes: computing, then drawn again
+    pane.view_tabs.setCurrentWidget(pane.heatmap_view)
+    session.select(session.checkpoint["b"])
+    qtbot.waitUntil(lambda: got == ["b"], timeout=20_000)
+    with qtbot.waitSignal(values.heatmap_ready, timeout=20_000):
+        pane.heatmap_view.set_mode("peak")
+        assert pane.heatmap_view.caption.text() == "computing…"
+    assert pane.heatmap_view.plot.heatmap.mode == "peak"
+
+
+def test_a_file_truncated_in_place_says_why_values_and_heatmap_are_unavailable(
+    qtbot, tabs, small_file: Path
+):
+    session, window, values, pane = tabs
+    _open(qtbot, window, small_file)
+    os.truncate(small_file, 100)
+    why = f"{small_file}: file was truncated on disk since it was opened; reopen it"
+    pane.view_tabs.setCurrentWidget(pane.values_view)
+    with qtbot.waitSignal(values.values_ready, timeout=20_000):
+        session.select(session.checkpoint["b"])
+    assert pane.values_view.caption.text() == f"Values unavailable: {why}"
+    with qtbot.waitSignal(values.heatmap_ready, timeout=20_000):
+        pane.view_tabs.setCurrentWidget(pane.heatmap_view)
+    assert pane.heatmap_view.caption.text() == f"Heatmap unavailable: {why}"
+
+
+def _heatmap(values: np.ndarray, rows: int, cols: int, nonfinite: int = 0) -> Heatmap:
+    bad = np.zeros(values.shape, np.int64)
+    bad.flat[0] = nonfinite
+    return Heatmap("w", rows, cols, values, bad, "peak")
+
+
+def test_the_heatmap_caption_says_what_the_cells_hold():
+    one_each = _heatmap(np.ones((3, 4)), 3, 4)
+    assert heatmap_title(one_each) == "3 × 4 values"
+    assert heatmap_title(one_each, weight=object()) == "3 × 4 values, dequantized"
+    assert heatmap_title(_heatmap(np.ones((2, 2)), 2000, 3000)) == ("2,000 × 3,000 in 2 × 2 cells")
+    assert heatmap_title(_heatmap(np.ones((3, 2000)), 3, 2000)) == "3 × 2,000 values"
+    # a few outliers: colours stop at the quantile, the caption gives the largest
+    cells = np.ones((20, 20))
+    cells[0, 0] = 100.0
+    assert heatmap_title(_heatmap(cells, 20, 20)) == (
+        "20 × 20 values · colours saturate beyond ±1 (a few cells reach 100)"
+    )
+    with_nan = np.ones((2, 2))
+    with_nan[1, 1] = np.nan
+    assert heatmap_title(_heatmap(with_nan, 4000, 4000, nonfinite=1234)) == (
+        "4,000 × 4,000 in 2 × 2 cells · 1,234 NaN or inf not drawn (grey: a block of nothing else)"
+    )
