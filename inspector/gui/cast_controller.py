@@ -110,10 +110,18 @@ class CastController(QObject):
             lossless = sum(1 for r in changed if r.lossless)
             elapsed = time.monotonic() - self.runner.job_started_at
             self.views.message_bar.show_message(
-                translate(
-                    "Controller",
-                    "Saved {name} in {secs} s: {n} tensors cast to {target}, {lossless} of them "
-                    "lossless.",
+                (
+                    translate(
+                        "Controller",
+                        "Saved {name} in {secs} s: 1 tensor cast to {target}, {lossless} of them "
+                        "lossless.",
+                    )
+                    if len(changed) == 1
+                    else translate(
+                        "Controller",
+                        "Saved {name} in {secs} s: {n} tensors cast to {target}, {lossless} of "
+                        "them lossless.",
+                    )
                 ).format(
                     name=name,
                     secs=f"{elapsed:.1f}",

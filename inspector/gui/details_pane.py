@@ -330,8 +330,10 @@ class DetailsPane(QWidget):
                     "DetailsPane", "Every changed value overflowed ({n}): no finite error"
                 ).format(n=f"{ba.overflowed:,}")
             elif ba.overflowed:
-                message = translate(
-                    "DetailsPane", "{n} values overflowed; the others are exact"
+                message = (
+                    translate("DetailsPane", "1 value overflowed; the others are exact")
+                    if ba.overflowed == 1
+                    else translate("DetailsPane", "{n} values overflowed; the others are exact")
                 ).format(n=f"{ba.overflowed:,}")
             else:
                 message = translate(

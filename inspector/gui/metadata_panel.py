@@ -51,13 +51,21 @@ class MetadataPanel(CaptionTree):
         entries = list((metadata or {}).items())
         scalar = translate("MetadataPanel", "{name} (scalar)")
         entries += [(scalar.format(name=k), repr(v)) for k, v in scalars.items()]
-        caption = (  # a cast writes safetensors, which has no place for GGUF's key/values
-            translate(
-                "MetadataPanel", "{what}: {n} entries, as saved (a cast does not carry them)."
+        one = len(entries) == 1
+        if gguf:  # a cast writes safetensors, which has no place for GGUF's key/values
+            caption = (
+                translate("MetadataPanel", "{what}: 1 entry, as saved (a cast does not carry it).")
+                if one
+                else translate(
+                    "MetadataPanel", "{what}: {n} entries, as saved (a cast does not carry them)."
+                )
             )
-            if gguf
-            else translate("MetadataPanel", "{what}: {n} entries, as saved (cast keeps them).")
-        )
+        else:
+            caption = (
+                translate("MetadataPanel", "{what}: 1 entry, as saved (cast keeps it).")
+                if one
+                else translate("MetadataPanel", "{what}: {n} entries, as saved (cast keeps them).")
+            )
         self.caption.setText(caption.format(what=what, n=f"{len(entries):,}"))
         for key, value in entries[:_SHOWN]:
             text = value if isinstance(value, str) else repr(value)

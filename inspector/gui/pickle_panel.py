@@ -94,7 +94,9 @@ def unknown_objects_text(ckpt: Checkpoint) -> str:
     ).format(names=shown)
     unread = unread_tensors(ckpt)
     if unread:
-        text += " " + translate(
-            "PicklePanel", "{n} tensors whose rebuild needs them were not read."
+        text += " " + (
+            translate("PicklePanel", "1 tensor whose rebuild needs them was not read.")
+            if len(unread) == 1
+            else translate("PicklePanel", "{n} tensors whose rebuild needs them were not read.")
         ).format(n=f"{len(unread):,}")
     return " " + text

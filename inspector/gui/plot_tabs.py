@@ -112,10 +112,18 @@ class PlotTabs(QTabWidget):
         )
         out = os.path.basename(cast.output_path.rstrip(os.sep))
         self.precision_panel.set_caption(
-            translate(
-                "PlotTabs",
-                "<b>{n} tensors cast to {target}</b> ({out}): {lossless} lossless · "
-                "overflow {o} · underflow {u} · NaN {nan}",
+            (
+                translate(
+                    "PlotTabs",
+                    "<b>1 tensor cast to {target}</b> ({out}): {lossless} lossless · "
+                    "overflow {o} · underflow {u} · NaN {nan}",
+                )
+                if n_changed == 1
+                else translate(
+                    "PlotTabs",
+                    "<b>{n} tensors cast to {target}</b> ({out}): {lossless} lossless · "
+                    "overflow {o} · underflow {u} · NaN {nan}",
+                )
             ).format(
                 n=n_changed,
                 target=rep.target,
@@ -152,10 +160,20 @@ class PlotTabs(QTabWidget):
         worst = report.worst(1)
         src = report.bytes_in or 1
         self.precision_panel.set_caption(
-            translate(
-                "PlotTabs",
-                "<b>{scheme} would write {size} ({ratio} of the source)</b>: SQNR median {median}, "
-                "worst {worst} ({name}) · {n} weights quantized, {skipped} left as they are",
+            (
+                translate(
+                    "PlotTabs",
+                    "<b>{scheme} would write {size} ({ratio} of the source)</b>: SQNR median "
+                    "{median}, worst {worst} ({name}) · 1 weight quantized, {skipped} left as "
+                    "they are",
+                )
+                if len(report.weights) == 1
+                else translate(
+                    "PlotTabs",
+                    "<b>{scheme} would write {size} ({ratio} of the source)</b>: SQNR median "
+                    "{median}, worst {worst} ({name}) · {n} weights quantized, {skipped} left as "
+                    "they are",
+                )
             ).format(
                 scheme=report.scheme,
                 size=format_bytes(report.bytes_out),

@@ -158,9 +158,16 @@ class QuantizeController(QObject):
     def _on_saved(self, report: QuantizeReport, out: str) -> None:
         elapsed = time.monotonic() - self.runner.job_started_at
         self.views.message_bar.show_message(
-            translate(
-                "QuantizeController",
-                "Saved {name} in {secs} s: {n} weights quantized with {scheme}, {size}.",
+            (
+                translate(
+                    "QuantizeController",
+                    "Saved {name} in {secs} s: 1 weight quantized with {scheme}, {size}.",
+                )
+                if len(report.weights) == 1
+                else translate(
+                    "QuantizeController",
+                    "Saved {name} in {secs} s: {n} weights quantized with {scheme}, {size}.",
+                )
             ).format(
                 name=os.path.basename(out.rstrip(os.sep)),
                 secs=f"{elapsed:.1f}",

@@ -194,10 +194,18 @@ class QuantizeDialog(QDialog):
         n = max((len(r.weights) for r in reports), default=0)
         skipped = max((len(r.skipped) for r in reports), default=0)
         self.status.setText(
-            translate(
-                "QuantizeDialog",
-                "{n} Linear weights measured, {skipped} left as they are; source {size}. "
-                "Click a scheme to see its error per weight in the precision tab.",
+            (
+                translate(
+                    "QuantizeDialog",
+                    "1 Linear weight measured, {skipped} left as they are; source {size}. "
+                    "Click a scheme to see its error per weight in the precision tab.",
+                )
+                if n == 1
+                else translate(
+                    "QuantizeDialog",
+                    "{n} Linear weights measured, {skipped} left as they are; source {size}. "
+                    "Click a scheme to see its error per weight in the precision tab.",
+                )
             ).format(n=n, skipped=skipped, size=format_bytes(src))
         )
         self._ignore_measured = self.ignore

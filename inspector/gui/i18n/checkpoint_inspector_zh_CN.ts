@@ -401,32 +401,37 @@
     </message>
     <message>
         <location filename="../cast_controller.py" line="101"/>
-        <location filename="../cast_controller.py" line="125"/>
+        <location filename="../cast_controller.py" line="133"/>
         <source>Open the saved file</source>
         <translation>打开保存的文件</translation>
     </message>
     <message>
-        <location filename="../cast_controller.py" line="113"/>
+        <location filename="../cast_controller.py" line="114"/>
+        <source>Saved {name} in {secs} s: 1 tensor cast to {target}, {lossless} of them lossless.</source>
+        <translation>已保存 {name}，用时 {secs} 秒：1 个张量转换为 {target}，其中 {lossless} 个无损。</translation>
+    </message>
+    <message>
+        <location filename="../cast_controller.py" line="120"/>
         <source>Saved {name} in {secs} s: {n} tensors cast to {target}, {lossless} of them lossless.</source>
         <translation>已保存 {name}，用时 {secs} 秒：{n} 个张量转换为 {target}，其中 {lossless} 个无损。</translation>
     </message>
     <message>
-        <location filename="../cast_controller.py" line="134"/>
+        <location filename="../cast_controller.py" line="142"/>
         <source>Cast failed</source>
         <translation>转换失败</translation>
     </message>
     <message>
-        <location filename="../cast_controller.py" line="135"/>
+        <location filename="../cast_controller.py" line="143"/>
         <source>Could not save {what}</source>
         <translation>无法保存 {what}</translation>
     </message>
     <message>
-        <location filename="../cast_controller.py" line="138"/>
+        <location filename="../cast_controller.py" line="146"/>
         <source>Nothing was written.</source>
         <translation>没有写入任何文件。</translation>
     </message>
     <message>
-        <location filename="../cast_controller.py" line="145"/>
+        <location filename="../cast_controller.py" line="153"/>
         <source>Cast cancelled: nothing was written.</source>
         <translation>转换已取消：没有写入任何文件。</translation>
     </message>
@@ -694,12 +699,17 @@
         <translation>所有改变的值都溢出了（{n} 个）：没有有限误差</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="333"/>
+        <location filename="../details_pane.py" line="334"/>
+        <source>1 value overflowed; the others are exact</source>
+        <translation>1 个值溢出；其余完全一致</translation>
+    </message>
+    <message>
+        <location filename="../details_pane.py" line="336"/>
         <source>{n} values overflowed; the others are exact</source>
         <translation>{n} 个值溢出；其余完全一致</translation>
     </message>
     <message>
-        <location filename="../details_pane.py" line="337"/>
+        <location filename="../details_pane.py" line="339"/>
         <source>100% exact: every saved value equals the original</source>
         <translation>100% 一致：所有保存值都等于原始值</translation>
     </message>
@@ -1196,12 +1206,22 @@ Shift+drop a second checkpoint to compare against it.</source>
         <translation>{name}（标量）</translation>
     </message>
     <message>
-        <location filename="../metadata_panel.py" line="55"/>
+        <location filename="../metadata_panel.py" line="57"/>
+        <source>{what}: 1 entry, as saved (a cast does not carry it).</source>
+        <translation>{what}：1 项，按保存时显示（转换不会保留它）。</translation>
+    </message>
+    <message>
+        <location filename="../metadata_panel.py" line="59"/>
         <source>{what}: {n} entries, as saved (a cast does not carry them).</source>
         <translation>{what}：{n} 项，按保存时显示（转换不会保留它们）。</translation>
     </message>
     <message>
-        <location filename="../metadata_panel.py" line="59"/>
+        <location filename="../metadata_panel.py" line="65"/>
+        <source>{what}: 1 entry, as saved (cast keeps it).</source>
+        <translation>{what}：1 项，与保存时相同（转换会保留）。</translation>
+    </message>
+    <message>
+        <location filename="../metadata_panel.py" line="67"/>
         <source>{what}: {n} entries, as saved (cast keeps them).</source>
         <translation>{what}：{n} 项，与保存时相同（转换会保留）。</translation>
     </message>
@@ -1292,7 +1312,12 @@ Shift+drop a second checkpoint to compare against it.</source>
         <translation>未执行的未知对象：{names}；仅保留为惰性占位符（见 Pickle 标签页）。torch.load(weights_only=True) 会拒绝此文件。</translation>
     </message>
     <message>
-        <location filename="../pickle_panel.py" line="97"/>
+        <location filename="../pickle_panel.py" line="98"/>
+        <source>1 tensor whose rebuild needs them was not read.</source>
+        <translation>1 个需要它们才能重建的张量未被读取。</translation>
+    </message>
+    <message>
+        <location filename="../pickle_panel.py" line="100"/>
         <source>{n} tensors whose rebuild needs them were not read.</source>
         <translation>{n} 个需要它们才能重建的张量未被读取。</translation>
     </message>
@@ -1357,7 +1382,7 @@ Shift+drop a second checkpoint to compare against it.</source>
     </message>
     <message>
         <location filename="../plot_tabs.py" line="73"/>
-        <location filename="../plot_tabs.py" line="226"/>
+        <location filename="../plot_tabs.py" line="244"/>
         <source>Lint</source>
         <translation>检查</translation>
     </message>
@@ -1372,47 +1397,57 @@ Shift+drop a second checkpoint to compare against it.</source>
         <translation>每个张量转换为 {target} 的相对误差：最大与典型</translation>
     </message>
     <message>
-        <location filename="../plot_tabs.py" line="115"/>
+        <location filename="../plot_tabs.py" line="116"/>
+        <source>&lt;b&gt;1 tensor cast to {target}&lt;/b&gt; ({out}): {lossless} lossless · overflow {o} · underflow {u} · NaN {nan}</source>
+        <translation>&lt;b&gt;1 个张量转换为 {target}&lt;/b&gt;（{out}）：{lossless} 个无损 · 上溢 {o} · 下溢 {u} · NaN {nan}</translation>
+    </message>
+    <message>
+        <location filename="../plot_tabs.py" line="122"/>
         <source>&lt;b&gt;{n} tensors cast to {target}&lt;/b&gt; ({out}): {lossless} lossless · overflow {o} · underflow {u} · NaN {nan}</source>
         <translation>&lt;b&gt;{n} 个张量转换为 {target}&lt;/b&gt;（{out}）：{lossless} 个无损 · 上溢 {o} · 下溢 {u} · NaN {nan}</translation>
     </message>
     <message>
-        <location filename="../plot_tabs.py" line="142"/>
+        <location filename="../plot_tabs.py" line="150"/>
         <source>Precision lost ({scheme} preview)</source>
         <translation>精度损失（{scheme} 预览）</translation>
     </message>
     <message>
-        <location filename="../plot_tabs.py" line="147"/>
+        <location filename="../plot_tabs.py" line="155"/>
         <source>{scheme}: relative Frobenius error per weight (preview)</source>
         <translation>{scheme}：每个权重的相对 Frobenius 误差（预览）</translation>
     </message>
     <message>
-        <location filename="../plot_tabs.py" line="155"/>
+        <location filename="../plot_tabs.py" line="164"/>
+        <source>&lt;b&gt;{scheme} would write {size} ({ratio} of the source)&lt;/b&gt;: SQNR median {median}, worst {worst} ({name}) · 1 weight quantized, {skipped} left as they are</source>
+        <translation>&lt;b&gt;{scheme} 将写出 {size}（源文件的 {ratio}）&lt;/b&gt;：SQNR 中位数 {median}，最差 {worst}（{name}）· 量化 1 个权重，{skipped} 个保持不变</translation>
+    </message>
+    <message>
+        <location filename="../plot_tabs.py" line="171"/>
         <source>&lt;b&gt;{scheme} would write {size} ({ratio} of the source)&lt;/b&gt;: SQNR median {median}, worst {worst} ({name}) · {n} weights quantized, {skipped} left as they are</source>
         <translation>&lt;b&gt;{scheme} 将写出 {size}（源文件的 {ratio}）&lt;/b&gt;：SQNR 中位数 {median}，最差 {worst}（{name}）· 量化 {n} 个权重，{skipped} 个保持不变</translation>
     </message>
     <message>
-        <location filename="../plot_tabs.py" line="182"/>
+        <location filename="../plot_tabs.py" line="200"/>
         <source>Relative Frobenius error of the dequantized weights vs {ref}</source>
         <translation>反量化权重相对 {ref} 的 Frobenius 相对误差</translation>
     </message>
     <message>
-        <location filename="../plot_tabs.py" line="191"/>
+        <location filename="../plot_tabs.py" line="209"/>
         <source>Max |Δ| per tensor vs {ref}</source>
         <translation>每个张量与 {ref} 的最大 |Δ|</translation>
     </message>
     <message>
-        <location filename="../plot_tabs.py" line="194"/>
+        <location filename="../plot_tabs.py" line="212"/>
         <source>&lt;b&gt;{n} differing from {ref}&lt;/b&gt; (worst max |Δ| {worst}), {equal} equal</source>
         <translation>&lt;b&gt;{n} 个张量与 {ref} 有差异&lt;/b&gt;（最大 |Δ| 为 {worst}），{equal} 个相同</translation>
     </message>
     <message>
-        <location filename="../plot_tabs.py" line="204"/>
+        <location filename="../plot_tabs.py" line="222"/>
         <source>, {n} within tolerance</source>
         <translation>，{n} 个在容差内</translation>
     </message>
     <message>
-        <location filename="../plot_tabs.py" line="224"/>
+        <location filename="../plot_tabs.py" line="242"/>
         <source>Lint ({n})</source>
         <translation>检查（{n}）</translation>
     </message>
@@ -1509,17 +1544,22 @@ Shift+drop a second checkpoint to compare against it.</source>
         <translation>量化已取消：没有写入任何文件。</translation>
     </message>
     <message>
-        <location filename="../quantize_controller.py" line="161"/>
+        <location filename="../quantize_controller.py" line="162"/>
+        <source>Saved {name} in {secs} s: 1 weight quantized with {scheme}, {size}.</source>
+        <translation>已保存 {name}，用时 {secs} 秒：1 个权重以 {scheme} 量化，{size}。</translation>
+    </message>
+    <message>
+        <location filename="../quantize_controller.py" line="167"/>
         <source>Saved {name} in {secs} s: {n} weights quantized with {scheme}, {size}.</source>
         <translation>已保存 {name}，用时 {secs} 秒：{n} 个权重以 {scheme} 量化，{size}。</translation>
     </message>
     <message>
-        <location filename="../quantize_controller.py" line="172"/>
+        <location filename="../quantize_controller.py" line="179"/>
         <source>Open the saved model</source>
         <translation>打开保存的模型</translation>
     </message>
     <message>
-        <location filename="../quantize_controller.py" line="180"/>
+        <location filename="../quantize_controller.py" line="187"/>
         <source>Quantize failed, nothing was written: {what}</source>
         <translation>量化失败，没有写入任何文件：{what}</translation>
     </message>
@@ -1597,12 +1637,17 @@ Shift+drop a second checkpoint to compare against it.</source>
         <translation>正在测量六种方案…（进度见下方）</translation>
     </message>
     <message>
-        <location filename="../quantize_dialog.py" line="197"/>
+        <location filename="../quantize_dialog.py" line="198"/>
+        <source>1 Linear weight measured, {skipped} left as they are; source {size}. Click a scheme to see its error per weight in the precision tab.</source>
+        <translation>已测量 1 个 Linear 权重，{skipped} 个保持不变；源文件 {size}。点击某个方案，可在精度标签页查看其每个权重的误差。</translation>
+    </message>
+    <message>
+        <location filename="../quantize_dialog.py" line="204"/>
         <source>{n} Linear weights measured, {skipped} left as they are; source {size}. Click a scheme to see its error per weight in the precision tab.</source>
         <translation>已测量 {n} 个 Linear 权重，{skipped} 个保持不变；源文件 {size}。点击某个方案，可在精度标签页查看其每个权重的误差。</translation>
     </message>
     <message>
-        <location filename="../quantize_dialog.py" line="250"/>
+        <location filename="../quantize_dialog.py" line="258"/>
         <source>Save the quantized model into folder</source>
         <translation>把量化后的模型保存到文件夹</translation>
     </message>
