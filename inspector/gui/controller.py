@@ -313,7 +313,10 @@ class WindowController(QObject):
                 text += translate(
                     "Controller", "; {n} only in one file or shaped differently"
                 ).format(n=d.n_unmatched)
-            self.views.message_bar.show_message(text + ".", "info")
+            # the full stop is the language's own (。 in Chinese)
+            self.views.message_bar.show_message(
+                translate("Controller", "{sentence}.").format(sentence=text), "info"
+            )
 
     # ---- jobs and view state ----------------------------------------------------------------
     def cancel_job(self) -> None:

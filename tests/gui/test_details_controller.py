@@ -187,3 +187,27 @@ def test_a_stale_statistics_answer_is_not_shown_on_the_next_tensor(qtbot, pane, 
     assert (pd.stats.min, pd.stats.max) == (b.min(), b.max())
     assert pd.heading.text().replace("\u200b", "") == second
     assert first not in ready
+
+
+def test_what_the_pane_says_is_chinese_in_zh_cn(
+    qtbot, zh_cn, pane, model_file: Path, tmp_path: Path
+):
+    """Each of the controller's messages in zh_CN: one looked up under another context stays
+    English."""
+    session, window, cast, details, page = pane
+    pd = page.details
+    _open(qtbot, window, details, model_file)
+    out = tmp_path / "out.safetensors"
+    with qtbot.waitSignal(cast.cast_done, timeout=30_000):
+        cast.start_cast(str(out), DTYPES["F16"], ("embeddings.LayerNorm.*",))
+    _select(qtbot, session, details, page, IDS)
+    assert pd.field("Cast") == "按原样写为 I64（非浮点）"
+    _select(qtbot, session, details, page, NORM)
+    assert pd.field("Cast") == "按原样写为 F32（被规则保留，或是 torch 无法精确转换的格式）"
+    os.truncate(out, 100)
+    _select(qtbot, session, details, page, KEY)
+    assert pd.error_plot.title.startswith(f"无法读取保存的文件：{out}")
+    with qtbot.waitSignal(cast.cast_done, timeout=30_000):
+        cast.start_cast(str(tmp_path / "f32.safetensors"), DTYPES["F32"], ())
+    _select(qtbot, session, details, page, "embeddings.LayerNorm.bias")
+    assert pd.field("Cast") == "按原样写为 F32（已是 F32）"

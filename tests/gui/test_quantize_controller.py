@@ -180,3 +180,44 @@ def test_opening_another_model_closes_the_dialog_and_drops_the_preview_tab(
     assert session.preview is None and not tabs.isTabVisible(1)
     assert qc.start_preview(()) is not None  # the model shown is measured
     qtbot.waitUntil(lambda: not window.runner.busy, timeout=60_000)
+
+
+def test_what_the_controller_says_is_chinese_in_zh_cn(
+    qtbot, zh_cn, parts, model: Path, tmp_path: Path
+):
+    """Each message in zh_CN: a string looked up under another context stays English."""
+    session, window, qc, _page = parts
+    bar, labels = window.views.message_bar, []
+    window.runner.sig_job_started.connect(labels.append)
+    assert qc.start_quantize("W4A16", str(tmp_path / "q"), ()) is None
+    assert bar.text == "当前显示的已是另一个 checkpoint；没有写入任何文件。请重新打开“量化…”。"
+    _open(qtbot, window, model)
+    with qtbot.waitSignal(qc.quantize_done, timeout=60_000):
+        qc.start_quantize("W4A16", str(tmp_path / "q"), ("lm_head",))
+    assert re.fullmatch(r"已保存 q，用时 \d+\.\d 秒：7 个权重以 W4A16 量化，.+。", bar.text), (
+        bar.text
+    )
+    assert bar.action.text() == "打开保存的模型"
+    qtbot.waitUntil(lambda: not window.runner.busy, timeout=5000)
+    out = tmp_path / "missing" / "q"
+    with qtbot.waitSignal(qc.quantize_failed, timeout=60_000) as failed:
+        qc.start_quantize("W4A16", str(out), ())
+    assert bar.text == f"量化失败，没有写入任何文件：{failed.args[0]}"
+    qtbot.waitUntil(lambda: not window.runner.busy, timeout=5000)
+    big = llama_folder(tmp_path / "big", layers=6, hidden=512, inter=1024)
+    _open(qtbot, window, big)
+    with qtbot.waitSignal(window.runner.sig_idle, timeout=60_000):
+        qc.start_quantize("W8A16", str(tmp_path / "q8"), ())
+        window.runner.cancel()
+    assert window.views.status_bar.currentMessage() == "量化已取消：没有写入任何文件。"
+    with qtbot.waitSignal(window.runner.sig_job_progress, timeout=20_000):
+        dlg = qc.open_dialog()
+    with qtbot.waitSignal(window.runner.sig_idle, timeout=20_000):
+        window.runner.cancel()
+    assert dlg.status.text() == "<b>测量已取消。</b>"
+    assert labels == [
+        "正在量化为 W4A16",
+        "正在量化为 W4A16",
+        "正在量化为 W8A16",
+        "正在测量六种量化方案",
+    ]

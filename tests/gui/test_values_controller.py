@@ -163,3 +163,36 @@ def test_the_heatmap_caption_says_what_the_cells_hold():
     assert heatmap_title(_heatmap(with_nan, 4000, 4000, nonfinite=1234)) == (
         "4,000 × 4,000 in 2 × 2 cells · 1,234 NaN or inf not drawn (grey: a block of nothing else)"
     )
+
+
+def test_what_the_tabs_say_is_chinese_in_zh_cn(qtbot, zh_cn, tabs, small_file: Path):
+    """Each message in zh_CN: a string looked up under another context stays English."""
+    session, window, values, pane = tabs
+    _open(qtbot, window, small_file)
+    pane.view_tabs.setCurrentIndex(0)
+    session.select(session.checkpoint["a"])
+    assert pane.heatmap_view.caption.text() == "计算中…"
+    pane.view_tabs.setCurrentWidget(pane.values_view)
+    with qtbot.waitSignal(values.values_ready, timeout=20_000, check_params_cb="empty".__eq__):
+        session.select(session.checkpoint["empty"])
+    assert pane.values_view.caption.text() == "没有数值"
+    with qtbot.waitSignal(values.heatmap_ready, timeout=20_000, check_params_cb="empty".__eq__):
+        pane.view_tabs.setCurrentWidget(pane.heatmap_view)
+    assert pane.heatmap_view.caption.text() == "没有数值"
+    os.truncate(small_file, 100)
+    why = f"{small_file}: file was truncated on disk since it was opened; reopen it"
+    with qtbot.waitSignal(values.heatmap_ready, timeout=20_000, check_params_cb="b".__eq__):
+        session.select(session.checkpoint["b"])
+    assert pane.heatmap_view.caption.text() == f"热力图不可用：{why}"
+    with qtbot.waitSignal(values.values_ready, timeout=20_000, check_params_cb="b".__eq__):
+        pane.view_tabs.setCurrentWidget(pane.values_view)
+    assert pane.values_view.caption.text() == f"数值不可用：{why}"
+    cells = np.ones((20, 20))
+    cells[0, 0], cells[1, 1] = 100.0, np.nan
+    assert heatmap_title(_heatmap(cells, 20, 20, nonfinite=3), weight=object()) == (
+        "20 × 20 个值，已反量化 · 超出 ±1 的颜色饱和（少数格子达到 100） · 3 个 NaN 或 inf "
+        "未绘制（灰色：区块中只有这些值）"
+    )
+    assert heatmap_title(_heatmap(np.ones((2, 2)), 2000, 3000)) == (
+        "2,000 × 3,000，分为 2 × 2 个格子"
+    )

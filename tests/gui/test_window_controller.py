@@ -238,3 +238,58 @@ def test_the_chosen_target_is_the_sessions_and_is_remembered(
     box.setCurrentIndex(0)  # "from config.json": the config's dtype again
     assert session.target is DTYPES["BF16"] and box.currentIndex() == 0
     assert settings.value("target") == "F16"  # the remembered choice is the person's last
+
+
+def test_what_the_controller_says_is_chinese_in_zh_cn(
+    qtbot, zh_cn, controller_parts, model_file: Path, f32_file: Path, big_file: Path, tmp_path: Path
+):
+    """Each message in zh_CN: a string looked up under another context stays English."""
+    session, window, _cast, _page = controller_parts
+    views, bar = window.views, window.views.message_bar
+    missing = tmp_path / "nope.safetensors"
+    with qtbot.waitSignal(window.load_failed, timeout=20_000):
+        window.open_path(str(missing))
+        assert views.status_bar.currentMessage() == "正在打开 nope.safetensors…"
+    assert bar.text == f"无法打开 {missing}: no such file or folder"
+    _open(qtbot, window, model_file)
+    with qtbot.waitSignal(window.load_failed, timeout=20_000):
+        window.open_path(str(missing))
+    assert bar.text == f"无法打开 {missing}: no such file or folder — 仍显示之前的 checkpoint。"
+    with qtbot.waitSignal(window.diff_failed, timeout=20_000):
+        window.open_reference(str(missing))
+        assert views.status_bar.currentMessage() == "正在打开参考文件 nope.safetensors…"
+    assert bar.text == f"无法打开参考文件 {missing}: no such file or folder"
+    other = tmp_path / "other.safetensors"
+    save_arrays(other, [("classifier.bias", F32, np.ones(3, np.float32))])
+    with qtbot.waitSignal(window.diff_done, timeout=30_000):
+        window.open_reference(str(other))
+    d = session.diff_summary
+    assert bar.text == (
+        f"已与 other.safetensors 对比：{d.n_differ} 个张量有差异（最大 |Δ| 为 "
+        f"{d.worst_abs:.3g}），{d.n_equal} 个完全相同；20 个只存在于其中一个文件或形状不同。"
+    )
+    _open(qtbot, window, f32_file)
+    assert bar.text == "参考文件 other.safetensors 已清除：它是为上一个 checkpoint 选择的。"
+    assert bar.action.text() == "再次与 other.safetensors 对比"
+    window.runner.sig_job_queued.emit("统计")
+    assert views.status_bar.currentMessage() == "统计：等待正在运行的任务结束"
+    save_arrays(tmp_path / "b.safetensors", [("y", F32, np.ones(3, np.float32))])
+    with qtbot.waitSignal(window.load_failed, timeout=20_000):
+        window.open_path(str(tmp_path))
+    assert window.choice_dialog.windowTitle() == "打开哪个 checkpoint？"
+    assert window.choice_dialog.labelText() == "此文件夹包含多个 checkpoint。打开："
+    window.choice_dialog.reject()
+    ref = tmp_path / "ref" / "ref.safetensors"
+    ref.parent.mkdir()
+    rng = np.random.default_rng(9)
+    save_arrays(
+        ref,
+        [(f"layer.{i}.weight", DTYPES["F64"], rng.standard_normal((1024, 1024))) for i in range(8)],
+    )
+    _open(qtbot, window, big_file)
+    with qtbot.waitSignal(window.runner.sig_job_progress, timeout=20_000):
+        window.open_reference(str(ref))
+    assert window.views.job_bar.label.text().startswith("正在与 ref.safetensors 对比")
+    window.cancel_job()
+    qtbot.waitUntil(lambda: not window.runner.busy, timeout=20_000)
+    assert views.status_bar.currentMessage() == "对比已取消。"

@@ -390,6 +390,11 @@
         <translation>；{n} 个只存在于其中一个文件或形状不同</translation>
     </message>
     <message>
+        <location filename="../controller.py" line="318"/>
+        <source>{sentence}.</source>
+        <translation>{sentence}。</translation>
+    </message>
+    <message>
         <location filename="../cast_controller.py" line="85"/>
         <source>Casting to {target}</source>
         <translation>正在转换为 {target}</translation>
