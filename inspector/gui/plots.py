@@ -103,6 +103,13 @@ class Plot(pg.PlotWidget):
             for name in ("left", "bottom"):
                 pi.getAxis(name).setStyle(showValues=True)
 
+    def legend_labels(self) -> list[str]:
+        """The key's entries as shown (none while it is hidden)."""
+        leg = self._legend
+        if leg is None or not leg.isVisible():
+            return []
+        return [label.text for _sample, label in leg.items]
+
     def set_title(self, title: str) -> None:
         self._title = title
         self.getPlotItem().setTitle(title, color=self._text.name(), size="9pt")

@@ -114,8 +114,16 @@ def test_after_a_cast_the_pane_says_what_was_written_for_each_tensor(
     assert pd.field("Cast").endswith("\noverflow 0 · underflow 0 · NaN 0")
     assert pd.histogram.mode == "before_after"
     assert pd.histogram.title == "Values before / after the cast"
+    assert pd.histogram.legend_labels() == ["original F64", "saved F16"]
     saved = np.asarray(session.cast.output.get().view(QUERY))
     assert pd.histogram.after_item.getData()[1].sum() == saved.size
+    # seen before: the plots come from the cache, drawn before select returns
+    _select(qtbot, session, details, page, KEY)
+    ready: list[str] = []
+    details.details_ready.connect(ready.append)
+    page.sig_current_changed.emit(session.checkpoint[QUERY])
+    assert ready == [QUERY] and pd.histogram.mode == "before_after"
+    assert pd.histogram.legend_labels() == ["original F64", "saved F16"]
     # not cast: an int, a tensor kept by a pattern
     _select(qtbot, session, details, page, IDS)
     assert pd.field("Cast") == "written unchanged as I64 (not a float)"
@@ -211,3 +219,24 @@ def test_what_the_pane_says_is_chinese_in_zh_cn(
         cast.start_cast(str(tmp_path / "f32.safetensors"), DTYPES["F32"], ())
     _select(qtbot, session, details, page, "embeddings.LayerNorm.bias")
     assert pd.field("Cast") == "按原样写为 F32（已是 F32）"
+
+
+def test_a_comparison_shows_the_selected_tensors_reference_line(
+    qtbot, pane, model_file: Path, f32_file: Path
+):
+    session, window, _cast, details, page = pane
+    pd = page.details
+    _open(qtbot, window, details, model_file)
+    _select(qtbot, session, details, page, QUERY)
+    assert not pd.fields["Reference"].isVisibleTo(pd)
+    with qtbot.waitSignal(window.diff_done, timeout=30_000):
+        window.open_reference(str(f32_file))
+    d = session.diff_by_name[QUERY]
+    assert d.dtype_b == "F32" and d.max_abs_diff > 0
+    assert pd.fields["Reference"].isVisibleTo(pd)
+    assert pd.field("Reference").startswith("max |Δ| ")
+    assert pd.field("Reference").endswith(" (reference stores F32)")
+    marked = page.plots_tabs.diff_plot.selected_item.getData()
+    assert len(marked[0]) == 1  # the selected tensor's point is marked in the diff plot
+    _select(qtbot, session, details, page, IDS)
+    assert pd.field("Reference") == "equal values (reference stores I64)"
