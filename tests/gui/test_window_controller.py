@@ -293,3 +293,25 @@ def test_what_the_controller_says_is_chinese_in_zh_cn(
     window.cancel_job()
     qtbot.waitUntil(lambda: not window.runner.busy, timeout=20_000)
     assert views.status_bar.currentMessage() == "对比已取消。"
+
+
+def test_clearing_the_reference_cancels_its_running_comparison(
+    qtbot, controller_parts, big_file: Path, tmp_path: Path
+):
+    session, window, _cast, _page = controller_parts
+    ref = tmp_path / "ref.safetensors"
+    rng = np.random.default_rng(9)
+    save_arrays(
+        ref,
+        [(f"layer.{i}.weight", DTYPES["F64"], rng.standard_normal((1024, 1024))) for i in range(8)],
+    )
+    _open(qtbot, window, big_file)
+    done: list[object] = []
+    window.diff_done.connect(done.append)
+    with qtbot.waitSignal(window.runner.sig_job_progress, timeout=20_000):
+        window.open_reference(str(ref))
+    window.clear_reference()
+    assert session.reference is None
+    qtbot.waitUntil(lambda: not window.runner.busy, timeout=20_000)
+    assert window.views.status_bar.currentMessage() == "Comparison cancelled."
+    assert done == [] and session.diffs is None
