@@ -208,3 +208,66 @@ def test_what_the_controller_says_is_chinese_in_zh_cn(
         _open(qtbot, window, model_file)
     assert bar.text == "已保存 big.F32.safetensors（转换的 checkpoint 已不在当前窗口中）。"
     assert bar.action.text() == "打开保存的文件"
+
+
+def test_the_patterns_of_a_model_folder_are_remembered_under_the_folder_opened(
+    qtbot, controller_parts, tmp_path: Path, settings
+):
+    from PySide6.QtWidgets import QDialogButtonBox
+
+    from inspector.session import KeepGlobs
+    from tests.core.quantize.models import llama_folder
+
+    session, window, cast, _page = controller_parts
+    folder = llama_folder(tmp_path / "llama")
+    keep = KeepGlobs(settings)
+    _open(qtbot, window, folder)
+    assert session.path == str(folder) and session.checkpoint.path != str(folder)
+    dlg = cast.open_dialog(keep)
+    dlg.keep_edit.setText("*norm*")
+    dlg.out_edit.setText(str(tmp_path / "out"))  # a folder, as the source
+    with qtbot.waitSignal(cast.cast_done, timeout=30_000):
+        dlg.buttons.button(QDialogButtonBox.StandardButton.Ok).click()
+    assert keep.get(str(folder)) == "*norm*"
+    qtbot.waitUntil(lambda: not cast.runner.busy, timeout=5000)
+    _open(qtbot, window, folder)
+    dlg = cast.open_dialog(keep)
+    assert dlg.keep_edit.text() == "*norm*"
+    dlg.reject()
+
+
+def test_the_dialog_suggests_keeping_the_configs_modules_not_to_convert(
+    qtbot, controller_parts, tmp_path: Path, settings
+):
+    """config.json's modules_to_not_convert (a router gate kept in F32) join the fp32-norms
+    globs: a cast to BF16 would otherwise cast the gate."""
+    import json
+
+    import numpy as np
+
+    from inspector.core.model_folder.intended import FP32_NORMS
+    from inspector.core.save.writer import save_arrays
+    from inspector.session import KeepGlobs
+
+    session, window, cast, _page = controller_parts
+    folder = tmp_path / "moe"
+    folder.mkdir()
+    rng = np.random.default_rng(2)
+    save_arrays(
+        folder / "model.safetensors",
+        [
+            ("model.layers.0.mlp.gate.weight", DTYPES["F32"], rng.random((4, 8), np.float32)),
+            ("model.layers.0.mlp.up_proj.weight", DTYPES["BF16"],
+             rng.random((8, 8)).astype(DTYPES["BF16"].numpy)),
+        ],
+    )  # fmt: skip
+    config = {
+        "torch_dtype": "bfloat16",
+        "quantization_config": {"modules_to_not_convert": ["gate"]},
+    }
+    (folder / "config.json").write_text(json.dumps(config))
+    _open(qtbot, window, folder)
+    assert session.target is DTYPES["BF16"]
+    dlg = cast.open_dialog(KeepGlobs(settings))
+    assert dlg.keep_edit.text() == " ".join((*FP32_NORMS, "*gate*"))
+    dlg.reject()
