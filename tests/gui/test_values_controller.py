@@ -38,6 +38,7 @@ def small_file(tmp_path: Path) -> Path:
             ("a", F32, rng.standard_normal((10, 12)).astype(np.float32)),
             ("b", F32, rng.standard_normal((5, 7)).astype(np.float32)),
             ("empty", F32, np.zeros((0, 4), np.float32)),
+            ("one", F32, np.array([2.5], np.float32)),
         ],
     )
     return path
@@ -196,3 +197,41 @@ def test_what_the_tabs_say_is_chinese_in_zh_cn(qtbot, zh_cn, tabs, small_file: P
     assert heatmap_title(_heatmap(np.ones((2, 2)), 2000, 3000)) == (
         "2,000 × 3,000，分为 2 × 2 个格子"
     )
+
+
+def test_a_single_value_is_drawn_and_no_selection_reads_nothing(qtbot, tabs, small_file: Path):
+    session, window, values, pane = tabs
+    _open(qtbot, window, small_file)
+    pane.view_tabs.setCurrentWidget(pane.heatmap_view)
+    with qtbot.waitSignal(values.heatmap_ready, timeout=20_000, check_params_cb="one".__eq__):
+        session.select(session.checkpoint["one"])
+    assert pane.heatmap_view.caption.text() == "1 × 1 values"
+    assert pane.heatmap_view.plot.heatmap.values.tolist() == [[2.5]]
+    session.select(None)
+    asked = _count(values.values_ready)
+    pane.view_tabs.setCurrentWidget(pane.values_view)
+    pane.values_view.set_window((), 0, 0)  # the view asks; nothing is selected
+    qtbot.wait(300)
+    assert asked == [] and pane.values_view.caption.text() == ""
+
+
+def test_a_quantized_weights_values_and_heatmap_are_dequantized(qtbot, tabs, tmp_path: Path):
+    from tests.quant_folders import deepseek_folder
+
+    session, window, values, pane = tabs
+    made = deepseek_folder(tmp_path / "q")
+    _open(qtbot, window, tmp_path / "q")
+    name = "model.layers.0.mlp.up_proj.weight"
+    want = made["codes"].astype(np.float32) * np.repeat(np.repeat(made["scale"], 128, 0), 128, 1)
+    pane.view_tabs.setCurrentWidget(pane.values_view)
+    session.select(None)
+    with qtbot.waitSignal(values.values_ready, timeout=20_000, check_params_cb=name.__eq__):
+        session.select(session.checkpoint[name])
+    assert pane.values_view.caption.text().endswith(" · dequantized values")
+    assert np.array_equal(pane.values_view.model.slice.values, want[:64, :64])
+    with qtbot.waitSignal(values.heatmap_ready, timeout=20_000, check_params_cb=name.__eq__):
+        pane.view_tabs.setCurrentWidget(pane.heatmap_view)
+    rows, cols = want.shape
+    assert pane.heatmap_view.caption.text().startswith(f"{rows} × {cols}")
+    assert ", dequantized" in pane.heatmap_view.caption.text()
+    assert pane.heatmap_view.plot.heatmap.dequantized
