@@ -13,10 +13,11 @@ from PySide6.QtWidgets import QMessageBox
 from inspector.core.dtypes import DTYPES
 from inspector.core.opening import open_checkpoint
 from inspector.gui.tensor_columns import Col
+from tests.gui.waits import wait_ms
 
 
 def _open(qtbot, window, path: Path) -> None:
-    with qtbot.waitSignal(window.loaded, timeout=20_000):
+    with qtbot.waitSignal(window.loaded, timeout=wait_ms(20_000)):
         window.open_path(str(path))
 
 
@@ -27,7 +28,7 @@ def test_a_saved_cast_says_what_it_wrote_and_offers_to_open_it(
     bar = cast.views.message_bar
     _open(qtbot, window, model_file)
     out = tmp_path / "out.safetensors"
-    with qtbot.waitSignal(cast.cast_done, timeout=30_000) as done:
+    with qtbot.waitSignal(cast.cast_done, timeout=wait_ms(30_000)) as done:
         cast.start_cast(str(out), DTYPES["F16"], ())
     report = done.args[0]
     changed = [r for r in report.tensors if r.from_ != r.to]
@@ -62,7 +63,7 @@ def test_a_failed_cast_says_what_could_not_be_saved_and_that_nothing_was_written
     _session, window, cast, _page = controller_parts
     _open(qtbot, window, model_file)
     missing = tmp_path / "no" / "x.safetensors"
-    with qtbot.waitSignal(cast.cast_failed, timeout=10_000) as failed:
+    with qtbot.waitSignal(cast.cast_failed, timeout=wait_ms(10_000)) as failed:
         cast.start_cast(str(missing), DTYPES["F16"], ())
     msg = failed.args[0]
     assert msg == f"{missing}: folder {missing.parent} does not exist"
@@ -73,7 +74,7 @@ def test_a_failed_cast_says_what_could_not_be_saved_and_that_nothing_was_written
     assert box.text() == f"Could not save {msg}"
     assert box.informativeText() == "Nothing was written."
     box.close()  # and it goes: deleted on close
-    qtbot.waitUntil(lambda: not shiboken6.isValid(box), timeout=5000)
+    qtbot.waitUntil(lambda: not shiboken6.isValid(box), timeout=wait_ms(5000))
     assert not missing.parent.exists()
 
 
@@ -83,7 +84,7 @@ def test_a_cancelled_cast_says_nothing_was_written(
     _session, window, cast, _page = controller_parts
     _open(qtbot, window, big_file)
     out = tmp_path / "big.F16.safetensors"
-    with qtbot.waitSignal(cast.cast_cancelled, timeout=30_000):
+    with qtbot.waitSignal(cast.cast_cancelled, timeout=wait_ms(30_000)):
         assert cast.start_cast(str(out), DTYPES["F16"], ()) is not None
         cast.runner.cancel()
     status = cast.views.status_bar
@@ -101,7 +102,7 @@ def test_no_second_cast_or_dialog_while_one_runs_or_before_a_file_is_open(
     assert cast.open_dialog(keep) is None  # nothing open
     assert cast.start_cast(str(tmp_path / "a.safetensors"), DTYPES["F16"], ()) is None
     _open(qtbot, window, big_file)
-    with qtbot.waitSignal(cast.cast_cancelled, timeout=30_000):
+    with qtbot.waitSignal(cast.cast_cancelled, timeout=wait_ms(30_000)):
         assert cast.start_cast(str(tmp_path / "b.safetensors"), DTYPES["F16"], ()) is not None
         assert cast.start_cast(str(tmp_path / "c.safetensors"), DTYPES["F16"], ()) is None
         assert cast.open_dialog(keep) is None
@@ -134,7 +135,7 @@ def test_the_dialog_suggests_the_fp32_norms_then_remembers_the_patterns_used_per
     assert dlg.keep_edit.text() == " ".join(FP32_NORMS)
     dlg.keep_edit.setText("*inv_freq")
     dlg.out_edit.setText(str(tmp_path / "out.safetensors"))
-    with qtbot.waitSignal(cast.cast_done, timeout=30_000):
+    with qtbot.waitSignal(cast.cast_done, timeout=wait_ms(30_000)):
         dlg.buttons.button(QDialogButtonBox.StandardButton.Ok).click()
     written = {
         t.name: t.dtype.name for t in open_checkpoint(str(tmp_path / "out.safetensors")).tensors
@@ -142,7 +143,7 @@ def test_the_dialog_suggests_the_fp32_norms_then_remembers_the_patterns_used_per
     assert written["encoder.rotary.inv_freq"] == "F64"  # kept by the pattern
     assert written["embeddings.LayerNorm.weight"] == "BF16"
     assert keep.get(str(model_file)) == "*inv_freq"
-    qtbot.waitUntil(lambda: not cast.runner.busy, timeout=5000)
+    qtbot.waitUntil(lambda: not cast.runner.busy, timeout=wait_ms(5000))
     dlg = cast.open_dialog(keep)
     assert dlg.keep_edit.text() == "*inv_freq"
     dlg.reject()
@@ -154,7 +155,7 @@ def test_a_cast_of_a_file_no_longer_shown_says_so_and_offers_its_output(
     session, window, cast, page = controller_parts
     _open(qtbot, window, big_file)
     out = tmp_path / "big.F32.safetensors"
-    with qtbot.waitSignal(cast.cast_done, timeout=60_000):
+    with qtbot.waitSignal(cast.cast_done, timeout=wait_ms(60_000)):
         cast.start_cast(str(out), DTYPES["F32"], ())
         _open(qtbot, window, model_file)
     bar = cast.views.message_bar
@@ -174,7 +175,7 @@ def test_what_the_controller_says_is_chinese_in_zh_cn(
     labels: list[str] = []
     cast.runner.sig_job_started.connect(labels.append)
     _open(qtbot, window, model_file)
-    with qtbot.waitSignal(cast.cast_done, timeout=30_000):
+    with qtbot.waitSignal(cast.cast_done, timeout=wait_ms(30_000)):
         cast.start_cast(str(tmp_path / "out.safetensors"), DTYPES["F16"], ())
     bar = cast.views.message_bar
     assert labels == ["正在转换为 F16"]
@@ -183,27 +184,27 @@ def test_what_the_controller_says_is_chinese_in_zh_cn(
         bar.text,
     ), bar.text
     assert bar.action.text() == "打开保存的文件"
-    qtbot.waitUntil(lambda: not cast.runner.busy, timeout=5000)
+    qtbot.waitUntil(lambda: not cast.runner.busy, timeout=wait_ms(5000))
 
     missing = tmp_path / "no" / "x.safetensors"
-    with qtbot.waitSignal(cast.cast_failed, timeout=10_000) as failed:
+    with qtbot.waitSignal(cast.cast_failed, timeout=wait_ms(10_000)) as failed:
         cast.start_cast(str(missing), DTYPES["F16"], ())
     box = cast.error_box
     assert box.windowTitle() == "转换失败"
     assert box.text() == f"无法保存 {failed.args[0]}"
     assert box.informativeText() == "没有写入任何文件。"
     box.close()
-    qtbot.waitUntil(lambda: not cast.runner.busy, timeout=5000)
+    qtbot.waitUntil(lambda: not cast.runner.busy, timeout=wait_ms(5000))
 
     _open(qtbot, window, big_file)
-    with qtbot.waitSignal(cast.cast_cancelled, timeout=30_000):
+    with qtbot.waitSignal(cast.cast_cancelled, timeout=wait_ms(30_000)):
         cast.start_cast(str(tmp_path / "big.F16.safetensors"), DTYPES["F16"], ())
         cast.runner.cancel()
     assert cast.views.status_bar.currentMessage() == "转换已取消：没有写入任何文件。"
-    qtbot.waitUntil(lambda: not cast.runner.busy, timeout=5000)
+    qtbot.waitUntil(lambda: not cast.runner.busy, timeout=wait_ms(5000))
 
     out = tmp_path / "big.F32.safetensors"
-    with qtbot.waitSignal(cast.cast_done, timeout=60_000):
+    with qtbot.waitSignal(cast.cast_done, timeout=wait_ms(60_000)):
         cast.start_cast(str(out), DTYPES["F32"], ())
         _open(qtbot, window, model_file)
     assert bar.text == "已保存 big.F32.safetensors（转换的 checkpoint 已不在当前窗口中）。"
@@ -226,10 +227,10 @@ def test_the_patterns_of_a_model_folder_are_remembered_under_the_folder_opened(
     dlg = cast.open_dialog(keep)
     dlg.keep_edit.setText("*norm*")
     dlg.out_edit.setText(str(tmp_path / "out"))  # a folder, as the source
-    with qtbot.waitSignal(cast.cast_done, timeout=30_000):
+    with qtbot.waitSignal(cast.cast_done, timeout=wait_ms(30_000)):
         dlg.buttons.button(QDialogButtonBox.StandardButton.Ok).click()
     assert keep.get(str(folder)) == "*norm*"
-    qtbot.waitUntil(lambda: not cast.runner.busy, timeout=5000)
+    qtbot.waitUntil(lambda: not cast.runner.busy, timeout=wait_ms(5000))
     _open(qtbot, window, folder)
     dlg = cast.open_dialog(keep)
     assert dlg.keep_edit.text() == "*norm*"

@@ -12,6 +12,7 @@ import pytest
 from PySide6.QtWidgets import QApplication
 
 from inspector.core.dtypes import DTYPES
+from tests.gui.waits import wait_ms
 
 QUERY = "encoder.layer.1.attention.self.query.weight"  # F64
 KEY = "encoder.layer.1.attention.self.key.weight"  # F64
@@ -32,14 +33,16 @@ def pane(qtbot, controller_parts):
 
 def _open(qtbot, window, details, path: Path) -> None:
     """Open, and wait for the pane of the tensor the window selects at first."""
-    with qtbot.waitSignals([window.loaded, details.details_ready], timeout=20_000):
+    with qtbot.waitSignals([window.loaded, details.details_ready], timeout=wait_ms(20_000)):
         window.open_path(str(path))
 
 
 def _select(qtbot, session, details, page, name: str) -> None:
     """As the table does: the page's current-row signal, then the pane is drawn."""
     t = session.checkpoint[name]
-    with qtbot.waitSignal(details.details_ready, timeout=20_000, check_params_cb=name.__eq__):
+    with qtbot.waitSignal(
+        details.details_ready, timeout=wait_ms(20_000), check_params_cb=name.__eq__
+    ):
         page.sig_current_changed.emit(t)
     assert session.current is t
 
@@ -106,7 +109,7 @@ def test_after_a_cast_the_pane_says_what_was_written_for_each_tensor(
     _select(qtbot, session, details, page, QUERY)
     out = tmp_path / "out.safetensors"
     # the cast redraws the selected tensor with its before/after plots
-    with qtbot.waitSignals([cast.cast_done, details.details_ready], timeout=30_000):
+    with qtbot.waitSignals([cast.cast_done, details.details_ready], timeout=wait_ms(30_000)):
         cast.start_cast(str(out), DTYPES["F16"], ("embeddings.LayerNorm.*",))
     rep = session.cast.by_name[QUERY]
     assert rep.from_ == "F64" and rep.to == "F16" and not rep.lossless
@@ -139,7 +142,7 @@ def test_a_cast_to_the_dtype_a_tensor_has_says_already(
 ):
     session, window, cast, details, page = pane
     _open(qtbot, window, details, model_file)
-    with qtbot.waitSignal(cast.cast_done, timeout=30_000):
+    with qtbot.waitSignal(cast.cast_done, timeout=wait_ms(30_000)):
         cast.start_cast(str(tmp_path / "out.safetensors"), DTYPES["F32"], ())
     _select(qtbot, session, details, page, NORM)
     assert page.details.field("Cast") == "written unchanged as F32 (already F32)"
@@ -151,7 +154,7 @@ def test_a_saved_file_that_cannot_be_read_says_so_in_the_error_plot(
     session, window, cast, details, page = pane
     _open(qtbot, window, details, model_file)
     out = tmp_path / "out.safetensors"
-    with qtbot.waitSignal(cast.cast_done, timeout=30_000):
+    with qtbot.waitSignal(cast.cast_done, timeout=wait_ms(30_000)):
         cast.start_cast(str(out), DTYPES["F16"], ())
     os.truncate(out, 100)  # another program cut the saved file short
     _select(qtbot, session, details, page, KEY)
@@ -189,7 +192,9 @@ def test_a_stale_statistics_answer_is_not_shown_on_the_next_tensor(qtbot, pane, 
     ready: list[str] = []
     details.details_ready.connect(ready.append)
     page.sig_current_changed.emit(session.checkpoint[first])
-    with qtbot.waitSignal(details.details_ready, timeout=20_000, check_params_cb=second.__eq__):
+    with qtbot.waitSignal(
+        details.details_ready, timeout=wait_ms(20_000), check_params_cb=second.__eq__
+    ):
         page.sig_current_changed.emit(session.checkpoint[second])
     b = session.checkpoint.view(session.checkpoint[second])
     assert (pd.stats.min, pd.stats.max) == (b.min(), b.max())
@@ -206,7 +211,7 @@ def test_what_the_pane_says_is_chinese_in_zh_cn(
     pd = page.details
     _open(qtbot, window, details, model_file)
     out = tmp_path / "out.safetensors"
-    with qtbot.waitSignal(cast.cast_done, timeout=30_000):
+    with qtbot.waitSignal(cast.cast_done, timeout=wait_ms(30_000)):
         cast.start_cast(str(out), DTYPES["F16"], ("embeddings.LayerNorm.*",))
     _select(qtbot, session, details, page, IDS)
     assert pd.field("Cast") == "按原样写为 I64（非浮点）"
@@ -215,7 +220,7 @@ def test_what_the_pane_says_is_chinese_in_zh_cn(
     os.truncate(out, 100)
     _select(qtbot, session, details, page, KEY)
     assert pd.error_plot.title.startswith(f"无法读取保存的文件：{out}")
-    with qtbot.waitSignal(cast.cast_done, timeout=30_000):
+    with qtbot.waitSignal(cast.cast_done, timeout=wait_ms(30_000)):
         cast.start_cast(str(tmp_path / "f32.safetensors"), DTYPES["F32"], ())
     _select(qtbot, session, details, page, "embeddings.LayerNorm.bias")
     assert pd.field("Cast") == "按原样写为 F32（已是 F32）"
@@ -229,7 +234,7 @@ def test_a_comparison_shows_the_selected_tensors_reference_line(
     _open(qtbot, window, details, model_file)
     _select(qtbot, session, details, page, QUERY)
     assert not pd.fields["Reference"].isVisibleTo(pd)
-    with qtbot.waitSignal(window.diff_done, timeout=30_000):
+    with qtbot.waitSignal(window.diff_done, timeout=wait_ms(30_000)):
         window.open_reference(str(f32_file))
     d = session.diff_by_name[QUERY]
     assert d.dtype_b == "F32" and d.max_abs_diff > 0

@@ -11,12 +11,13 @@ from PySide6.QtCore import Qt
 
 from inspector.core.dtypes import DTYPES
 from inspector.core.save.writer import save_arrays
+from tests.gui.waits import wait_ms
 
 F32, F64 = DTYPES["F32"], DTYPES["F64"]
 
 
 def open_and_wait(qtbot, win, path) -> None:
-    with qtbot.waitSignals([win.loaded, win.details_ready], timeout=20_000):
+    with qtbot.waitSignals([win.loaded, win.details_ready], timeout=wait_ms(20_000)):
         win.open_path(str(path))
 
 
@@ -47,14 +48,14 @@ def test_folder_with_two_index_variants_offers_a_choice(qtbot, window, tmp_path)
     doc = json.dumps({"weight_map": {"x": "a.safetensors"}})
     (tmp_path / "model.safetensors.index.json").write_text(doc)
     (tmp_path / "model.safetensors.index.fp16.json").write_text(doc)
-    with qtbot.waitSignal(window.load_failed, timeout=20_000):
+    with qtbot.waitSignal(window.load_failed, timeout=wait_ms(20_000)):
         window.open_path(str(tmp_path))
     dialog = window.choice_dialog
     assert dialog.comboBoxItems() == [
         "model.safetensors.index.fp16.json",
         "model.safetensors.index.json",
     ]
-    with qtbot.waitSignal(window.loaded, timeout=20_000):
+    with qtbot.waitSignal(window.loaded, timeout=wait_ms(20_000)):
         dialog.textValueSelected.emit("model.safetensors.index.fp16.json")
     assert window.ckpt.path.endswith("model.safetensors.index.fp16.json")
 
@@ -64,12 +65,12 @@ def test_all_overflowed_tensor_never_shows_zero_error(qtbot, window, tmp_path):
     path = tmp_path / "big.safetensors"
     save_arrays(path, [("x", F32, np.full(8, 1e6, np.float32)), ("y", F32, np.ones(2, np.float32))])
     open_and_wait(qtbot, window, path)
-    with qtbot.waitSignal(window.cast_done, timeout=30_000):
+    with qtbot.waitSignal(window.cast_done, timeout=wait_ms(30_000)):
         window.start_cast(str(tmp_path / "out.safetensors"), target=DTYPES["F16"])
     rep = {r.name: r for r in window.cast_report.tensors}["x"]
     assert rep.overflow == 8 and rep.max_rel_err is None and not rep.lossless
     window.select_tensor("x")
-    qtbot.waitUntil(lambda: "overflow" in window.details.field("Cast"), timeout=10_000)
+    qtbot.waitUntil(lambda: "overflow" in window.details.field("Cast"), timeout=wait_ms(10_000))
     assert "every value overflowed" in window.details.field("Cast")
     assert " 0 " not in window.details.field("Cast").split("\n")[0]
 

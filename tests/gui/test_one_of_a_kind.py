@@ -12,10 +12,11 @@ from inspector.core.dtypes import DTYPES
 from inspector.core.save.writer import save_arrays
 from inspector.gui.metadata_panel import MetadataPanel
 from inspector.gui.plot_tabs import PlotTab
+from tests.gui.waits import wait_ms
 
 
 def _open(qtbot, window, path: Path) -> None:
-    with qtbot.waitSignal(window.loaded, timeout=20_000):
+    with qtbot.waitSignal(window.loaded, timeout=wait_ms(20_000)):
         window.open_path(str(path))
 
 
@@ -42,7 +43,7 @@ def test_one_tensor_cast_and_one_weight_quantized(qtbot, controller_parts, tmp_p
     rng = np.random.default_rng(0)
     save_arrays(path, [("layer.weight", DTYPES["F64"], rng.standard_normal((256, 256)))])
     _open(qtbot, window, path)
-    with qtbot.waitSignal(cast.cast_done, timeout=30_000):
+    with qtbot.waitSignal(cast.cast_done, timeout=wait_ms(30_000)):
         cast.start_cast(str(tmp_path / "out.safetensors"), DTYPES["F32"], ())
     bar = window.views.message_bar
     assert re.fullmatch(
@@ -54,14 +55,14 @@ def test_one_tensor_cast_and_one_weight_quantized(qtbot, controller_parts, tmp_p
 
     _open(qtbot, window, tmp_path / "out.safetensors")  # F32 now: quantizable
     qc = QuantizeController(session, window.runner, window.views, parent=page)
-    with qtbot.waitSignal(qc.preview_done, timeout=60_000):
+    with qtbot.waitSignal(qc.preview_done, timeout=wait_ms(60_000)):
         dlg = qc.open_dialog()
     assert dlg.status.text().startswith("1 Linear weight measured, 0 left as they are; ")
     assert " · 1 weight quantized, 0 left as they are" in (
         page.plots_tabs.precision_panel.caption.text()
     )
     dlg.reject()
-    qtbot.waitUntil(lambda: not window.runner.busy, timeout=5000)
-    with qtbot.waitSignal(qc.quantize_done, timeout=60_000):
+    qtbot.waitUntil(lambda: not window.runner.busy, timeout=wait_ms(5000))
+    with qtbot.waitSignal(qc.quantize_done, timeout=wait_ms(60_000)):
         qc.start_quantize("W8A16", str(tmp_path / "q"), ())
     assert re.fullmatch(r"Saved q in \d+\.\d s: 1 weight quantized with W8A16, .+\.", bar.text)

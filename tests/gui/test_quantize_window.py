@@ -10,6 +10,7 @@ import pytest
 
 from inspector.core.quantize.schemes import SCHEMES
 from tests.core.quantize.models import llama_folder
+from tests.gui.waits import wait_ms
 from tests.safetensors_bytes import tensor_bytes
 
 
@@ -19,13 +20,13 @@ def model(tmp_path: Path) -> Path:
 
 
 def open_model(qtbot, window, path: Path) -> None:
-    with qtbot.waitSignal(window.loaded, timeout=20_000):
+    with qtbot.waitSignal(window.loaded, timeout=wait_ms(20_000)):
         window.open_path(str(path))
 
 
 def previewed(qtbot, window):
     qc = window.quantize_controller
-    with qtbot.waitSignal(qc.preview_done, timeout=60_000):
+    with qtbot.waitSignal(qc.preview_done, timeout=wait_ms(60_000)):
         dlg = qc.open_dialog()
     assert dlg is not None
     return dlg
@@ -67,7 +68,7 @@ def test_save_writes_what_the_cli_writes(qtbot, window, model, tmp_path) -> None
     assert dlg.out_edit.text() == f"{model}-NVFP4A16"
     dlg.out_edit.setText(str(tmp_path / "win"))
     qc = window.quantize_controller
-    with qtbot.waitSignal(qc.quantize_done, timeout=60_000) as blocker:
+    with qtbot.waitSignal(qc.quantize_done, timeout=wait_ms(60_000)) as blocker:
         dlg.save_button.click()
     assert blocker.args[0].scheme == "NVFP4A16"
     assert (
@@ -101,9 +102,9 @@ def test_a_cancelled_preview_shows_nothing_and_says_so(qtbot, window, tmp_path) 
     big = llama_folder(tmp_path / "big", layers=6, hidden=512, inter=1024)
     open_model(qtbot, window, big)
     qc = window.quantize_controller
-    with qtbot.waitSignal(window.runner.sig_job_progress, timeout=20_000):
+    with qtbot.waitSignal(window.runner.sig_job_progress, timeout=wait_ms(20_000)):
         dlg = qc.open_dialog()
-    with qtbot.waitSignal(window.runner.sig_idle, timeout=20_000):
+    with qtbot.waitSignal(window.runner.sig_idle, timeout=wait_ms(20_000)):
         window.cancel_job()
     assert window.session.preview is None
     assert dlg.status.text() == "<b>Measuring cancelled.</b>"
@@ -132,12 +133,12 @@ def test_worker_processes_measure_what_threads_measure_and_a_cancel_stops_them(
     assert figures() == threads and len(threads[0]) == 7
     big = llama_folder(tmp_path / "big", layers=6, hidden=512, inter=1024)
     open_model(qtbot, window, big)
-    with qtbot.waitSignal(window.runner.sig_job_progress, timeout=20_000):
+    with qtbot.waitSignal(window.runner.sig_job_progress, timeout=wait_ms(20_000)):
         window.quantize_controller.open_dialog()
-    qtbot.waitUntil(lambda: bool(multiprocessing.active_children()), timeout=20_000)
-    with qtbot.waitSignal(window.runner.sig_idle, timeout=20_000):
+    qtbot.waitUntil(lambda: bool(multiprocessing.active_children()), timeout=wait_ms(20_000))
+    with qtbot.waitSignal(window.runner.sig_idle, timeout=wait_ms(20_000)):
         window.cancel_job()
-    qtbot.waitUntil(lambda: not multiprocessing.active_children(), timeout=5_000)
+    qtbot.waitUntil(lambda: not multiprocessing.active_children(), timeout=wait_ms(5_000))
     assert window.session.preview is None
 
 
@@ -147,11 +148,11 @@ def test_closing_the_dialog_while_measuring_then_cancelling_is_quiet(
     big = llama_folder(tmp_path / "big", layers=6, hidden=512, inter=1024)
     open_model(qtbot, window, big)
     qc = window.quantize_controller
-    with qtbot.waitSignal(window.runner.sig_job_progress, timeout=20_000):
+    with qtbot.waitSignal(window.runner.sig_job_progress, timeout=wait_ms(20_000)):
         dlg = qc.open_dialog()
     dlg.reject()  # Qt deletes it; the cancel's answer must not call into it
     qtbot.wait(50)
-    with qtbot.waitSignal(window.runner.sig_idle, timeout=20_000):
+    with qtbot.waitSignal(window.runner.sig_idle, timeout=wait_ms(20_000)):
         window.cancel_job()
     assert window.session.preview is None
 

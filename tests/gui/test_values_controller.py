@@ -14,6 +14,7 @@ from inspector.core.dtypes import DTYPES
 from inspector.core.heatmap import Heatmap
 from inspector.core.save.writer import save_arrays
 from inspector.gui.values_controller import heatmap_title
+from tests.gui.waits import wait_ms
 
 F32 = DTYPES["F32"]
 
@@ -45,7 +46,7 @@ def small_file(tmp_path: Path) -> Path:
 
 
 def _open(qtbot, window, path: Path) -> None:
-    with qtbot.waitSignal(window.loaded, timeout=20_000):
+    with qtbot.waitSignal(window.loaded, timeout=wait_ms(20_000)):
         window.open_path(str(path))
 
 
@@ -65,11 +66,11 @@ def test_a_tab_is_read_only_while_open_and_once_per_tensor(qtbot, tabs, small_fi
     assert pane.heatmap_view.caption.text() == "computing…"
     qtbot.wait(300)
     assert got_values == [] and got_heatmaps == []
-    with qtbot.waitSignal(values.values_ready, timeout=20_000):
+    with qtbot.waitSignal(values.values_ready, timeout=wait_ms(20_000)):
         pane.view_tabs.setCurrentWidget(pane.values_view)
     assert pane.values_view.caption.text() == "rows 0–4 of 5, columns 0–6 of 7"
     assert np.array_equal(pane.values_view.model.slice.values, ckpt.view(ckpt["b"]))
-    with qtbot.waitSignal(values.heatmap_ready, timeout=20_000):
+    with qtbot.waitSignal(values.heatmap_ready, timeout=wait_ms(20_000)):
         pane.view_tabs.setCurrentWidget(pane.heatmap_view)
     assert pane.heatmap_view.caption.text() == "5 × 7 values"
     # back to a tab this tensor was read for: not read again
@@ -78,7 +79,7 @@ def test_a_tab_is_read_only_while_open_and_once_per_tensor(qtbot, tabs, small_fi
     qtbot.wait(300)
     assert got_values == ["b"] and got_heatmaps == ["b"]
     # a new tensor while the heatmap is open: the heatmap is read at once
-    with qtbot.waitSignal(values.heatmap_ready, timeout=20_000):
+    with qtbot.waitSignal(values.heatmap_ready, timeout=wait_ms(20_000)):
         session.select(ckpt["a"])
     assert pane.heatmap_view.caption.text() == "10 × 12 values"
     assert np.array_equal(pane.heatmap_view.plot.heatmap.values, ckpt.view(ckpt["a"]))
@@ -89,11 +90,11 @@ def test_an_empty_tensor_says_no_values_in_both_tabs(qtbot, tabs, small_file: Pa
     session, window, values, pane = tabs
     _open(qtbot, window, small_file)
     pane.view_tabs.setCurrentWidget(pane.values_view)
-    with qtbot.waitSignal(values.values_ready, timeout=20_000):
+    with qtbot.waitSignal(values.values_ready, timeout=wait_ms(20_000)):
         session.select(session.checkpoint["empty"])
     assert pane.values_view.caption.text() == "No values"
     assert pane.values_view.model.rowCount() == 0
-    with qtbot.waitSignal(values.heatmap_ready, timeout=20_000):
+    with qtbot.waitSignal(values.heatmap_ready, timeout=wait_ms(20_000)):
         pane.view_tabs.setCurrentWidget(pane.heatmap_view)
     assert pane.heatmap_view.caption.text() == "No values"
     assert pane.heatmap_view.plot.heatmap is None
@@ -105,7 +106,7 @@ def test_no_selection_empties_both_tabs_and_a_mode_change_reads_nothing(
     session, window, values, pane = tabs
     _open(qtbot, window, small_file)
     pane.view_tabs.setCurrentWidget(pane.heatmap_view)
-    with qtbot.waitSignal(values.heatmap_ready, timeout=20_000):
+    with qtbot.waitSignal(values.heatmap_ready, timeout=wait_ms(20_000)):
         session.select(session.checkpoint["a"])
     session.select(None)
     assert pane.heatmap_view.caption.text() == "" and pane.heatmap_view.plot.heatmap is None
@@ -118,8 +119,8 @@ def test_no_selection_empties_both_tabs_and_a_mode_change_reads_nothing(
     # the mode of the selected tensor's heatmap changes: computing, then drawn again
     pane.view_tabs.setCurrentWidget(pane.heatmap_view)
     session.select(session.checkpoint["b"])
-    qtbot.waitUntil(lambda: got == ["b"], timeout=20_000)
-    with qtbot.waitSignal(values.heatmap_ready, timeout=20_000):
+    qtbot.waitUntil(lambda: got == ["b"], timeout=wait_ms(20_000))
+    with qtbot.waitSignal(values.heatmap_ready, timeout=wait_ms(20_000)):
         pane.heatmap_view.set_mode("peak")
         assert pane.heatmap_view.caption.text() == "computing…"
     assert pane.heatmap_view.plot.heatmap.mode == "peak"
@@ -133,10 +134,10 @@ def test_a_file_truncated_in_place_says_why_values_and_heatmap_are_unavailable(
     os.truncate(small_file, 100)
     why = f"{small_file}: file was truncated on disk since it was opened; reopen it"
     pane.view_tabs.setCurrentWidget(pane.values_view)
-    with qtbot.waitSignal(values.values_ready, timeout=20_000):
+    with qtbot.waitSignal(values.values_ready, timeout=wait_ms(20_000)):
         session.select(session.checkpoint["b"])
     assert pane.values_view.caption.text() == f"Values unavailable: {why}"
-    with qtbot.waitSignal(values.heatmap_ready, timeout=20_000):
+    with qtbot.waitSignal(values.heatmap_ready, timeout=wait_ms(20_000)):
         pane.view_tabs.setCurrentWidget(pane.heatmap_view)
     assert pane.heatmap_view.caption.text() == f"Heatmap unavailable: {why}"
 
@@ -174,18 +175,24 @@ def test_what_the_tabs_say_is_chinese_in_zh_cn(qtbot, zh_cn, tabs, small_file: P
     session.select(session.checkpoint["a"])
     assert pane.heatmap_view.caption.text() == "计算中…"
     pane.view_tabs.setCurrentWidget(pane.values_view)
-    with qtbot.waitSignal(values.values_ready, timeout=20_000, check_params_cb="empty".__eq__):
+    with qtbot.waitSignal(
+        values.values_ready, timeout=wait_ms(20_000), check_params_cb="empty".__eq__
+    ):
         session.select(session.checkpoint["empty"])
     assert pane.values_view.caption.text() == "没有数值"
-    with qtbot.waitSignal(values.heatmap_ready, timeout=20_000, check_params_cb="empty".__eq__):
+    with qtbot.waitSignal(
+        values.heatmap_ready, timeout=wait_ms(20_000), check_params_cb="empty".__eq__
+    ):
         pane.view_tabs.setCurrentWidget(pane.heatmap_view)
     assert pane.heatmap_view.caption.text() == "没有数值"
     os.truncate(small_file, 100)
     why = f"{small_file}: file was truncated on disk since it was opened; reopen it"
-    with qtbot.waitSignal(values.heatmap_ready, timeout=20_000, check_params_cb="b".__eq__):
+    with qtbot.waitSignal(
+        values.heatmap_ready, timeout=wait_ms(20_000), check_params_cb="b".__eq__
+    ):
         session.select(session.checkpoint["b"])
     assert pane.heatmap_view.caption.text() == f"热力图不可用：{why}"
-    with qtbot.waitSignal(values.values_ready, timeout=20_000, check_params_cb="b".__eq__):
+    with qtbot.waitSignal(values.values_ready, timeout=wait_ms(20_000), check_params_cb="b".__eq__):
         pane.view_tabs.setCurrentWidget(pane.values_view)
     assert pane.values_view.caption.text() == f"数值不可用：{why}"
     cells = np.ones((20, 20))
@@ -203,7 +210,9 @@ def test_a_single_value_is_drawn_and_no_selection_reads_nothing(qtbot, tabs, sma
     session, window, values, pane = tabs
     _open(qtbot, window, small_file)
     pane.view_tabs.setCurrentWidget(pane.heatmap_view)
-    with qtbot.waitSignal(values.heatmap_ready, timeout=20_000, check_params_cb="one".__eq__):
+    with qtbot.waitSignal(
+        values.heatmap_ready, timeout=wait_ms(20_000), check_params_cb="one".__eq__
+    ):
         session.select(session.checkpoint["one"])
     assert pane.heatmap_view.caption.text() == "1 × 1 values"
     assert pane.heatmap_view.plot.heatmap.values.tolist() == [[2.5]]
@@ -225,11 +234,15 @@ def test_a_quantized_weights_values_and_heatmap_are_dequantized(qtbot, tabs, tmp
     want = made["codes"].astype(np.float32) * np.repeat(np.repeat(made["scale"], 128, 0), 128, 1)
     pane.view_tabs.setCurrentWidget(pane.values_view)
     session.select(None)
-    with qtbot.waitSignal(values.values_ready, timeout=20_000, check_params_cb=name.__eq__):
+    with qtbot.waitSignal(
+        values.values_ready, timeout=wait_ms(20_000), check_params_cb=name.__eq__
+    ):
         session.select(session.checkpoint[name])
     assert pane.values_view.caption.text().endswith(" · dequantized values")
     assert np.array_equal(pane.values_view.model.slice.values, want[:64, :64])
-    with qtbot.waitSignal(values.heatmap_ready, timeout=20_000, check_params_cb=name.__eq__):
+    with qtbot.waitSignal(
+        values.heatmap_ready, timeout=wait_ms(20_000), check_params_cb=name.__eq__
+    ):
         pane.view_tabs.setCurrentWidget(pane.heatmap_view)
     rows, cols = want.shape
     assert pane.heatmap_view.caption.text().startswith(f"{rows} × {cols}")

@@ -12,13 +12,14 @@ from inspector.core.dtypes import DTYPES
 from inspector.core.save.writer import save_arrays
 from inspector.gui.plot_tabs import PlotTab
 from inspector.gui.tensor_columns import Col
+from tests.gui.waits import wait_ms
 
 F32 = DTYPES["F32"]
 STILL = " — still showing the previous checkpoint."
 
 
 def _open(qtbot, window, path: Path) -> None:
-    with qtbot.waitSignal(window.loaded, timeout=20_000):
+    with qtbot.waitSignal(window.loaded, timeout=wait_ms(20_000)):
         window.open_path(str(path))
 
 
@@ -36,7 +37,7 @@ def _actions(window) -> dict[str, bool]:
 def test_opening_says_what_it_opens_then_shows_it(qtbot, controller_parts, model_file: Path):
     session, window, _cast, page = controller_parts
     status, bar = window.views.status_bar, window.views.job_bar
-    with qtbot.waitSignal(window.loaded, timeout=20_000):
+    with qtbot.waitSignal(window.loaded, timeout=wait_ms(20_000)):
         window.open_path(str(model_file))
         assert status.currentMessage() == "Opening model.safetensors…"
         assert bar.progress.isVisibleTo(window.views.dialog_parent)
@@ -66,7 +67,7 @@ def test_a_file_that_cannot_be_opened_says_why_and_keeps_what_was_shown(
     session, window, _cast, _page = controller_parts
     bar = window.views.message_bar
     missing = tmp_path / "nope.safetensors"
-    with qtbot.waitSignal(window.load_failed, timeout=20_000) as failed:
+    with qtbot.waitSignal(window.load_failed, timeout=wait_ms(20_000)) as failed:
         window.open_path(str(missing))
     msg = failed.args[0]
     assert msg == f"{missing}: no such file or folder"
@@ -76,7 +77,7 @@ def test_a_file_that_cannot_be_opened_says_why_and_keeps_what_was_shown(
     shown = session.checkpoint
     bad = tmp_path / "bad.safetensors"
     bad.write_bytes(b"\x05\x00\x00\x00\x00\x00\x00\x00{bad}")
-    with qtbot.waitSignal(window.load_failed, timeout=20_000) as failed:
+    with qtbot.waitSignal(window.load_failed, timeout=wait_ms(20_000)) as failed:
         window.open_path(str(bad))
     assert bar.text == f"Could not open {failed.args[0]}{STILL}"
     assert session.checkpoint is shown
@@ -86,7 +87,7 @@ def test_a_folder_of_several_checkpoints_offers_a_choice(qtbot, controller_parts
     session, window, _cast, _page = controller_parts
     save_arrays(tmp_path / "a.safetensors", [("x", F32, np.ones(2, np.float32))])
     save_arrays(tmp_path / "b.safetensors", [("y", F32, np.ones(3, np.float32))])
-    with qtbot.waitSignal(window.load_failed, timeout=20_000):
+    with qtbot.waitSignal(window.load_failed, timeout=wait_ms(20_000)):
         window.open_path(str(tmp_path))
     dialog = window.choice_dialog
     assert dialog is not None and dialog.isVisible()
@@ -95,7 +96,7 @@ def test_a_folder_of_several_checkpoints_offers_a_choice(qtbot, controller_parts
     assert dialog.labelText() == "This folder holds several checkpoints. Open:"
     assert dialog.comboBoxItems() == ["a.safetensors", "b.safetensors"]
     assert not dialog.isComboBoxEditable()
-    with qtbot.waitSignal(window.loaded, timeout=20_000):
+    with qtbot.waitSignal(window.loaded, timeout=wait_ms(20_000)):
         dialog.textValueSelected.emit("b.safetensors")
     assert session.path == str(tmp_path / "b.safetensors")
     assert [t.name for t in session.checkpoint.tensors] == ["y"]
@@ -106,7 +107,7 @@ def test_a_comparison_says_what_differs_and_shows_its_column_and_tab(
 ):
     session, window, _cast, page = controller_parts
     _open(qtbot, window, model_file)
-    with qtbot.waitSignal(window.diff_done, timeout=30_000) as done:
+    with qtbot.waitSignal(window.diff_done, timeout=wait_ms(30_000)) as done:
         window.open_reference(str(f32_file))
         assert (
             window.views.status_bar.currentMessage() == "Opening reference model.f32.safetensors…"
@@ -139,7 +140,7 @@ def test_a_comparison_with_other_tensors_counts_the_unmatched(
         [("classifier.bias", F32, np.ones(3, np.float32)), ("extra", F32, np.ones(2, np.float32))],
     )
     _open(qtbot, window, model_file)
-    with qtbot.waitSignal(window.diff_done, timeout=30_000):
+    with qtbot.waitSignal(window.diff_done, timeout=wait_ms(30_000)):
         window.open_reference(str(other))
     d = session.diff_summary
     assert d.n_unmatched == 21  # 20 only here, 1 only there
@@ -158,7 +159,7 @@ def test_a_reference_that_cannot_be_opened_says_why(
     assert session.reference is None
     _open(qtbot, window, model_file)
     missing = tmp_path / "ref.safetensors"
-    with qtbot.waitSignal(window.diff_failed, timeout=20_000) as failed:
+    with qtbot.waitSignal(window.diff_failed, timeout=wait_ms(20_000)) as failed:
         window.open_reference(str(missing))
     assert failed.args == [f"{missing}: no such file or folder"]
     assert window.views.message_bar.text == (
@@ -172,7 +173,7 @@ def test_opening_another_checkpoint_clears_the_reference_and_offers_it_again(
 ):
     session, window, _cast, _page = controller_parts
     _open(qtbot, window, model_file)
-    with qtbot.waitSignal(window.diff_done, timeout=30_000):
+    with qtbot.waitSignal(window.diff_done, timeout=wait_ms(30_000)):
         window.open_reference(str(f32_file))
     other = tmp_path / "other.safetensors"
     save_arrays(other, [("classifier.bias", F32, np.ones(3, np.float32))])
@@ -184,7 +185,7 @@ def test_opening_another_checkpoint_clears_the_reference_and_offers_it_again(
         "checkpoint."
     )
     assert bar.kind == "info" and bar.action.text() == "Compare with model.f32.safetensors again"
-    with qtbot.waitSignal(window.diff_done, timeout=30_000):
+    with qtbot.waitSignal(window.diff_done, timeout=wait_ms(30_000)):
         bar.action.click()
     assert session.reference is not None and session.reference.path == str(f32_file)
 
@@ -198,12 +199,12 @@ def test_a_cancelled_comparison_says_so(qtbot, controller_parts, big_file: Path,
         [(f"layer.{i}.weight", DTYPES["F64"], rng.standard_normal((1024, 1024))) for i in range(8)],
     )
     _open(qtbot, window, big_file)
-    with qtbot.waitSignal(window.runner.sig_job_progress, timeout=20_000):
+    with qtbot.waitSignal(window.runner.sig_job_progress, timeout=wait_ms(20_000)):
         window.open_reference(str(ref))
     assert window.views.job_bar.label.text().startswith("Comparing with ref.safetensors")
     window.cancel_job()
     assert window.views.job_bar.label.text() == "Cancelling…"
-    qtbot.waitUntil(lambda: not window.runner.busy, timeout=20_000)
+    qtbot.waitUntil(lambda: not window.runner.busy, timeout=wait_ms(20_000))
     assert window.views.status_bar.currentMessage() == "Comparison cancelled."
     assert session.diffs is None
     assert not window.views.job_bar.label.isVisibleTo(window.views.dialog_parent)
@@ -247,21 +248,21 @@ def test_what_the_controller_says_is_chinese_in_zh_cn(
     session, window, _cast, _page = controller_parts
     views, bar = window.views, window.views.message_bar
     missing = tmp_path / "nope.safetensors"
-    with qtbot.waitSignal(window.load_failed, timeout=20_000):
+    with qtbot.waitSignal(window.load_failed, timeout=wait_ms(20_000)):
         window.open_path(str(missing))
         assert views.status_bar.currentMessage() == "正在打开 nope.safetensors…"
     assert bar.text == f"无法打开 {missing}: no such file or folder"
     _open(qtbot, window, model_file)
-    with qtbot.waitSignal(window.load_failed, timeout=20_000):
+    with qtbot.waitSignal(window.load_failed, timeout=wait_ms(20_000)):
         window.open_path(str(missing))
     assert bar.text == f"无法打开 {missing}: no such file or folder — 仍显示之前的 checkpoint。"
-    with qtbot.waitSignal(window.diff_failed, timeout=20_000):
+    with qtbot.waitSignal(window.diff_failed, timeout=wait_ms(20_000)):
         window.open_reference(str(missing))
         assert views.status_bar.currentMessage() == "正在打开参考文件 nope.safetensors…"
     assert bar.text == f"无法打开参考文件 {missing}: no such file or folder"
     other = tmp_path / "other.safetensors"
     save_arrays(other, [("classifier.bias", F32, np.ones(3, np.float32))])
-    with qtbot.waitSignal(window.diff_done, timeout=30_000):
+    with qtbot.waitSignal(window.diff_done, timeout=wait_ms(30_000)):
         window.open_reference(str(other))
     d = session.diff_summary
     assert bar.text == (
@@ -274,7 +275,7 @@ def test_what_the_controller_says_is_chinese_in_zh_cn(
     window.runner.sig_job_queued.emit("统计")
     assert views.status_bar.currentMessage() == "统计：等待正在运行的任务结束"
     save_arrays(tmp_path / "b.safetensors", [("y", F32, np.ones(3, np.float32))])
-    with qtbot.waitSignal(window.load_failed, timeout=20_000):
+    with qtbot.waitSignal(window.load_failed, timeout=wait_ms(20_000)):
         window.open_path(str(tmp_path))
     assert window.choice_dialog.windowTitle() == "打开哪个 checkpoint？"
     assert window.choice_dialog.labelText() == "此文件夹包含多个 checkpoint。打开："
@@ -287,11 +288,11 @@ def test_what_the_controller_says_is_chinese_in_zh_cn(
         [(f"layer.{i}.weight", DTYPES["F64"], rng.standard_normal((1024, 1024))) for i in range(8)],
     )
     _open(qtbot, window, big_file)
-    with qtbot.waitSignal(window.runner.sig_job_progress, timeout=20_000):
+    with qtbot.waitSignal(window.runner.sig_job_progress, timeout=wait_ms(20_000)):
         window.open_reference(str(ref))
     assert window.views.job_bar.label.text().startswith("正在与 ref.safetensors 对比")
     window.cancel_job()
-    qtbot.waitUntil(lambda: not window.runner.busy, timeout=20_000)
+    qtbot.waitUntil(lambda: not window.runner.busy, timeout=wait_ms(20_000))
     assert views.status_bar.currentMessage() == "对比已取消。"
 
 
@@ -308,10 +309,10 @@ def test_clearing_the_reference_cancels_its_running_comparison(
     _open(qtbot, window, big_file)
     done: list[object] = []
     window.diff_done.connect(done.append)
-    with qtbot.waitSignal(window.runner.sig_job_progress, timeout=20_000):
+    with qtbot.waitSignal(window.runner.sig_job_progress, timeout=wait_ms(20_000)):
         window.open_reference(str(ref))
     window.clear_reference()
     assert session.reference is None
-    qtbot.waitUntil(lambda: not window.runner.busy, timeout=20_000)
+    qtbot.waitUntil(lambda: not window.runner.busy, timeout=wait_ms(20_000))
     assert window.views.status_bar.currentMessage() == "Comparison cancelled."
     assert done == [] and session.diffs is None
