@@ -224,6 +224,14 @@ def test_what_the_pane_says_is_chinese_in_zh_cn(
         cast.start_cast(str(tmp_path / "f32.safetensors"), DTYPES["F32"], ())
     _select(qtbot, session, details, page, "embeddings.LayerNorm.bias")
     assert pd.field("Cast") == "按原样写为 F32（已是 F32）"
+    from tests.gui.test_quantized_window import _packed_folder
+
+    _packed_folder(tmp_path / "q")
+    _open(qtbot, window, details, tmp_path / "q")
+    if session.current.name != "m.weight_packed":
+        _select(qtbot, session, details, page, "m.weight_packed")
+    qtbot.waitUntil(lambda: pd.stats is not None, timeout=wait_ms(20_000))
+    assert pd.histogram.title == "数值（反量化后）"
 
 
 def test_a_comparison_shows_the_selected_tensors_reference_line(
@@ -245,3 +253,23 @@ def test_a_comparison_shows_the_selected_tensors_reference_line(
     assert len(marked[0]) == 1  # the selected tensor's point is marked in the diff plot
     _select(qtbot, session, details, page, IDS)
     assert pd.field("Reference") == "equal values (reference stores I64)"
+
+
+def test_a_packed_weight_is_shown_as_the_weight_it_stores(qtbot, pane, tmp_path: Path):
+    """int4 codes packed eight to an I32: the pane names the weight, its logical shape and
+    dequantized values, not the I32 array it is stored in."""
+    from tests.gui.test_quantized_window import _packed_folder
+
+    session, window, _cast, details, page = pane
+    pd = page.details
+    _packed_folder(tmp_path / "q")
+    _open(qtbot, window, details, tmp_path / "q")
+    if session.current.name != "m.weight_packed":
+        _select(qtbot, session, details, page, "m.weight_packed")
+    assert pd.field("DType") == (
+        "I32 — quantized: a cast dequantizes it (int4 packed in I32, group 32, scales BF16; "
+        "[8, 64])"
+    )
+    assert pd.heading.text().replace("\u200b", "") == "m.weight"
+    assert pd.field("Shape") == "[8, 64] · 512 values"
+    assert pd.histogram.title == "Values (dequantized)"

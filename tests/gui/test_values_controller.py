@@ -185,6 +185,9 @@ def test_what_the_tabs_say_is_chinese_in_zh_cn(qtbot, zh_cn, tabs, small_file: P
     ):
         pane.view_tabs.setCurrentWidget(pane.heatmap_view)
     assert pane.heatmap_view.caption.text() == "没有数值"
+    with qtbot.waitSignal(values.heatmap_ready, timeout=wait_ms(20_000)):
+        pane.heatmap_view.set_mode("mean")
+        assert pane.heatmap_view.caption.text() == "计算中…"
     os.truncate(small_file, 100)
     why = f"{small_file}: file was truncated on disk since it was opened; reopen it"
     with qtbot.waitSignal(
