@@ -68,7 +68,8 @@ def cmd_diff(args: argparse.Namespace) -> int:
                 detail += f" [B: {printable(d.name_b)}]"
             if d.transposed:
                 detail += " [transposed]"
-            out(f"{d.status!s:<{width}} {printable(d.name)}  {detail}".rstrip())
+            # two spaces, then the detail: a part added to an empty detail starts with its space
+            out(f"{d.status!s:<{width}} {printable(d.name)}  {detail.lstrip()}".rstrip())
         summary = DiffSummary.of(diffs)
         verdict = "equal" if equal else "different"
         parts = ", ".join(f"{n} {s}" for s, n in summary.counts.items())

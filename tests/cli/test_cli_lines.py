@@ -259,7 +259,7 @@ def test_diff_names_each_difference_and_the_counts(mixed, tmp_path, capsys):
         ],
     )
     rows = [
-        "shape_mismatch  b   [2] vs [3]",
+        "shape_mismatch  b  [2] vs [3]",
         "only_a          e",
         f"only_a          {A28}",
         f"only_a          {N29}",
@@ -993,12 +993,27 @@ def test_cast_names_three_tensors_of_a_kind_without_more(tmp_path, capsys):
     assert lines[1] == "  3 values overflowed to ±inf or were saturated: t2 (1), t1 (1), t0 (1)"
 
 
+def test_a_shape_mismatch_row_has_its_detail_two_spaces_after_the_name_as_every_row(
+    tmp_path, capsys
+):
+    """The shape mismatch's detail began with the space that joins it to a dtype pair: three
+    spaces after the name where every other row has two."""
+    a, b = tmp_path / "a.safetensors", tmp_path / "b.safetensors"
+    save_arrays(a, [("s", F32, np.zeros(2, np.float32)), ("w", F32, np.zeros(2, np.float32))])
+    save_arrays(b, [("s", F32, np.zeros(3, np.float32)), ("w", F32, np.ones(2, np.float32))])
+    assert lines_of(capsys, "diff", a, b, code=1) == [
+        "shape_mismatch  s  [2] vs [3]",
+        "differ          w  max abs 1, max rel 1",
+        "different: 1 shape_mismatch, 1 differ",
+    ]
+
+
 def test_diff_rows_of_a_shape_mismatch_and_of_an_exactly_dequantized_weight(tmp_path, capsys):
     a, b = tmp_path / "a.safetensors", tmp_path / "b.safetensors"
     save_arrays(a, [("b", F32, np.zeros(2, np.float32))])
     save_arrays(b, [("b", F64, np.zeros(3))])
     assert lines_of(capsys, "diff", a, b, code=1) == [
-        "shape_mismatch  b   (F32 vs F64) [2] vs [3]",
+        "shape_mismatch  b  (F32 vs F64) [2] vs [3]",
         "different: 1 shape_mismatch",
     ]
     from tests.quant_folders import deepseek_folder
