@@ -54,8 +54,11 @@ def cmd_list(args: argparse.Namespace) -> int:
     lines = []
     if args.stats:  # 120 columns: a long name gets a line of its own above its numbers
         name_w = 28
+        # as wide as the longest status shown ("F32 on purpose?"): every row's numbers line up
+        labels = {*on_purpose.values(), *(status_text[s] for s in status_of.values())}
+        status_w = max([11, *map(len, labels)])
         lines.append(
-            f"{'name':<{name_w}}  {'dtype':<8} {'shape':<15} {'status':<11}"
+            f"{'name':<{name_w}}  {'dtype':<8} {'shape':<15} {'status':<{status_w}}"
             f" {'min':>9} {'max':>9} {'mean':>9} {'std':>9} {'nan':>5} {'inf':>5}"
         )
         for t in items:
@@ -71,7 +74,7 @@ def cmd_list(args: argparse.Namespace) -> int:
             shape = shape_text.get(t.shape) or shape_text.setdefault(t.shape, _shape(t.shape))
             lines.append(
                 f"{name:<{name_w}}  {t.dtype_name:<8} {shape:<15} "
-                f"{on_purpose.get(t.name) or status_text[status_of[t.dtype_name]]:<11} {numbers} "
+                f"{on_purpose.get(t.name) or status_text[status_of[t.dtype_name]]:<{status_w}} {numbers} "
                 f"{s.nan:>5} {s.inf:>5}".rstrip()
             )
     else:

@@ -964,11 +964,25 @@ def test_an_error_line_longer_than_400_characters_is_clipped(tmp_path, capsys):
 
 
 def test_list_stats_of_a_folder_marks_tensors_kept_on_purpose(tmp_path, capsys):
+    """The status column is as wide as its longest text: "F32 on purpose?" shifted that row's
+    numbers four columns right of every other row's."""
     m = _llama_folder(tmp_path / "m")
-    assert lines_of(capsys, "list", m, "--stats")[3] == (
-        "model.norm.weight             F32      [4]             F32 on purpose?         1"
-        "         1         1         0     0     0"
-    )
+    assert lines_of(capsys, "list", m, "--stats") == [
+        "name                          dtype    shape           status                min       max"
+        "      mean       std   nan   inf",
+        "model.layers.0.mlp.up_proj.weight",
+        "                              F32      [2, 4]          ≠ BF16                  1         1"
+        "         1         0     0     0",
+        "model.norm.weight             F32      [4]             F32 on purpose?         1         1"
+        "         1         0     0     0",
+        "model.embed_tokens.weight     BF16     [3, 4]                                  1         1"
+        "         1         0     0     0",
+        "2 of 3 tensors differ from BF16 · 24 params · 72 B · F32×2",
+    ]
+    assert lines_of(capsys, "list", m, "--stats", "--target", "F32")[0] == (
+        "name                          dtype    shape           status            min       max"
+        "      mean       std   nan   inf"
+    )  # nothing on purpose against F32: the column keeps its width of 11
 
 
 def test_list_stats_of_weights_it_cannot_dequantize_says_why(tmp_path, capsys):
