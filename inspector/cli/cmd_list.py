@@ -63,22 +63,20 @@ def cmd_list(args: argparse.Namespace) -> int:
         )
         for t in items:
             if isinstance(t, QuantizedWeight):  # values: the dequantized ones
-                lines.extend(_quantized_lines(t, name_w, stats, storage))
+                lines.extend(_quantized_stats_lines(t, name_w, status_w, stats, storage))
                 continue
-            s = stats[t.name]
             name = names[t.name]
             if len(name) > name_w:
                 lines.append(name)
                 name = ""
-            numbers = " ".join(f"{_num(v):>9}" for v in (s.min, s.max, s.mean, s.std))
             shape = shape_text.get(t.shape) or shape_text.setdefault(t.shape, _shape(t.shape))
+            status = on_purpose.get(t.name) or status_text[status_of[t.dtype_name]]
             lines.append(
-                f"{name:<{name_w}}  {t.dtype_name:<8} {shape:<15} "
-                f"{on_purpose.get(t.name) or status_text[status_of[t.dtype_name]]:<{status_w}} {numbers} "
-                f"{s.nan:>5} {s.inf:>5}".rstrip()
+                f"{name:<{name_w}}  {t.dtype_name:<8} {shape:<15} {status:<{status_w}} "
+                f"{_numbers(stats[t.name])}".rstrip()
             )
     else:
-        name_w = min(max([4, *(len(n) for n in names.values())]), 60)
+        name_w = min(max([4, *(len(n) for n in names.values()), *_stored_widths(items)]), 60)
         lines.append(f"{'name':<{name_w}}  {'dtype':<8} {'shape':<20} {'size':>10}  status")
         for t in items:
             if isinstance(t, QuantizedWeight):
@@ -124,7 +122,21 @@ def _dequantized_stats(ckpt, quant) -> tuple[dict, dict]:
     return values, storage
 
 
-def _quantized_lines(w: QuantizedWeight, name_w: int, stats=None, storage=None) -> list[str]:
+def _stored_widths(items) -> list[int]:
+    """The first column of each quantized weight's rows: its name, its stored tensors indented."""
+    return [
+        n
+        for w in items
+        if isinstance(w, QuantizedWeight)
+        for n in (len(printable(w.name)), *(len(_stored_label(t)) for t in w.stored))
+    ]
+
+
+def _stored_label(t) -> str:
+    return "  └ " + printable(t.name)
+
+
+def _quantized_lines(w: QuantizedWeight, name_w: int) -> list[str]:
     """A quantized weight: its logical row, then each stored tensor indented under it."""
     from ..core.wording import format_bytes
 
@@ -133,20 +145,48 @@ def _quantized_lines(w: QuantizedWeight, name_w: int, stats=None, storage=None) 
         f"{printable(w.name):<{name_w}}  {w.stored_dtype:<8} {_shape(w.shape):<20} "
         f"{size:>10}  quantized: {w.storage()}"
     ]
-    s = stats.get(w.name) if stats else None
-    if s is not None:
-        numbers = " ".join(f"{_num(v):>9}" for v in (s.min, s.max, s.mean, s.std))
-        lines.append(f"{'  dequantized:':<{name_w}}  {numbers} {s.nan:>5} {s.inf:>5}")
-    figures = storage.get(w.name) if storage else None
-    if figures is not None:
-        lines.append(f"{'  storage:':<{name_w}}  {figures.line()}")
     for t in w.stored:
-        part = "  └ " + printable(t.name)
         lines.append(
-            f"{part:<{name_w}}  {t.dtype_name:<8} {_shape(t.shape):<20} "
+            f"{_stored_label(t):<{name_w}}  {t.dtype_name:<8} {_shape(t.shape):<20} "
             f"{format_bytes(t.nbytes):>10}".rstrip()
         )
     return lines
+
+
+def _quantized_stats_lines(
+    w: QuantizedWeight, name_w: int, status_w: int, stats: dict, storage: dict
+) -> list[str]:
+    """``list --stats`` of a quantized weight: its logical row in the columns of every row, with
+    its dequantized values' numbers (none where it cannot be dequantized); then how it is
+    stored, and each stored tensor indented under it (no numbers: those are codes)."""
+    lines: list[str] = []
+
+    def named(label: str) -> str:  # a long name gets a line of its own, as every row's
+        if len(label) <= name_w:
+            return label
+        lines.append(label)
+        return ""
+
+    s = stats.get(w.name)
+    numbers = _numbers(s) if s is not None else ""
+    lines.append(
+        f"{named(printable(w.name)):<{name_w}}  {w.stored_dtype:<8} {_shape(w.shape):<15} "
+        f"{'quantized':<{status_w}} {numbers}".rstrip()
+    )
+    lines.append(f"{'  quantized:':<{name_w}}  {w.storage()}")
+    figures = storage.get(w.name)
+    if figures is not None:
+        lines.append(f"{'  storage:':<{name_w}}  {figures.line()}")
+    for t in w.stored:
+        lines.append(f"{named(_stored_label(t)):<{name_w}}  {t.dtype_name:<8} {_shape(t.shape)}")
+    return lines
+
+
+def _numbers(s) -> str:
+    """min, max, mean, std, nan and inf of one row of ``list --stats``."""
+    return (
+        " ".join(f"{_num(v):>9}" for v in (s.min, s.max, s.mean, s.std)) + f" {s.nan:>5} {s.inf:>5}"
+    )
 
 
 def _pickle_values(ckpt) -> list:

@@ -138,10 +138,10 @@ def test_burn_quantized_tensors_listed_as_quantized(capsys):
     assert code == 0
     lines = out.splitlines()
     assert (
-        "q8s_block32             Q8S      [4, 64]                   288 B  quantized: "
+        "q8s_block32                 Q8S      [4, 64]                   288 B  quantized: "
         "QFloat(Q8S, block 32), 9 bits/weight"
     ) in lines
-    assert "  └ q8s_block32         U8       [288]                     288 B" in lines
+    assert "  └ q8s_block32             U8       [288]                     288 B" in lines
     assert lines[-1].startswith("0 of 13 tensors differ from F32 · 12 quantized (burn QFloat ")
     code, out, _ = run(capsys, "list", "--json", QFLOAT)
     rows = {r["name"]: r for r in json.loads(out)["tensors"]}

@@ -619,19 +619,54 @@ def test_check_of_quantized_checkpoints_says_what_a_cast_would_do(tmp_path, caps
 
 
 def test_list_stats_of_a_quantized_weight_gives_its_dequantized_values(tmp_path, capsys):
+    """Its row in the columns of every row (it had the plain list's shape and size columns, and
+    its numbers on a line of their own in no column), then how it is stored and its stored
+    tensors under it; a long name on a line of its own, as every row's."""
     from tests.quant_folders import deepseek_folder
 
     deepseek_folder(tmp_path / "ds")
-    lines = lines_of(capsys, "list", tmp_path / "ds", "--stats")
-    assert lines[2:4] == [
-        "  dequantized:                  -0.0899    0.0946  5.14e-05      0.02     0     0",
+    w = "model.layers.0.mlp.up_proj.weight"
+    assert lines_of(capsys, "list", tmp_path / "ds", "--stats") == [
+        "name                          dtype    shape           status            min       max"
+        "      mean       std   nan   inf",
+        w,
+        "                              F8_E4M3  [256, 256]      quantized     -0.0899    0.0946"
+        "  5.14e-05      0.02     0     0",
+        "  quantized:                  F8_E4M3, block 128×128, scales F32",
         "  storage:                    codes used 220 of 254 · saturated 6 · scales 0.0001796 … "
         "0.0002112 · 0 bad",
-    ]
-    assert lines[6] == (
+        f"  └ {w}",
+        "                              F8_E4M3  [256, 256]",
+        f"  └ {w}_scale_inv",
+        "                              F32      [2, 2]",
         "lm_head.weight                BF16     [8, 256]                      -0.0781    0.0613"
-        " -0.000547      0.02     0     0"
-    )
+        " -0.000547      0.02     0     0",
+        "model.norm.weight             BF16     [256]                               1         1"
+        "         1         0     0     0",
+        "0 of 3 tensors differ from BF16 · 1 quantized (FP8 block-scaled (quant_method fp8)) · "
+        "67.8 k params · 68.5 KiB",
+    ]
+
+
+def test_list_puts_a_quantized_weights_stored_tensors_in_the_name_column(tmp_path, capsys):
+    """The stored tensors' rows are indented by four: the name column is as wide as they are
+    (the scale's row had its dtype, shape and size four columns to the right)."""
+    from tests.quant_folders import deepseek_folder
+
+    deepseek_folder(tmp_path / "ds")
+    w = "model.layers.0.mlp.up_proj.weight"
+    assert lines_of(capsys, "list", tmp_path / "ds") == [
+        "name                                             dtype    shape                      size"
+        "  status",
+        f"{w}                F8_E4M3  [256, 256]             64.0 KiB  quantized: F8_E4M3, block "
+        "128×128, scales F32",
+        f"  └ {w}            F8_E4M3  [256, 256]             64.0 KiB",
+        f"  └ {w}_scale_inv  F32      [2, 2]                     16 B",
+        "lm_head.weight                                   BF16     [8, 256]                4.0 KiB",
+        "model.norm.weight                                BF16     [256]                     512 B",
+        "0 of 3 tensors differ from BF16 · 1 quantized (FP8 block-scaled (quant_method fp8)) · "
+        "67.8 k params · 68.5 KiB",
+    ]
 
 
 # -- quantize -------------------------------------------------------------------------------------
@@ -986,15 +1021,29 @@ def test_list_stats_of_a_folder_marks_tensors_kept_on_purpose(tmp_path, capsys):
 
 
 def test_list_stats_of_weights_it_cannot_dequantize_says_why(tmp_path, capsys):
-    """AWQ "gemv": the weight's row and its stored tensors, no numbers under its name."""
+    """AWQ "gemv": the weight's row and its stored tensors, no numbers in its row."""
     from tests.quant_folders import folder, gptq_tensors
 
     qc = {"quant_method": "awq", "bits": 4, "group_size": 32, "version": "gemv"}
     folder(tmp_path / "awq", gptq_tensors()[:-1], qc)
-    lines = lines_of(capsys, "list", tmp_path / "awq", "--stats")
-    assert lines[1].endswith("quantized: int4 packed in I32, group 32, scales F16")
-    assert lines[2].startswith("  └ model.layers.0.mlp.up_proj.qweight  I32 ")
-    assert lines[-1] == (
+    p = "model.layers.0.mlp.up_proj."
+    assert lines_of(capsys, "list", tmp_path / "awq", "--stats")[1:-1] == [
+        f"{p}weight",
+        "                              I32      [64, 16]        quantized",
+        "  quantized:                  int4 packed in I32, group 32, scales F16",
+        *(
+            line
+            for name, dtype, shape in (
+                ("qweight", "I32", "[16, 64]"),
+                ("scales", "F16", "[4, 64]"),
+                ("qzeros", "I32", "[4, 8]"),
+                ("g_idx", "I32", "[128]"),
+            )
+            for line in (f"  └ {p}{name}", f"{'':<30}{dtype:<8} {shape}")
+        ),
+        "0 of 1 tensors differ from BF16 · 1 quantized (AWQ) · 1.0 k params · 5.1 KiB",
+    ]
+    assert lines_of(capsys, "list", tmp_path / "awq", "--stats")[-1] == (
         "quantized values not shown: AWQ version 'gemv' packs its weights in a layout not read "
         "yet; a cast would write its codes as values, so it is refused"
     )
