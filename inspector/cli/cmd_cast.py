@@ -13,7 +13,7 @@ import signal
 import stat
 
 from .model import FolderConfig, castable, intended_globs, resolve_target
-from .output import clip, notices, out, printable, progress_printer, symbol
+from .output import clip, counted, notices, out, printable, progress_printer, symbol
 from .signals import StoppedAfterWriting, Terminated
 
 
@@ -71,13 +71,13 @@ def _cast(args: argparse.Namespace) -> int:
     if dequantized:  # a quantized model came out as a plain one
         schemes = ", ".join(sorted({t.dequantized or "" for t in dequantized}))
         what = (
-            f"{len(dequantized)} quantized weight{'s' if len(dequantized) != 1 else ''} "
+            f"{counted(len(dequantized), 'quantized weight')} "
             f"dequantized to {target.name} ({schemes}), "
-            f"{totals['tensors_cast'] - len(dequantized)} other tensors cast"
+            f"{counted(totals['tensors_cast'] - len(dequantized), 'other tensor')} cast"
         )
     else:
         what = (
-            f"{totals['tensors_cast']} of {len(ckpt)} tensors cast to {target.name}, "
+            f"{totals['tensors_cast']} of {counted(len(ckpt), 'tensor')} cast to {target.name}, "
             f"{totals['lossless']} of them lossless"
         )
     out(
@@ -103,7 +103,7 @@ def _left_out_lines(left_out: list[dict[str, str]]) -> list[str]:
     """Tensors torch loads that the output does not hold (complex128): named, never silent."""
     if not left_out:
         return []
-    lines = [f"  {len(left_out)} tensor(s) left out (not written):"]
+    lines = [f"  {counted(len(left_out), 'tensor')} left out (not written):"]
     lines += [f"    {clip(printable(e['name']))}: {printable(e['why'])}" for e in left_out[:10]]
     if len(left_out) > 10:
         lines.append(f"    and {len(left_out) - 10} more")
@@ -124,17 +124,21 @@ def _typical_lines(report) -> list[str]:
     )
     n_under = sum(1 for r in rows if r.max_rel_err == 1.0 and r.underflow)
     if n_under:
-        line += f" (1 in {n_under} tensor(s): a value became zero)"
+        line += f" (1 in {counted(n_under, 'tensor')}: a value became zero)"
     return [line]
 
 
 def _loss_lines(report) -> list[str]:
     """What the cast changed beyond rounding: overflow, underflow, NaN, each with its worst tensors."""
     lines = []
-    for key, what in (
-        ("overflow", "values overflowed to ±inf or were saturated"),
-        ("underflow", "non-zero values became zero"),
-        ("nan", "NaN values (already in the source)"),
+    for key, one, many in (
+        (
+            "overflow",
+            "value overflowed to ±inf or was saturated",
+            "values overflowed to ±inf or were saturated",
+        ),
+        ("underflow", "non-zero value became zero", "non-zero values became zero"),
+        ("nan", "NaN value (already in the source)", "NaN values (already in the source)"),
     ):
         counts = sorted(
             ((getattr(r, key) or 0, r.name) for r in report.tensors if getattr(r, key)),
@@ -143,7 +147,8 @@ def _loss_lines(report) -> list[str]:
         if not counts:
             continue
         total = sum(n for n, _ in counts)
+        what = one if total == 1 else many
         worst = ", ".join(f"{clip(printable(name))} ({n:,})" for n, name in counts[:3])
-        more = f" and {len(counts) - 3} more tensors" if len(counts) > 3 else ""
+        more = f" and {counted(len(counts) - 3, 'more tensor')}" if len(counts) > 3 else ""
         lines.append(f"  {total:,} {symbol(what, what.replace('±', '+/-'))}: {worst}{more}")
     return lines

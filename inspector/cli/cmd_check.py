@@ -28,7 +28,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     note = config_line(folder, plain, target)
     if not differing:
         n_float = sum(1 for t in plain if t.dtype.is_float)
-        out(f"ok: all {n_float} float tensors are {target.name} ({summary.line()})")
+        every = "the 1 float tensor is" if n_float == 1 else f"all {n_float} float tensors are"
+        out(f"ok: {every} {target.name} ({summary.line()})")
         if quant is not None and quant.weights:
             out(_quant_line(quant))
         return EXIT_OK

@@ -200,7 +200,8 @@ def _value_lines(ckpt) -> list[str]:
     values = _pickle_values(ckpt)
     if not values:
         return []
-    lines = [f"{len(values)} value(s) that are not tensors (listed, not written by cast):"]
+    what = "value that is not a tensor" if len(values) == 1 else "values that are not tensors"
+    lines = [f"{len(values)} {what} (listed, not written by cast):"]
     lines += [f"  {printable(v.name) or '(top level)'} = {printable(v.text)}" for v in values]
     return lines
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from ..core.wording import format_bytes
 from .cmd_cast import _output_state
-from .output import clip, notices, out, printable, progress_printer
+from .output import clip, counted, notices, out, printable, progress_printer
 from .parser import UsageError
 from .signals import StoppedAfterWriting, Terminated
 
@@ -79,7 +79,7 @@ def _write(ckpt, scheme: Scheme, args: argparse.Namespace, ignore: list[str]) ->
     )
     report = run_job(job, progress_printer("quantize"))
     out(
-        f"wrote {printable(args.output)}: {len(report.weights)} weights quantized with "
+        f"wrote {printable(args.output)}: {counted(len(report.weights), 'weight')} quantized with "
         f"{scheme.name} ({format_bytes(report.bytes_in)} → {format_bytes(report.bytes_out)})"
         + (f"; report in {printable(args.report)}" if args.report else "")
     )
@@ -111,7 +111,7 @@ def _preview(ckpt, schemes: list[Scheme], ignore: list[str], as_json: bool) -> i
         out(f"  {r.scheme} worst: {worst}")
     skipped = {s.name: s.why for r in reports for s in r.skipped}
     if skipped:
-        out(f"  not quantized: {len(skipped)} Linear weight{'s' if len(skipped) != 1 else ''}"
+        out(f"  not quantized: {counted(len(skipped), 'Linear weight')}"
             f" ({', '.join(clip(printable(n), 40) for n in list(skipped)[:3])}"
             f"{', …' if len(skipped) > 3 else ''})")  # fmt: skip
     return 0
@@ -123,7 +123,7 @@ def _summary_line(r: QuantizeReport) -> str:
         return f"{format_bytes(r.bytes_out)}, nothing to quantize"
     return (
         f"{format_bytes(r.bytes_out)} ({ratio:.0%} of {format_bytes(r.bytes_in)}), "
-        f"{len(r.weights)} weights, SQNR median {_db(r.median_sqnr_db)}, "
+        f"{counted(len(r.weights), 'weight')}, SQNR median {_db(r.median_sqnr_db)}, "
         f"worst {_db(r.worst_sqnr_db)}"
     )
 
@@ -132,7 +132,7 @@ def _skipped_lines(r: QuantizeReport) -> list[str]:
     if not r.skipped:
         return []
     lines = [
-        f"  {len(r.skipped)} Linear weight{'s' if len(r.skipped) != 1 else ''} left as "
+        f"  {counted(len(r.skipped), 'Linear weight')} left as "
         f"{'they were' if len(r.skipped) != 1 else 'it was'}:"
     ]
     lines += [f"    {clip(printable(s.name))}: {s.why}" for s in r.skipped[:10]]

@@ -10,7 +10,7 @@ import argparse
 import os
 import sys
 
-from .output import printable
+from .output import counted, printable
 
 
 def cmd_scan(args: argparse.Namespace) -> int:
@@ -59,19 +59,19 @@ def cmd_scan(args: argparse.Namespace) -> int:
         if f.error:
             lines.append(f"  unreadable: {printable(f.error)}")
     if others:
-        lines.append(f"{others} other file(s): not checkpoints, nothing torch would run")
+        lines.append(f"{counted(others, 'other file')}: not checkpoints, nothing torch would run")
     refused = sorted(
         {i.name for f in report.files for i in f.imports if i.verdict is ImportVerdict.REFUSED}
     )
     findings = sum(len(f.findings) for f in report.files)
     if findings:
         lines.append(
-            f"{findings} finding{'' if findings == 1 else 's'}: torch would read these files otherwise than this tool, or "
+            f"{counted(findings, 'finding')}: torch would read these files otherwise than this tool, or "
             "run code through them; nothing was executed"
         )
     if refused:
         lines.append(
-            f"{len(refused)} import(s) outside the allowlist: {printable(', '.join(refused))}; "
+            f"{counted(len(refused), 'import')} outside the allowlist: {printable(', '.join(refused))}; "
             "nothing was executed"
         )
     if report.status is ScanStatus.CLEAN:

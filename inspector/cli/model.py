@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..core.errors import CheckpointError
-from .output import out, printable
+from .output import counted, out, printable
 
 if TYPE_CHECKING:
     from ..core.model_folder.config import ModelConfig
@@ -118,7 +118,7 @@ def cmd_lint(args: argparse.Namespace) -> int:
         if f.files:
             out(f"        files: {printable(', '.join(f.files))}")
     n = len(findings)
-    out(f"{n} finding{'' if n == 1 else 's'} in {printable(folder)}")
+    out(f"{counted(n, 'finding')} in {printable(folder)}")
     return 1
 
 

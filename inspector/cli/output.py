@@ -38,6 +38,12 @@ def clip(text: str, limit: int = 80) -> str:
     return text[: keep - keep // 2] + "..." + text[len(text) - keep // 2 :]
 
 
+def counted(n: int, noun: str) -> str:
+    """``1 weight``, ``2 weights``, ``0 weights``: a count with its noun in the right number (the
+    nouns the command line counts take an s)."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def symbol(fancy: str, plain: str) -> str:
     """``fancy`` where stdout's encoding can show it (``≠``), else ``plain`` (a latin-1 pipe)."""
     try:

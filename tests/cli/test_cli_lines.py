@@ -111,12 +111,12 @@ def test_list_names_a_pickles_values_and_its_top_level_one(tmp_path, capsys):
     torch.save([torch.ones(2), 7], tmp_path / "l.pt")
     torch.save({"w": torch.ones(2), "": 3}, tmp_path / "e.pt")
     assert lines_of(capsys, "list", tmp_path / "d.pt")[-3:] == [
-        "2 value(s) that are not tensors (listed, not written by cast):",
+        "2 values that are not tensors (listed, not written by cast):",
         "  epoch = 3",
         "  lr = 0.5",
     ]
     assert lines_of(capsys, "list", tmp_path / "l.pt")[-2:] == [
-        "1 value(s) that are not tensors (listed, not written by cast):",
+        "1 value that is not a tensor (listed, not written by cast):",
         "  1 = 7",
     ]
     assert lines_of(capsys, "list", tmp_path / "e.pt")[-1] == "  (top level) = 3"
@@ -374,10 +374,10 @@ def test_scan_of_a_folder_lists_each_file_and_sums_up(tmp_path, capsys):
         *rebuilds,
         "  argparse.Namespace               REFUSED     ×1",
         "sub/model.safetensors.index.json  (index)",
-        "2 other file(s): not checkpoints, nothing torch would run",
+        "2 other files: not checkpoints, nothing torch would run",
         "2 findings: torch would read these files otherwise than this tool, or run code through "
         "them; nothing was executed",
-        "2 import(s) outside the allowlist: argparse.Namespace, os.system; nothing was executed",
+        "2 imports outside the allowlist: argparse.Namespace, os.system; nothing was executed",
     ]
     code, out, _ = run(capsys, "scan", s, "--json")
     doc = json.loads(out)
@@ -419,7 +419,7 @@ def test_scan_of_one_file_names_it_and_says_what_it_is(tmp_path, capsys):
     assert lines_of(capsys, "scan", tmp_path / "evil.pkl", code=1) == [
         "evil.pkl  (pickle)",
         "  os.system   REFUSED     ×1",
-        "1 import(s) outside the allowlist: os.system; nothing was executed",
+        "1 import outside the allowlist: os.system; nothing was executed",
     ]
     assert lines_of(capsys, "scan", tmp_path / "empty.pkl") == [
         "empty.pkl  (pickle)",
@@ -470,14 +470,14 @@ def test_cast_names_overflow_underflow_and_the_typical_error(tmp_path, capsys):
     )
     out = tmp_path / "o.safetensors"
     assert lines_of(capsys, "cast", src, "--target", "F16", "-o", out)[1:] == [
-        "  4 values overflowed to ±inf or were saturated: t4 (1), t3 (1), t2 (1) and 1 more tensors",
+        "  4 values overflowed to ±inf or were saturated: t4 (1), t3 (1), t2 (1) and 1 more tensor",
         "  2 non-zero values became zero: t1 (1), t0 (1)",
         "  relative error per tensor: typical (mean) 0.00017 to 0.00018, largest 1 "
-        "(1 in 2 tensor(s): a value became zero)",
+        "(1 in 2 tensors: a value became zero)",
     ]
     save_arrays(src, [("u", F32, np.array([1e-9, 1.0], np.float32))])
     assert lines_of(capsys, "cast", src, "--target", "F16", "-o", out)[1:] == [
-        "  1 non-zero values became zero: u (1)"
+        "  1 non-zero value became zero: u (1)"
     ]
     save_arrays(src, [("n", F32, g.standard_normal(1000).astype(np.float32))])
     assert lines_of(capsys, "cast", src, "--target", "F16", "-o", out)[1:] == [
@@ -497,8 +497,8 @@ def test_cast_names_ten_tensors_left_out_then_how_many_more(tmp_path, capsys, n)
     out = tmp_path / "c.safetensors"
     why = "complex128 tensor [2]: safetensors has no complex128 dtype; left out of cast"
     assert lines_of(capsys, "cast", tmp_path / "c.pt", "--target", "F16", "-o", out) == [
-        f"wrote {out}: 1 of 1 tensors cast to F16, 1 of them lossless",
-        f"  {n} tensor(s) left out (not written):",
+        f"wrote {out}: 1 of 1 tensor cast to F16, 1 of them lossless",
+        f"  {n} tensors left out (not written):",
         *(f"    c{i:02d}: {why}" for i in range(10)),
         *(["    and 1 more"] if n == 11 else []),
     ]
@@ -776,6 +776,35 @@ def test_quantize_names_ten_weights_left_out_then_how_many_more(tmp_path, capsys
     ]
 
 
+def test_a_count_of_one_is_in_the_singular(tmp_path, capsys):
+    """ "1 weights quantized", "1 other tensors cast", "1 other file(s)": every count the
+    commands print takes its noun in the number it needs."""
+    m, q, r = _linears(tmp_path), tmp_path / "q", tmp_path / "r.json"
+    only_zero = ("--scheme", "FP8_DYNAMIC", "--ignore", "w*", "--ignore", LONG, "--ignore", MID)
+    assert lines_of(capsys, "quantize", m, *only_zero, "-o", q, "--report", r)[:2] == [
+        f"wrote {q}: 1 weight quantized with FP8_DYNAMIC (28.0 KiB → 26.6 KiB); report in {r}",
+        "  26.6 KiB (95% of 28.0 KiB), 1 weight, SQNR median lossless, worst lossless",
+    ]
+    assert lines_of(capsys, "quantize", m, *only_zero, "--preview")[0] == (
+        "FP8_DYNAMIC  26.6 KiB (95% of 28.0 KiB), 1 weight, SQNR median lossless, worst lossless"
+    )
+    from tests.quant_folders import deepseek_folder
+
+    deepseek_folder(ds := tmp_path / "ds")
+    keep = ("--keep", "model.norm*", "-o", tmp_path / "f32")
+    assert lines_of(capsys, "cast", ds, "--target", "F32", *keep) == [
+        f"wrote {tmp_path / 'f32'}: 1 quantized weight dequantized to F32 (fp8), 1 other tensor cast"
+    ]
+    assert lines_of(capsys, "scan", ds)[-2] == (
+        "1 other file: not checkpoints, nothing torch would run"
+    )
+    one = tmp_path / "one.safetensors"
+    save_arrays(one, [("w", F32, np.ones(2, np.float32)), ("ids", I64, np.arange(2))])
+    assert lines_of(capsys, "check", one) == [
+        "ok: the 1 float tensor is F32 (0 of 2 tensors differ from F32 · 4 params · 24 B · I64×1)"
+    ]
+
+
 def test_quantize_clips_a_long_name_left_out_and_says_one_in_the_singular(tmp_path, capsys):
     m, q = _linears(tmp_path), tmp_path / "q"
     assert lines_of(
@@ -920,7 +949,7 @@ def test_an_ascii_terminal_gets_ascii_symbols(tmp_path, capsys, monkeypatch):
     stdout.flush()
     lines = stdout.buffer.getvalue().decode("ascii").splitlines()
     assert lines[1] == "big   F64      [2]                        16 B  != F32"
-    assert lines[5] == "  1 values overflowed to +/-inf or were saturated: big (1)"
+    assert lines[5] == "  1 value overflowed to +/-inf or was saturated: big (1)"
 
 
 def test_names_in_the_cast_summary_are_clipped_past_80_characters(tmp_path, capsys):

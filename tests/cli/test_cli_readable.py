@@ -77,7 +77,7 @@ def test_cast_summary_gives_overflow_underflow_totals_and_the_worst_tensors(tmp_
     lines = out.splitlines()
     assert code == 0 and lines[0].endswith("3 of 3 tensors cast to F16, 0 of them lossless")
     assert lines[1] == "  101 values overflowed to ±inf or were saturated: mask_bias (100), big (1)"
-    assert lines[2] == "  1 non-zero values became zero: tiny (1)"
+    assert lines[2] == "  1 non-zero value became zero: tiny (1)"
 
 
 def test_list_stats_fits_120_columns(llm, tmp_path, capsys):

@@ -394,7 +394,7 @@ def test_cast_writes_the_rest_and_names_what_it_left_out(benign, tmp_path, capsy
         main(["cast", str(benign), "--target", "F16", "-o", str(out), "--report", str(report)]) == 0
     )
     printed = capsys.readouterr().out
-    assert "  3 tensor(s) left out (not written):\n" in printed
+    assert "  3 tensors left out (not written):\n" in printed
     for name, text in LEFT_OUT.items():
         assert f"    {name}: {text}\n" in printed
     doc = json.loads(report.read_text())

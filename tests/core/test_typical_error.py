@@ -54,5 +54,5 @@ def test_randn_f32_to_f16_typical_error_beside_the_underflows(tmp_path, capsys):
     assert "non-zero values became zero" in printed
     assert (
         f"relative error per tensor: typical (mean) 0.00018, largest 1 (1 in {with_underflow} "
-        "tensor(s): a value became zero)" in printed
+        "tensors: a value became zero)" in printed
     )
