@@ -1000,8 +1000,14 @@ def test_a_config_lists_modules_kept_in_f32_on_purpose(tmp_path, capsys):
 
 
 def test_main_without_arguments_reads_the_command_line(mixed, capsys, monkeypatch):
+    """sys.argv[1:]: a program name taken for a command, or a command for the program's name,
+    would open the window; without a display that is a usage error at once, not a window the
+    test waits on (the mutation run's one timeout, sys.argv[2:])."""
     import sys
 
+    monkeypatch.setattr(sys, "platform", "linux")
+    for name in ("QT_QPA_PLATFORM", "DISPLAY", "WAYLAND_DISPLAY"):
+        monkeypatch.delenv(name, raising=False)
     monkeypatch.setattr(sys, "argv", ["checkpoint-inspector", "check", str(mixed)])
     assert main() == 1
     assert capsys.readouterr().out.startswith("w: F64 (expected F32)\n")
