@@ -456,3 +456,23 @@ def test_a_system_error_of_the_work_is_not_blamed_on_standard_output(src, capsys
     assert code == 2 and out == "a first line reached stdout\n"
     line = one_error_line(err)
     assert "Input/output error" in line and "standard output" not in line
+
+
+def test_a_system_error_with_only_a_message_is_said_by_its_message(src, capsys, monkeypatch):
+    """An OSError made of one message (no errno, no strerror: what libraries such as
+    shutil.Error raise) is said by that message, the way an errno one is said by its strerror."""
+    import errno
+
+    import inspector.cli.dispatch as cli_mod
+
+    said = {
+        OSError("the copy of tokenizer.json failed"): "the copy of tokenizer.json failed",
+        OSError(errno.EIO, "Input/output error"): "Input/output error",
+    }
+    for error, message in said.items():
+
+        def failing(_args, error=error):
+            raise error
+
+        monkeypatch.setitem(cli_mod.COMMANDS, "list", failing)
+        assert run(capsys, "list", src) == (2, "", f"checkpoint-inspector: error: {message}\n")
