@@ -128,6 +128,23 @@ def test_the_window_starts_where_it_can_be_shown(src, monkeypatch, platform, env
     ]
 
 
+def test_the_window_without_options_is_given_no_choices(src, monkeypatch):
+    """No --target, --lang, --reference: the window decides (config.json, the last choice, the
+    system locale)."""
+    started = []
+
+    def run(path, **kwargs):
+        started.append((path, kwargs))
+        return 0
+
+    monkeypatch.setattr("inspector.gui.app.run", run)
+    monkeypatch.setenv("QT_QPA_PLATFORM", "offscreen")
+    assert main([str(src)]) == 0
+    assert started == [
+        (str(src), {"target": None, "screenshot": None, "reference": None, "lang": None})
+    ]
+
+
 # -- signal handlers ------------------------------------------------------------------------------
 
 

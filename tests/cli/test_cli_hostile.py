@@ -24,6 +24,8 @@ from inspector.core.save.writer import save_arrays
 
 F32, F64, I64 = DTYPES["F32"], DTYPES["F64"], DTYPES["I64"]
 ENV = dict(os.environ, PYTHONPATH=os.getcwd())
+# stdout block-buffered, as a user runs the command (PYTHONUNBUFFERED would hide a failed flush)
+BUFFERED = {k: v for k, v in ENV.items() if k != "PYTHONUNBUFFERED"}
 
 
 def run(capsys, *argv):
@@ -456,6 +458,67 @@ def test_a_system_error_of_the_work_is_not_blamed_on_standard_output(src, capsys
     assert code == 2 and out == "a first line reached stdout\n"
     line = one_error_line(err)
     assert "Input/output error" in line and "standard output" not in line
+
+
+@pytest.mark.parametrize("command", ["list", "check"])
+def test_a_reader_that_leaves_early_ends_the_command_quietly(tmp_path, command):
+    """`checkpoint-inspector check big | head -1`: the reader left, which is not an error: exit
+    0, nothing on stderr. ``list`` writes its lines at once, ``check`` one by
+    one: what was still buffered would fail again at exit unless stdout is silenced."""
+    p = tmp_path / "many.safetensors"
+    save_arrays(p, [(f"model.layers.{i}.mlp.up_proj.weight", F64, np.zeros(1)) for i in range(4000)])  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "inspector", command, str(p)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=BUFFERED,
+    )
+    first = proc.stdout.readline()
+    proc.stdout.close()  # ~200 KB left unread: the pipe fills, the reader is gone
+    err = proc.stderr.read()
+    proc.stderr.close()
+    assert (first, proc.wait(timeout=120), err) == {
+        "list": (
+            f"{'name':<36}  dtype    shape                      size  status\n".encode(),
+            0,
+            b"",
+        ),
+        "check": (b"model.layers.0.mlp.up_proj.weight: F64 (expected F32)\n", 0, b""),
+    }[command]
+
+
+def test_a_reader_gone_before_the_output_is_no_error_at_exit_either(src):
+    """`checkpoint-inspector list m.safetensors | true`: the lines wait in stdout's buffer, the
+    flush fails on the pipe; stdout is silenced so that the flush at exit does not fail again
+    ("Exception ignored … BrokenPipeError", exit 120)."""
+    r, w = os.pipe()
+    os.close(r)  # no reader at all
+    try:
+        p = subprocess.run(
+            [sys.executable, "-m", "inspector", "list", str(src)],
+            stdout=w,
+            stderr=subprocess.PIPE,
+            env=BUFFERED,
+            timeout=120,
+        )
+    finally:
+        os.close(w)
+    assert (p.returncode, p.stderr) == (0, b"")
+
+
+def test_a_reader_that_left_is_no_error_even_where_stdout_cannot_be_silenced(
+    src, capsys, monkeypatch
+):
+    """No descriptor left, or no /dev/null in a container: silencing stdout fails, and the
+    command still ends as the reader leaving says, exit 0 without a word."""
+    import inspector.cli.dispatch as cli_mod
+
+    def reader_left(_args):
+        raise BrokenPipeError(32, "Broken pipe")
+
+    monkeypatch.setitem(cli_mod.COMMANDS, "list", reader_left)
+    monkeypatch.setattr(os, "devnull", str(src.parent / "no-such-dir" / "null"))
+    assert run(capsys, "list", src) == (0, "", "")
 
 
 def test_a_system_error_with_only_a_message_is_said_by_its_message(src, capsys, monkeypatch):
