@@ -50,8 +50,8 @@ def unknown_notices(ckpt: Checkpoint) -> list[str]:
     unread = unread_tensors(ckpt)
     if unread:
         lines.append(
-            f"{len(unread):,} tensor(s) not read, their rebuild needs an unknown object: "
-            f"{_some(unread)}"
+            f"{len(unread):,} {'tensor' if len(unread) == 1 else 'tensors'} not read, their "
+            f"rebuild needs an unknown object: {_some(unread)}"
         )
     return lines
 

@@ -179,7 +179,7 @@ def test_check_proposes_the_preset_only_for_a_tensor_kept_on_purpose(tmp_path, c
     assert lines_of(capsys, "check", m, code=1) == [
         "model.layers.0.mlp.up_proj.weight: F32 (expected BF16)",
         "1 of 2 tensors differ from BF16 · 20 params · 56 B · F32×1",
-        "note: config.json torch_dtype = bfloat16, but 1 of 2 float tensors are F32",
+        "note: config.json torch_dtype = bfloat16, but 1 of 2 float tensors is F32",
         f"fix: checkpoint-inspector cast {m} --target BF16 -o OUT",
     ]
 

@@ -32,7 +32,7 @@ def test_list_reads_the_model_and_notes_what_was_not_executed(made, capsys):
     out, err = capsys.readouterr()
     assert f"checkpoint-inspector: note: {made.path}: {NOTE}\n" in err
     assert (
-        f"checkpoint-inspector: note: {made.path}: 2 tensor(s) not read, their rebuild needs an "
+        f"checkpoint-inspector: note: {made.path}: 2 tensors not read, their rebuild needs an "
         "unknown object: state_dict.head.scaled, state_dict.head.packed\n"
     ) in err
     assert "0 of 5 tensors differ" not in out and "2 of 5 tensors differ from F32" in out

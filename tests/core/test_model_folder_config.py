@@ -125,3 +125,17 @@ def test_weights_off_the_config_name_each_kind_once():
     assert (off.n_off, off.n_floats, off.kinds) == (3, 4, "F16/F32")
     assert off.line() == "config.json torch_dtype = bfloat16, but 3 of 4 float tensors are F16/F32"
     assert weights_disagree(config, [T("BF16"), T("I64")]) is None
+
+
+def test_one_tensor_off_the_config_is_said_in_the_singular():
+    class T:
+        def __init__(self, name):
+            self.dtype = DTYPES[name]
+
+    config = ModelConfig("config.json", BF16, "bfloat16", "torch_dtype")
+    assert weights_disagree(config, [T("F32"), T("BF16")]).line() == (
+        "config.json torch_dtype = bfloat16, but 1 of 2 float tensors is F32"
+    )
+    assert weights_disagree(config, [T("F32"), T("I64")]).line() == (
+        "config.json torch_dtype = bfloat16, but 1 of 1 float tensor is F32"
+    )

@@ -85,7 +85,7 @@ def test_the_unknown_imports_and_unread_tensors_are_named(made):
         f"unknown objects not executed: {', '.join(UNKNOWN[:5])} and 6 more (kept as inert "
         "placeholders; torch.load(weights_only=True) refuses this file: see "
         "checkpoint-inspector scan)",
-        "2 tensor(s) not read, their rebuild needs an unknown object: state_dict.head.scaled, "
+        "2 tensors not read, their rebuild needs an unknown object: state_dict.head.scaled, "
         "state_dict.head.packed",
     ]
     assert not made.canary.exists()

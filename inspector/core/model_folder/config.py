@@ -138,8 +138,10 @@ class ConfigMismatch:
     kinds: str  # "F32" or "F16/F32"
 
     def line(self) -> str:
+        noun = "tensor" if self.n_floats == 1 else "tensors"
+        verb = "is" if self.n_off == 1 else "are"
         return (
-            f"{self.config.describe()}, but {self.n_off} of {self.n_floats} float tensors are "
+            f"{self.config.describe()}, but {self.n_off} of {self.n_floats} float {noun} {verb} "
             f"{self.kinds}"
         )
 
