@@ -251,3 +251,36 @@ def test_a_quantized_weights_values_and_heatmap_are_dequantized(qtbot, tabs, tmp
     assert pane.heatmap_view.caption.text().startswith(f"{rows} × {cols}")
     assert ", dequantized" in pane.heatmap_view.caption.text()
     assert pane.heatmap_view.plot.heatmap.dequantized
+
+
+def test_a_packed_weights_window_moves_over_its_logical_columns(qtbot, tabs, tmp_path: Path):
+    """int4 codes packed eight to an I32: 32 stored columns hold 256 weights a row, and the
+    window can move over all 256."""
+    import ml_dtypes
+
+    from tests.quant_folders import BF16, I32, folder
+
+    session, window, values, pane = tabs
+    qc = {"quant_method": "compressed-tensors", "format": "pack-quantized", "config_groups": {
+        "g": {"targets": ["Linear"], "weights": {"num_bits": 4, "type": "int",
+                                                 "strategy": "group", "group_size": 32}}}}  # fmt: skip
+    rng = np.random.default_rng(4)
+    folder(
+        tmp_path / "q",
+        [
+            ("m.weight_packed", I32, rng.integers(0, 2**31, (8, 32), dtype=np.int32)),
+            ("m.weight_scale", BF16, np.ones((8, 8), ml_dtypes.bfloat16)),
+            ("m.weight_shape", DTYPES["I64"], np.array([8, 256], np.int64)),
+        ],
+        qc,
+    )
+    _open(qtbot, window, tmp_path / "q")
+    pane.view_tabs.setCurrentWidget(pane.values_view)
+    session.select(None)
+    with qtbot.waitSignal(values.values_ready, timeout=wait_ms(20_000)):
+        session.select(session.checkpoint["m.weight_packed"])
+    view = pane.values_view
+    assert view.col_spin.maximum() == 255 and view.row_spin.maximum() == 7
+    with qtbot.waitSignal(values.values_ready, timeout=wait_ms(20_000)):
+        view.set_window((), 0, 192)
+    assert view.caption.text() == ("rows 0–7 of 8, columns 192–255 of 256 · dequantized values")
