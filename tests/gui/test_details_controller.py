@@ -251,6 +251,9 @@ def test_a_comparison_shows_the_selected_tensors_reference_line(
     assert pd.field("Reference").endswith(" (reference stores F32)")
     marked = page.plots_tabs.diff_plot.selected_item.getData()
     assert len(marked[0]) == 1  # the selected tensor's point is marked in the diff plot
+    _select(qtbot, session, details, page, KEY)  # the mark follows the selection
+    moved = page.plots_tabs.diff_plot.selected_item.getData()
+    assert len(moved[0]) == 1 and moved[0][0] != marked[0][0]
     _select(qtbot, session, details, page, IDS)
     assert pd.field("Reference") == "equal values (reference stores I64)"
 
