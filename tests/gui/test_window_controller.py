@@ -316,3 +316,24 @@ def test_clearing_the_reference_cancels_its_running_comparison(
     qtbot.waitUntil(lambda: not window.runner.busy, timeout=wait_ms(20_000))
     assert window.views.status_bar.currentMessage() == "Comparison cancelled."
     assert done == [] and session.diffs is None
+
+
+def test_opening_another_checkpoint_cancels_the_running_comparison(
+    qtbot, controller_parts, big_file: Path, model_file: Path, tmp_path: Path
+):
+    session, window, _cast, _page = controller_parts
+    ref = tmp_path / "ref.safetensors"
+    rng = np.random.default_rng(9)
+    save_arrays(
+        ref,
+        [(f"layer.{i}.weight", DTYPES["F64"], rng.standard_normal((1024, 1024))) for i in range(8)],
+    )
+    _open(qtbot, window, big_file)
+    done: list[object] = []
+    window.diff_done.connect(done.append)
+    with qtbot.waitSignal(window.runner.sig_job_progress, timeout=wait_ms(20_000)):
+        window.open_reference(str(ref))
+    _open(qtbot, window, model_file)
+    qtbot.waitUntil(lambda: not window.runner.busy, timeout=wait_ms(20_000))
+    assert window.views.status_bar.currentMessage() == "Comparison cancelled."
+    assert done == [] and session.diffs is None and session.path == str(model_file)
