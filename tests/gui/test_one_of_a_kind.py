@@ -66,3 +66,22 @@ def test_one_tensor_cast_and_one_weight_quantized(qtbot, controller_parts, tmp_p
     with qtbot.waitSignal(qc.quantize_done, timeout=wait_ms(60_000)):
         qc.start_quantize("W8A16", str(tmp_path / "q"), ())
     assert re.fullmatch(r"Saved q in \d+\.\d s: 1 weight quantized with W8A16, .+\.", bar.text)
+
+
+def test_one_weight_quantized_in_zh_cn(qtbot, zh_cn, controller_parts, tmp_path: Path):
+    from inspector.gui.quantize_controller import QuantizeController
+
+    session, window, _cast, page = controller_parts
+    path = tmp_path / "one.safetensors"
+    rng = np.random.default_rng(0)
+    save_arrays(
+        path, [("layer.weight", DTYPES["F32"], rng.standard_normal((256, 256), np.float32))]
+    )
+    _open(qtbot, window, path)
+    qc = QuantizeController(session, window.runner, window.views, parent=page)
+    with qtbot.waitSignal(qc.quantize_done, timeout=wait_ms(60_000)):
+        qc.start_quantize("W8A16", str(tmp_path / "q"), ())
+    bar = window.views.message_bar
+    assert re.fullmatch(r"已保存 q，用时 \d+\.\d 秒：1 个权重以 W8A16 量化，.+。", bar.text), (
+        bar.text
+    )
