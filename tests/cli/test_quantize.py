@@ -10,6 +10,7 @@ import os
 import pytest
 
 from inspector.cli import main
+from inspector.core.wording import format_bytes
 from tests.core.quantize.models import llama_folder
 
 
@@ -64,6 +65,14 @@ def test_a_save_says_what_it_wrote_and_its_report_matches(tmp_path, capsys):
     )
     report = json.loads((tmp_path / "r.json").read_text())
     assert report["scheme"] == "NVFP4A16" and len(report["tensors"]) == 7
+    # a report asks for the figures: measured while writing, summed up on the second line
+    assert all(t["sqnr_db"] > 0 for t in report["tensors"])
+    assert out.splitlines()[1] == (
+        f"  {format_bytes(report['bytes_out'])} ("
+        f"{report['bytes_out'] / report['bytes_in']:.0%} of {format_bytes(report['bytes_in'])}), "
+        f"7 weights, SQNR median {report['median_sqnr_db']:.1f} dB, worst "
+        f"{report['worst_sqnr_db']:.1f} dB"
+    )
     code, out, _ = run(capsys, "list", tmp_path / "q", "--json")
     rows = {r["name"]: r for r in json.loads(out)["tensors"]}
     assert rows["model.layers.0.mlp.up_proj.weight"]["status"] == "quantized"
