@@ -1221,3 +1221,39 @@ def test_ctrl_c_after_a_folder_output_was_replaced_says_it_was_written(
     assert (
         err == f"checkpoint-inspector: error: interrupted after {out} was written; it is complete\n"
     )
+
+
+def test_cast_of_a_model_in_two_schemes_names_both(tmp_path, capsys):
+    """A compressed-tensors model whose config groups take two schemes (mixed precision): the
+    dequantizing cast names both, sorted and joined by a comma."""
+    from safetensors.torch import load_file, save_file
+
+    src = tmp_path / "src"
+    src.mkdir()
+    g = np.random.default_rng(0)
+    save_arrays(
+        src / "model.safetensors",
+        [(f"{n}.weight", F32, g.standard_normal((16, 128)).astype(np.float32)) for n in "ab"],
+    )
+    (src / "config.json").write_text(json.dumps({"model_type": "llama", "torch_dtype": "float32"}))
+    tensors, groups = {}, {}
+    for scheme, keep, other in (("W8A16", "a", "b"), ("FP8_DYNAMIC", "b", "a")):
+        q = tmp_path / scheme
+        assert run(capsys, "quantize", src, "--scheme", scheme, "--ignore", other, "-o", q)[0] == 0
+        written = load_file(q / "model.safetensors")
+        tensors.update({k: v for k, v in written.items() if k.startswith(f"{keep}.")})
+        qc = json.loads((q / "config.json").read_text())["quantization_config"]
+        group = qc["config_groups"]["group_0"]
+        groups[f"group_{keep}"] = {**group, "targets": [f"re:^{keep}$"], "format": qc["format"]}
+    mixed = tmp_path / "mixed"
+    mixed.mkdir()
+    save_file(tensors, mixed / "model.safetensors", metadata={"format": "pt"})
+    qc = {**qc, "config_groups": groups, "ignore": [], "format": "mixed-precision"}
+    config = {"model_type": "llama", "torch_dtype": "float32", "quantization_config": qc}
+    (mixed / "config.json").write_text(json.dumps(config))
+    out = tmp_path / "out"
+    said = lines_of(capsys, "cast", mixed, "--target", "F32", "-o", out)[0]
+    assert said == (
+        f"wrote {out}: 2 quantized weights dequantized to F32 (float-quantized, pack-quantized), "
+        "0 other tensors cast"
+    )
