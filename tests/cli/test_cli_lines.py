@@ -1257,3 +1257,32 @@ def test_cast_of_a_model_in_two_schemes_names_both(tmp_path, capsys):
         f"wrote {out}: 2 quantized weights dequantized to F32 (float-quantized, pack-quantized), "
         "0 other tensors cast"
     )
+
+
+def test_list_gives_the_shape_a_weight_stores_not_the_one_its_codes_suggest(tmp_path, capsys):
+    """A pack-quantized weight's shape is its weight_shape (125 columns pack into the same 16
+    words as 128) and a bitsandbytes 4-bit weight's is in its quant state: list reads both."""
+    from safetensors.torch import load_file, save_file
+
+    from tests.quant_folders import bnb4_tensors, folder
+
+    src = tmp_path / "src"
+    save_arrays(
+        (src.mkdir() or src) / "model.safetensors",
+        [("a.weight", F32, np.random.default_rng(0).standard_normal((16, 128), np.float32))],
+    )
+    (src / "config.json").write_text(json.dumps({"model_type": "llama", "torch_dtype": "float32"}))
+    q = tmp_path / "q"
+    assert run(capsys, "quantize", src, "--scheme", "W4A16", "-o", q)[0] == 0
+    tensors = load_file(q / "model.safetensors")
+    tensors["a.weight_shape"] = torch.tensor([16, 125])
+    save_file(tensors, q / "model.safetensors", metadata={"format": "pt"})
+    assert lines_of(capsys, "list", q)[1].split()[:4] == ["a.weight", "I32", "[16,", "125]"]
+    state = json.dumps(
+        {"quant_type": "nf4", "blocksize": 64, "dtype": "bfloat16", "shape": [64, 128]}
+    )
+    tensors = bnb4_tensors()
+    tensors[3] = (tensors[3][0], tensors[3][1], np.frombuffer(state.encode(), np.uint8))
+    folder(tmp_path / "bnb", tensors, {"quant_method": "bitsandbytes", "load_in_4bit": True})
+    row = lines_of(capsys, "list", tmp_path / "bnb")[1].split()
+    assert row[:4] == ["model.layers.0.mlp.up_proj.weight", "U8", "[64,", "128]"]
