@@ -1286,3 +1286,19 @@ def test_list_gives_the_shape_a_weight_stores_not_the_one_its_codes_suggest(tmp_
     folder(tmp_path / "bnb", tensors, {"quant_method": "bitsandbytes", "load_in_4bit": True})
     row = lines_of(capsys, "list", tmp_path / "bnb")[1].split()
     assert row[:4] == ["model.layers.0.mlp.up_proj.weight", "U8", "[64,", "128]"]
+
+
+def test_list_stats_of_a_weight_it_cannot_dequantize_gives_no_numbers(tmp_path, capsys):
+    """FP8 codes with no quantization_config to confirm their scales: the codes' own statistics
+    are never shown as the weight's values."""
+    from tests.quant_folders import deepseek_folder
+
+    deepseek_folder(tmp_path / "ds")
+    config = json.loads((tmp_path / "ds" / "config.json").read_text())
+    del config["quantization_config"]
+    (tmp_path / "ds" / "config.json").write_text(json.dumps(config))
+    lines = lines_of(capsys, "list", tmp_path / "ds", "--stats")
+    assert lines[1:3] == [
+        "model.layers.0.mlp.up_proj.weight",
+        "                              F8_E4M3  [256, 256]      quantized",
+    ]
