@@ -1302,3 +1302,18 @@ def test_list_stats_of_a_weight_it_cannot_dequantize_gives_no_numbers(tmp_path, 
         "model.layers.0.mlp.up_proj.weight",
         "                              F8_E4M3  [256, 256]      quantized",
     ]
+
+
+def test_list_stats_keeps_a_quantized_name_as_wide_as_the_column_on_its_row(tmp_path, capsys):
+    """28 characters fit list --stats' name column: only a longer name takes a line of its own,
+    for a quantized weight as for every row."""
+    src, q, w = tmp_path / "src", tmp_path / "q", A28[:21] + ".weight"
+    save_arrays(
+        (src.mkdir() or src) / "model.safetensors",
+        [(w, F32, np.ones((16, 128), np.float32))],
+    )
+    (src / "config.json").write_text(json.dumps({"model_type": "llama", "torch_dtype": "float32"}))
+    assert run(capsys, "quantize", src, "--scheme", "FP8_DYNAMIC", "-o", q)[0] == 0
+    lines = lines_of(capsys, "list", q, "--stats")
+    assert lines[1].startswith(f"{w}  F8_E4M3  [16, 128]       quantized")
+    assert lines[4] == f"  └ {w}"
