@@ -346,7 +346,7 @@ class WindowController(QObject):
         summary = s.summary
         facts = pickle_facts(s.checkpoint.files[0]) if s.checkpoint is not None else None
         self.page.set_pickle(facts)
-        self.page.set_lint(s.lint, os.path.basename((s.path or "").rstrip(os.sep)))
+        self.page.set_lint(s.lint, os.path.basename(s.path or ""))  # open_path made it absolute
         metadata = s.checkpoint.metadata if s.checkpoint is not None else None
         burn = burnpack_facts(s.checkpoint.files[0]) if s.checkpoint is not None else None
         gguf = s.checkpoint is not None and s.checkpoint.files[0].format == GGUF

@@ -4,6 +4,7 @@ config-vs-weights line in the hint, norms marked "F32 on purpose?" instead of pl
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -93,13 +94,16 @@ def test_a_person_s_choice_wins_over_config_and_persists(qtbot, window, folder, 
 def test_lint_tab_shows_the_findings(qtbot, window, folder):
     torch.save({"w": torch.zeros(2)}, folder / "pytorch_model.bin")  # a pickle twin
     with qtbot.waitSignal(window.loaded, timeout=20_000):
-        window.open_path(str(folder))
+        window.open_path(str(folder) + os.sep)  # as a shell completes a folder's name
     tabs = window.tensor_page.plots_tabs
     qtbot.waitUntil(lambda: tabs.isTabVisible(tabs.indexOf(tabs.lint_panel)), timeout=20_000)
     tree = tabs.lint_panel.tree
     codes = [tree.topLevelItem(i).text(1).split(":")[0] for i in range(tree.topLevelItemCount())]
     assert codes == ["pickle_twin", "config_dtype"]
     assert tabs.tabText(tabs.indexOf(tabs.lint_panel)) == "Lint (2)"
+    assert tabs.lint_panel.caption.text() == (
+        f"<b>2 findings in {folder.name}</b> (as checkpoint-inspector lint)"
+    )
 
 
 def test_the_cast_dialog_starts_with_the_fix_check_suggests(qtbot, window, folder, capsys):
