@@ -250,7 +250,7 @@ def test_the_dialog_suggests_keeping_the_configs_modules_not_to_convert(
     from inspector.core.save.writer import save_arrays
     from inspector.session import KeepGlobs
 
-    session, window, cast, _page = controller_parts
+    session, window, cast, page = controller_parts
     folder = tmp_path / "moe"
     folder.mkdir()
     rng = np.random.default_rng(2)
@@ -258,17 +258,24 @@ def test_the_dialog_suggests_keeping_the_configs_modules_not_to_convert(
         folder / "model.safetensors",
         [
             ("model.layers.0.mlp.gate.weight", DTYPES["F32"], rng.random((4, 8), np.float32)),
+            ("lm_head.weight", DTYPES["F32"], rng.random((4, 8), np.float32)),
             ("model.layers.0.mlp.up_proj.weight", DTYPES["BF16"],
              rng.random((8, 8)).astype(DTYPES["BF16"].numpy)),
         ],
     )  # fmt: skip
     config = {
         "torch_dtype": "bfloat16",
-        "quantization_config": {"modules_to_not_convert": ["gate"]},
+        "quantization_config": {"modules_to_not_convert": ["gate", "lm_head"]},
     }
     (folder / "config.json").write_text(json.dumps(config))
     _open(qtbot, window, folder)
     assert session.target is DTYPES["BF16"]
+    model = page.model  # the table says the same: lm_head is F32 on purpose, not a mistake
+    status = {
+        model.tensor_at(r).name: model.data(model.index(r, Col.STATUS))
+        for r in range(model.rowCount())
+    }
+    assert status["lm_head.weight"] == "on purpose?"
     dlg = cast.open_dialog(KeepGlobs(settings))
-    assert dlg.keep_edit.text() == " ".join((*FP32_NORMS, "*gate*"))
+    assert dlg.keep_edit.text() == " ".join((*FP32_NORMS, "*gate*", "*lm_head*"))
     dlg.reject()
