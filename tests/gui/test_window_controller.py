@@ -123,6 +123,9 @@ def test_a_comparison_says_what_differs_and_shows_its_column_and_tab(
     assert window.views.message_bar.kind == "info"
     assert not page.table.isColumnHidden(Col.REF_DIFF)
     assert page.plots_tabs.currentIndex() == PlotTab.DIFF
+    caption = page.plots_tabs.diff_panel.caption.text()  # the tab names the reference too
+    assert caption.startswith(f"<b>{d.n_differ} differing from model.f32.safetensors</b>")
+    assert page.plots_tabs.diff_plot.title == "Max |Δ| per tensor vs model.f32.safetensors"
     assert _actions(window)["clear_reference"] and _actions(window)["export_report"]
     window.clear_reference()
     assert session.reference is None and page.table.isColumnHidden(Col.REF_DIFF)
