@@ -148,3 +148,30 @@ def test_one_row_per_quantized_weight_with_its_scales_folded_away(qtbot, window,
     page.show_scales.setChecked(False)
     assert window.select_tensor("m.weight_scale")  # asking for a scale unfolds them
     assert page.show_scales.isChecked() and window.current_tensor().name == "m.weight_scale"
+
+
+def test_a_packed_weights_comparison_is_on_its_row(qtbot, window, tmp_path):
+    """The comparison names the logical weight (m.weight); the table's row is its codes
+    (m.weight_packed): the |Δ| column must show it there, not on a row that does not exist."""
+    import ml_dtypes
+
+    from inspector.core.save.writer import save_arrays
+    from inspector.gui.tensor_columns import Col
+    from tests.quant_folders import BF16, F32
+
+    _packed_folder(tmp_path / "q")
+    w = np.full((8, 64), 0.5, np.float32)  # far from the codes' values: a real difference
+    norm = np.ones(8, ml_dtypes.bfloat16)
+    save_arrays(tmp_path / "orig.safetensors", [("m.weight", F32, w), ("norm.weight", BF16, norm)])
+    _open(qtbot, window, tmp_path / "q")
+    with qtbot.waitSignal(window.diff_done, timeout=30_000) as got:
+        window.open_reference(str(tmp_path / "orig.safetensors"))
+    d = {x.name: x for x in got.args[0]}["m.weight"]
+    assert d.quant is not None and d.max_abs_diff > 0
+    model = window.model
+    cells = {
+        model.tensor_at(r).name: model.index(r, Col.REF_DIFF).data()
+        for r in range(model.rowCount())
+    }
+    assert cells["m.weight_packed"] == f"{d.max_abs_diff:.3g}"
+    assert cells["norm.weight"] == "0 (equal)"
