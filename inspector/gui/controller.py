@@ -217,8 +217,12 @@ class WindowController(QObject):
         wins over config.json from now on; picking the "from config.json" entry goes back to
         the config's dtype."""
         box = self.views.target_box
-        if box.currentText() != name:
-            box.setCurrentText(name.split()[0].upper())  # re-enters through the signal
+        if box.currentText() != name:  # re-enters through the signal
+            exact = box.findText(name)  # the "from config.json" entry by its own text
+            if exact >= 0:
+                box.setCurrentIndex(exact)
+            else:
+                box.setCurrentText(name.split()[0].upper())
             return
         if box.currentIndex() == 0 and box.itemData(0) == "config":
             self.session.choose_target(None)

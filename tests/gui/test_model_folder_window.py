@@ -86,6 +86,10 @@ def test_a_person_s_choice_wins_over_config_and_persists(qtbot, window, folder, 
     assert box.itemText(0).endswith("config.json") and "your choice" in box.toolTip()
     box.setCurrentIndex(0)  # "BF16 — from config.json": back to the config's dtype
     assert window.session.target.name == "BF16" and "config.json" in box.toolTip()
+    window.set_target("F16")
+    window.set_target("BF16 — from config.json")  # a script names the entry by its text
+    assert box.currentIndex() == 0 and "config.json" in box.toolTip()
+    assert window.settings.value("target") == "F16"  # the config's choice is not remembered
     with qtbot.waitSignal(window.loaded, timeout=20_000):
         window.open_path(str(plain))
     assert window.session.target.name == "F16"  # the remembered choice, not the config's
