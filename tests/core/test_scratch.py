@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import uuid
 
 import numpy as np
 
@@ -18,9 +19,10 @@ def test_a_slot_gives_the_same_memory_for_the_same_request():
 
 
 def test_a_grown_slot_hands_out_views_of_its_new_buffer_only():
-    small = scratch("test.grow", 100, np.uint8)
-    big = scratch("test.grow", 1 << 20, np.uint8)
-    again = scratch("test.grow", 100, np.uint8)
+    slot = f"test.grow.{uuid.uuid4()}"  # slots live as long as their thread: a run in the same
+    small = scratch(slot, 100, np.uint8)  # process (mutmut's stats, then its clean run) found
+    big = scratch(slot, 1 << 20, np.uint8)  # "test.grow" already grown
+    again = scratch(slot, 100, np.uint8)
     assert np.shares_memory(again, big) and not np.shares_memory(again, small)
 
 
