@@ -4,6 +4,7 @@ weights dequantized bit-exactly as the ggml project's reference (the gguf packag
 from __future__ import annotations
 
 import resource
+import struct
 
 import numpy as np
 import pytest
@@ -13,7 +14,7 @@ from inspector.core.formats.gguf import gguf_facts
 from inspector.core.opening import open_checkpoint
 from inspector.core.quant.recognise import recognise
 from inspector.core.quant.values import dequantized_f32
-from tests.gguf_files import Q, info, kv_str, raw_gguf, write_gguf
+from tests.gguf_files import Q, info, kv_str, kv_u32, raw_gguf, write_gguf
 
 RNG = np.random.default_rng(0)
 
@@ -117,3 +118,89 @@ def test_list_json_has_both_orders_and_the_header(tmp_path):
     assert (g["version"], g["architecture"]) == (3, "llama")
     assert g["types"] == {"F32": 1, "Q8_0": 1}
     assert g["metadata"]["tokenizer.ggml.tokens"] == {"array_of": "string", "count": 100}
+
+
+def _open_raw(tmp_path, data: bytes):
+    path = tmp_path / "m.gguf"
+    path.write_bytes(data)
+    return open_checkpoint(path)
+
+
+def test_a_gguf_of_its_24_byte_header_alone_opens_with_nothing_in_it(tmp_path):
+    """No key/values, no tensors: the counts end exactly at the end of the file, which is not
+    "too short" (the header is 24 bytes) and not truncated."""
+    with _open_raw(tmp_path, b"GGUF" + struct.pack("<IQQ", 3, 0, 0)) as ckpt:
+        assert (ckpt.tensors, ckpt.metadata) == ([], {})
+
+
+def test_a_key_value_of_the_smallest_size_is_not_counted_as_too_many(tmp_path):
+    """An empty key and a uint8 take the 13 bytes the count check assumes at least: one
+    key/value in the 13 bytes after the header fits."""
+    kv = struct.pack("<Q", 0) + struct.pack("<IB", 0, 7)
+    with _open_raw(tmp_path, b"GGUF" + struct.pack("<IQQ", 3, 0, 1) + kv) as ckpt:
+        assert ckpt.metadata == {"": "7"}
+
+
+def test_an_alignment_of_1_packs_the_tensors_without_padding(tmp_path):
+    """1 is 2**0: llama.cpp accepts it, and the second tensor starts right after the first."""
+    data = bytes([1, 2, 3]) + np.array([1.5, -2.0], np.float32).tobytes()
+    kvs = [kv_str(b"general.architecture", b"llama"), kv_u32(b"general.alignment", 1)]
+    infos = [info(b"a", (3,), 24, 0), info(b"b", (2,), 0, 3)]  # I8 then F32, at offset 3
+    with _open_raw(tmp_path, raw_gguf(kvs, infos, data, align=1)) as ckpt:
+        assert ckpt.view("a").tolist() == [1, 2, 3]
+        assert ckpt.view("b").tolist() == [1.5, -2.0]
+
+
+def test_a_tensor_of_four_dimensions_opens(tmp_path):
+    """ggml's most (GGML_MAX_DIMS) is 4: only a fifth is refused."""
+    infos = [info(b"w", (2, 1, 1, 3), 0, 0)]
+    with _open_raw(tmp_path, raw_gguf([], infos, bytes(24))) as ckpt:
+        assert ckpt["w"].shape == (3, 1, 1, 2)
+
+
+def test_arrays_of_64_elements_are_kept_and_longer_ones_summarised(tmp_path):
+    path = write_gguf(tmp_path / "a.gguf", {"w": (np.ones(4, np.float32), None)}, tokens=64)
+    with open_checkpoint(path) as ckpt:
+        kv = gguf_facts(ckpt.files[0]).kv
+    assert kv["tokenizer.ggml.tokens"] == [f"t{i}" for i in range(64)]
+    assert kv["tokenizer.ggml.scores"] == [0.0] * 64
+    path = write_gguf(tmp_path / "b.gguf", {"w": (np.ones(4, np.float32), None)}, tokens=65)
+    with open_checkpoint(path) as ckpt:
+        kv = gguf_facts(ckpt.files[0]).kv
+    assert str(kv["tokenizer.ggml.tokens"]) == "[65 × string]"
+    assert str(kv["tokenizer.ggml.scores"]) == "[65 × float32]"
+
+
+def test_a_string_value_that_is_not_utf8_is_read_with_replacement_characters(tmp_path):
+    """A value is shown, not judged (llama.cpp does not check it either); only keys and tensor
+    names must be UTF-8."""
+    kvs = [kv_str(b"general.architecture", b"llama"), kv_str(b"general.name", b"caf\xe9")]
+    with _open_raw(tmp_path, raw_gguf(kvs)) as ckpt:
+        assert ckpt.metadata["general.name"] == "caf\ufffd"
+
+
+def test_the_metadata_is_every_key_value_as_one_line_of_text(tmp_path):
+    path = write_gguf(tmp_path / "m.gguf", {"w": (np.ones(4, np.float32), None)}, tokens=65)
+    with open_checkpoint(path) as ckpt:
+        assert ckpt.metadata == {
+            "general.architecture": "llama",
+            "llama.block_count": "1",
+            "llama.context_length": "128",
+            "tokenizer.ggml.tokens": "[65 × string]",
+            "tokenizer.ggml.scores": "[65 × float32]",
+        }
+
+
+def test_type_counts_are_most_common_first_then_by_name(tmp_path):
+    """In the order of the file the types come Q8_0, F32, F16; counted and ordered they are
+    Q8_0 (2), then the ties by name."""
+    a = np.ones((4, 32), np.float32)
+    tensors = {
+        "a": (a, Q.Q8_0),
+        "b": (a, Q.Q8_0),
+        "c": (a, None),
+        "d": (a.astype(np.float16), None),
+    }
+    with open_checkpoint(write_gguf(tmp_path / "m.gguf", tensors)) as ckpt:
+        counts = gguf_facts(ckpt.files[0]).type_counts()
+    assert list(counts.items()) == [("Q8_0", 2), ("F16", 1), ("F32", 1)]
