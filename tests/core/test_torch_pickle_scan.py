@@ -108,13 +108,109 @@ def test_symlinks_in_a_folder_are_read_through_or_reported(tmp_path):
     (root / "gone.bin").symlink_to(root / "missing")
     report = scan_path(root)
     assert report.status is ScanStatus.CLEAN
+    assert report.files[:2] == [
+        FileScan(str(root / "again"), "symlink to a folder"),
+        FileScan(str(root / "gone.bin"), "broken symlink"),
+    ]
     (root / "blob.bin").symlink_to(outside / "evil.bin")  # a hub cache is made of such links
     assert scan_path(root).status is ScanStatus.REFUSED
     (root / "blob.bin").unlink()
     (root / "elsewhere").symlink_to(outside)  # a folder outside: reported, not followed
     report = scan_path(root)
     (linked,) = [f for f in report.files if f.path.endswith("elsewhere")]
-    assert "not followed" in linked.error and report.status is ScanStatus.UNREADABLE
+    assert linked == FileScan(
+        str(root / "elsewhere"),
+        "symlink to a folder",
+        error=f"links to {outside}, outside the scanned folder: not followed; scan it too",
+    )
+    assert report.status is ScanStatus.UNREADABLE
+
+
+def test_a_folder_of_links_that_lead_nowhere_holds_no_checkpoint(tmp_path):
+    """A broken link or a link to a folder inside is listed, but is no file to scan: a folder
+    of only these is refused like an empty one, not called clean."""
+    (tmp_path / "inner").mkdir()
+    (tmp_path / "again").symlink_to(tmp_path / "inner")
+    (tmp_path / "gone.bin").symlink_to(tmp_path / "missing")
+    with pytest.raises(CheckpointError, match="holds no checkpoint file to scan"):
+        scan_path(tmp_path)
+
+
+def test_the_walk_reads_the_folder_given_not_the_working_directory(tmp_path, monkeypatch):
+    """Each folder the walk lists is the one it found, however deep, wherever the process is."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    root = tmp_path / "model"
+    (root / "unet").mkdir(parents=True)
+    (root / "unet" / "diffusion_pytorch_model.bin").write_bytes(_SYSTEM_P0)
+    save_file({"a": np.zeros(2, np.float32)}, str(root / "model.safetensors"))
+    report = scan_path(root)
+    assert [(f.path, f.format) for f in report.files] == [
+        (str(root / "model.safetensors"), "safetensors"),
+        (str(root / "unet" / "diffusion_pytorch_model.bin"), "pickle"),
+    ]
+    assert report.status is ScanStatus.REFUSED
+
+
+def test_a_folder_over_the_file_limit_is_scanned_up_to_it_and_says_so(tmp_path, monkeypatch):
+    """The limit (100,000 files) stops a walk of a huge tree; shrunk to 2 here. Exactly 2 files
+    are scanned, and the error for the rest is what makes the folder not clean."""
+    from inspector.core.scan import walk
+
+    monkeypatch.setattr(walk, "MAX_FOLDER_FILES", 2)
+    for name in ("a.safetensors", "b.safetensors", "c.safetensors"):
+        save_file({"a": np.zeros(2, np.float32)}, str(tmp_path / name))
+    report = scan_path(tmp_path)
+    assert report.files == [
+        FileScan(str(tmp_path / "a.safetensors"), "safetensors"),
+        FileScan(str(tmp_path / "b.safetensors"), "safetensors"),
+        FileScan(str(tmp_path), "folder", error="holds over 2 files; the rest was not scanned"),
+    ]
+    assert report.status is ScanStatus.UNREADABLE
+    (tmp_path / "c.safetensors").unlink()  # exactly at the limit: all scanned
+    assert [f.format for f in scan_path(tmp_path).files] == ["safetensors", "safetensors"]
+
+
+def test_a_file_holding_an_index_but_not_named_json_is_not_read_as_one(tmp_path):
+    """Loaders find an index by its .json name only: the same text under another name sends no
+    loader anywhere, so it is no finding (and no reason to call the folder unsafe)."""
+    save_file({"a": np.zeros(2, np.float32)}, str(tmp_path / "model.safetensors"))
+    (tmp_path / "index.txt").write_text(json.dumps({"weight_map": {"a": "../evil.bin"}}))
+    report = scan_path(tmp_path)
+    assert report.files == [
+        FileScan(str(tmp_path / "index.txt"), "not a checkpoint"),
+        FileScan(str(tmp_path / "model.safetensors"), "safetensors"),
+    ]
+    assert report.status is ScanStatus.CLEAN
+
+
+def test_an_empty_checkpoint_in_a_folder_is_reported_not_skipped(tmp_path):
+    """An empty pytorch_model.bin is no checkpoint torch.load can read: the folder is not clean,
+    and the file says why (a non-empty file of no format is "not a checkpoint" instead)."""
+    save_file({"a": np.zeros(2, np.float32)}, str(tmp_path / "model.safetensors"))
+    (tmp_path / "pytorch_model.bin").write_bytes(b"")
+    report = scan_path(tmp_path)
+    assert report.files[1] == FileScan(
+        str(tmp_path / "pytorch_model.bin"),
+        "unknown",
+        error="file is too short to be safetensors (0 bytes; needs at least 8 for the header "
+        "length)",
+    )
+    assert report.status is ScanStatus.UNREADABLE
+
+
+def test_imports_before_the_damage_in_a_pickle_of_no_known_name_are_reported(tmp_path):
+    """A protocol-0 pickle under a name no rule knows (x.data): torch.load runs its os.system
+    before it reaches the bad byte, so the scan refuses it, not only "cannot read"."""
+    path = tmp_path / "x.data"
+    path.write_bytes(_SYSTEM_P0[:-1] + b"\xff")
+    assert scan_file(str(path)) == FileScan(
+        str(path),
+        "pickle",
+        [ImportSeen("os.system", R)],
+        error="pickle uses an unknown opcode 0xff at byte 22",
+    )
 
 
 def test_a_folder_without_checkpoints_is_refused(tmp_path):
@@ -319,7 +415,17 @@ def test_an_index_naming_only_files_inside_the_folder_is_no_finding(tmp_path):
     (root / "sub").mkdir(parents=True)
     save_file({"a": np.zeros(2, np.float32)}, str(root / "sub" / "a.safetensors"))
     (root / "model.safetensors.index.json").write_text(
-        json.dumps({"weight_map": {"a": "sub/a.safetensors", "b": "sub/../sub/a.safetensors"}})
+        json.dumps(
+            {
+                "weight_map": {
+                    "a": "sub/a.safetensors",
+                    "b": "sub/../sub/a.safetensors",
+                    "c": 7,  # no name: no loader opens it (and no crash joining it to a path)
+                    "d": ["../x.bin"],
+                    "e": "",
+                }
+            }
+        )
     )
     (root / "config.json").write_text(json.dumps({"weight_map": 3}))
     report = scan_path(root)
@@ -328,6 +434,36 @@ def test_an_index_naming_only_files_inside_the_folder_is_no_finding(tmp_path):
         "not a checkpoint",
         "not a checkpoint",
         "safetensors",
+    ]
+
+
+def test_an_index_finding_names_the_first_file_outside_and_counts_the_others(tmp_path):
+    """The finding names one shard as written and where it resolves, each clipped to 80
+    characters so one finding stays one line, and how many more there are."""
+    real = os.path.realpath(tmp_path)
+    assert 5 <= len(real) <= 70  # pytest's tmp_path: the paths below are clipped or not by it
+    root = tmp_path / "model"
+    root.mkdir()
+    save_file({"a": np.zeros(2, np.float32)}, str(root / "ok.bin"))
+    index = root / "model.safetensors.index.json"
+    tail = ", outside the scanned folder: a loader would read it from there; not scanned"
+
+    def finding(weight_map: dict) -> list[str]:
+        index.write_text(json.dumps({"weight_map": weight_map}))
+        (found,) = [f for f in scan_path(root).files if f.path == str(index)]
+        return found.findings
+
+    long = "t" * (80 - len(real))  # resolves to a path of 81 characters: clipped to 77 + "..."
+    assert finding({"a": f"../{long}", "b": "../u.bin", "c": "ok.bin"}) == [
+        f"its weight_map names '../{long}' ({(real + '/' + long)[:77]}...) and 1 more{tail}"
+    ]
+    assert finding({"a": "../u.bin", "b": "../v.bin", "c": "../w.bin"}) == [
+        f"its weight_map names '../u.bin' ({real}/u.bin) and 2 more{tail}"
+    ]
+    # 81 characters whose quote is past the clip: quoted as the clipped name is, with '...'
+    quoted = "../" + "x" * 74 + "'a.b"
+    assert finding({"a": quoted}) == [
+        f"its weight_map names '../{'x' * 73}... ({(real + '/' + quoted[3:])[:77]}...){tail}"
     ]
 
 
@@ -353,7 +489,12 @@ def test_a_checkpoint_named_pickle_we_cannot_follow_is_never_clean_in_a_folder(t
     report = scan_path(root)
     assert report.status is not ScanStatus.CLEAN
     (found,) = [f for f in report.files if f.path.endswith("pytorch_model.bin")]
-    assert "could not be followed to its end" in found.error
+    assert found.format == "unknown"
+    assert found.error.startswith(
+        "named like a checkpoint torch.load reads, and its pickle could not be followed to its "
+        "end (pickle "
+    )
+    assert found.error.endswith("); not judged")
     (readme,) = [f for f in report.files if f.path.endswith("README.md")]
     assert readme.format == "not a checkpoint" and readme.status is ScanStatus.CLEAN
 
@@ -366,3 +507,144 @@ def test_a_safetensors_file_named_like_a_pickle_is_judged_as_torch_load_would(tm
     body[0] = ord("I")  # a header length whose first byte is INT: a pickle we cannot follow
     path.write_bytes(bytes(body))
     assert scan_file(str(path), in_folder=True).status is not ScanStatus.CLEAN
+
+
+def test_a_valid_safetensors_file_whose_pickle_cannot_be_followed_is_not_judged(tmp_path):
+    """Its header length's first byte is 0x49, INT: torch.load of it under a checkpoint's name
+    starts a pickle we cannot follow to its end, so it is not called clean. Under a name no
+    loader hands to torch.load, it is the data-only file it is."""
+    import struct
+
+    text = json.dumps({"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}}).encode()
+    body = struct.pack("<Q", 0x149) + text.ljust(0x149) + bytes(8)
+    for name in ("pytorch_model.bin", "model.safetensors"):
+        (tmp_path / name).write_bytes(body)
+    path = str(tmp_path / "pytorch_model.bin")
+    why = "pickle ends in the middle of a text argument (truncated or corrupt)"
+    assert scan_file(path) == FileScan(
+        path,
+        "safetensors",
+        error=f"named like a checkpoint torch.load reads, and its pickle could not be followed "
+        f"to its end ({why}); not judged",
+    )
+    path = str(tmp_path / "model.safetensors")
+    assert scan_file(path) == FileScan(path, "safetensors")
+
+
+def test_a_legacy_file_that_ends_between_its_pickles_is_judged_on_what_it_holds(tmp_path):
+    """Cut after its fourth pickle (no storage keys): torch.load stops there too, having run
+    what the four import; no error is made up for the end of the file."""
+    from inspector.core.formats.torch_pickle.archive import LEGACY_MAGIC
+
+    path = tmp_path / "old.pt"
+    path.write_bytes(
+        pickle.dumps(LEGACY_MAGIC, 2)
+        + pickle.dumps(1001, 2)
+        + pickle.dumps({"little_endian": True}, 2)
+        + b"\x80\x02cos\nsystem\n."
+    )
+    assert scan_file(str(path)) == FileScan(str(path), "torch legacy", [ImportSeen("os.system", R)])
+
+
+def _zip(path, members):
+    import zipfile
+
+    with zipfile.ZipFile(path, "w") as zf:
+        for name, data in members:
+            zf.writestr(name, data)
+
+
+def test_a_torchscript_finding_comes_first_before_the_zip_problems(tmp_path):
+    path = tmp_path / "model.pt"
+    _zip(
+        path,
+        [
+            ("m/data.pkl", b"\x80\x02]."),
+            ("m/DATA.PKL", b"\x80\x02]."),
+            ("m/constants.pkl", b"\x80\x02)."),
+        ],
+    )
+    assert scan_file(str(path)).findings == [
+        "is a TorchScript archive: torch.load hands it to torch.jit.load, which runs the code it "
+        "holds",
+        "members 'm/data.pkl' and 'm/DATA.PKL' have the same name to torch's zip reader (it "
+        "ignores case)",
+    ]
+
+
+def test_the_pkl_members_of_a_zip_are_read_up_to_their_budget_in_all(tmp_path, monkeypatch):
+    """A zip of many .pkl members must not keep a scan busy for hours: all the members together
+    are read up to a budget (256 MiB), shrunk here to exactly the 4 + 14 bytes of the two."""
+    from inspector.core.scan import walk
+
+    path = tmp_path / "model.pt"
+    _zip(path, [("m/data.pkl", b"\x80\x02]."), ("m/z.pkl", b"\x80\x02cos\nsystem\n.")])
+    monkeypatch.setattr(walk, "_PKL_BUDGET", 18)
+    assert scan_file(str(path)) == FileScan(str(path), "torch zip", [ImportSeen("os.system", R)])
+    monkeypatch.setattr(walk, "_PKL_BUDGET", 17)
+    assert scan_file(str(path)) == FileScan(
+        str(path), "torch zip", error="its .pkl members hold over 17 B; the rest not read"
+    )
+
+
+def _tar(path, members):
+    import io
+    import tarfile
+
+    with tarfile.open(path, "w", format=tarfile.USTAR_FORMAT) as tf:
+        for name, data in members:
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tf.addfile(info, io.BytesIO(data))
+
+
+_TAR = "is a tar-format checkpoint (torch < 0.4): torch.load unpickles its members; not read"
+
+
+def test_a_tar_checkpoint_lists_what_its_members_import_from_their_first_byte(tmp_path):
+    """An empty member is no pickle to report (torch fails on it before running anything); a
+    member damaged at its first byte is; damage after a whole pickle is not torch's concern."""
+    path = tmp_path / "old.tar"
+    _tar(path, [("storages", b"\x80\x02cos\nsystem\n.\xff"), ("tensors", b"")])
+    assert scan_file(str(path)) == FileScan(
+        str(path), "torch tar", [ImportSeen("os.system", R)], findings=[_TAR]
+    )
+    _tar(path, [("storages", b"\x80\x02]."), ("pickle", b"\xff")])
+    assert scan_file(str(path)) == FileScan(
+        str(path),
+        "torch tar",
+        error="pickle: pickle uses an unknown opcode 0xff at byte 0",
+        findings=[_TAR],
+    )
+
+
+def test_a_tar_member_is_read_only_up_to_the_pickle_limit(tmp_path, monkeypatch):
+    """The limit (256 MiB) bounds what a hostile tar makes a scan hold; shrunk to 8 bytes here,
+    the member is cut there and the cut pickle is the error."""
+    from inspector.core.scan import walk
+
+    monkeypatch.setattr(walk, "MAX_PICKLE_BYTES", 8)
+    path = tmp_path / "old.tar"
+    _tar(path, [("storages", b"\x80\x02cos\nsystem\n.")])
+    assert scan_file(str(path)) == FileScan(
+        str(path),
+        "torch tar",
+        error="storages: pickle ends in the middle of a text argument (truncated or corrupt)",
+        findings=[_TAR],
+    )
+
+
+@pytest.mark.parametrize("extra", [65_535, 65_536])
+def test_bytes_after_a_zips_end_record_are_a_finding_up_to_where_zipfile_looks(tmp_path, extra):
+    """zipfile finds an end record up to 65,558 bytes before the end of the file (a comment's
+    largest size plus the record's 22): at the far edge too, the scan sees the same record
+    zipfile reads and says the bytes after it are there, rather than calling it damaged."""
+    path = tmp_path / "model.pt"
+    _zip(path, [("m/data.pkl", b"\x80\x02].")])
+    with open(path, "ab") as f:
+        f.write(bytes(extra))
+    assert scan_file(str(path)) == FileScan(
+        str(path),
+        "torch zip",
+        findings=["its end-of-directory record is not at the end of the file"],
+    )
