@@ -12,9 +12,11 @@ import pytest
 
 from inspector.cli.dispatch import main
 from inspector.core.errors import CheckpointError
+from inspector.core.formats.torch_pickle.allowlist import ImportVerdict
+from inspector.core.formats.torch_pickle.policies import ImportSeen
 from inspector.core.opening import open_checkpoint
-from inspector.core.scan.walk import ScanStatus, scan_file
-from tests.hostile.containers import BUILDERS
+from inspector.core.scan.walk import FileScan, ScanStatus, scan_file
+from tests.hostile.containers import BUILDERS, safetensors_polyglot_of
 
 # the builders for which torch 2.13 really runs the payload: checked in the test itself
 TORCH_RUNS = {"v7-tar", "safetensors-pickle-polyglot", "zip64-locator-two-directories"}
@@ -31,6 +33,58 @@ SAYS = {
     "zip64-locator-two-directories": "zip64 end record is not where its locator says",
     "tar-storages-symlink": "tar-format",
     "tar-long-name-chain": "tar-format",
+}
+
+_SYSTEM = [ImportSeen("os.system", ImportVerdict.REFUSED)]
+_TAR = "is a tar-format checkpoint (torch < 0.4): torch.load unpickles its members; not read"
+_TWIN = "members 'a/data.pkl' and 'a/DATA.PKL' have the same name to torch's zip reader"
+# what scan says of each, in full: (format, imports, findings); none has an error
+SCANS = {
+    "v7-tar": ("torch tar", _SYSTEM, [_TAR]),
+    "frame-past-stop": (
+        "pickle",
+        [],
+        [
+            "pickle stops 18 bytes before the end of its FRAME: torch.load would read what "
+            "follows from another place"
+        ],
+    ),
+    "case-folded-twin": ("torch zip", _SYSTEM, [f"{_TWIN} (it ignores case)"]),
+    "mixed-case-data-pkl": ("torch zip", _SYSTEM, []),
+    "duplicate-name": ("torch zip", _SYSTEM, ["member 'a/data.pkl' is stored twice"]),
+    # zipfile cuts a name at its NUL (writing and reading): what is left is a second a/data.pkl
+    "nul-in-name": ("torch zip", _SYSTEM, ["member 'a/data.pkl' is stored twice"]),
+    "two-directories": (
+        "torch zip",
+        [],
+        [
+            "its central directory is not where its end record says (bytes prepended, or a "
+            "second directory)"
+        ],
+    ),
+    "torchscript-allowed-class": (
+        "TorchScript",
+        [ImportSeen("collections.OrderedDict", ImportVerdict.CONTAINER)],
+        [
+            "is a TorchScript archive: torch.load hands it to torch.jit.load, which runs the "
+            "code it holds"
+        ],
+    ),
+    "safetensors-pickle-polyglot": (
+        "safetensors",
+        _SYSTEM,
+        [
+            "is also a pickle: torch.load of this file (say, named pytorch_model.bin) would "
+            "unpickle it and import os.system"
+        ],
+    ),
+    "zip64-locator-two-directories": (
+        "torch zip",
+        [],
+        ["its zip64 end record is not where its locator says (a second directory)"],
+    ),
+    "tar-storages-symlink": ("torch tar", [], [_TAR]),
+    "tar-long-name-chain": ("torch tar", [], [_TAR]),
 }
 
 
@@ -55,6 +109,49 @@ def test_scan_never_calls_it_clean_and_list_and_cast_refuse_it(hostile, capsys, 
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "Traceback" not in err
     assert not out.exists() and not canary.exists()
+
+
+def test_each_scan_says_exactly_what_torch_would_read_and_why(hostile):
+    """The status alone would not tell a finding's words, its order, the format named or the
+    imports listed from each other: a person reads all of them to know what the file does."""
+    name, path, _ = hostile
+    fmt, imports, findings = SCANS[name]
+    assert scan_file(str(path)) == FileScan(str(path), fmt, imports, None, findings)
+
+
+def test_a_polyglot_whose_pickle_imports_nothing_before_its_finding_says_so(tmp_path):
+    """The tensor bytes of the polyglot are a FRAME its first argument crosses: no import was
+    read yet, and the finding says so rather than naming none."""
+    path = tmp_path / "model.safetensors"
+    path.write_bytes(
+        safetensors_polyglot_of(b"\x95" + (2).to_bytes(8, "little") + b"X\x05\0\0\0hello.")
+    )
+    assert scan_file(str(path)) == FileScan(
+        str(path),
+        "safetensors",
+        findings=[
+            "is also a pickle: torch.load of this file (say, named pytorch_model.bin) would "
+            "unpickle it and import nothing yet",
+            "pickle has an argument that crosses the end of its FRAME",
+        ],
+    )
+
+
+def test_a_polyglot_finding_names_every_import_of_its_pickle(tmp_path):
+    path = tmp_path / "model.safetensors"
+    path.write_bytes(safetensors_polyglot_of(b"cos\nsystem\ncbuiltins\neval\n."))
+    assert scan_file(str(path)) == FileScan(
+        str(path),
+        "safetensors",
+        [
+            ImportSeen("os.system", ImportVerdict.REFUSED),
+            ImportSeen("builtins.eval", ImportVerdict.REFUSED),
+        ],
+        findings=[
+            "is also a pickle: torch.load of this file (say, named pytorch_model.bin) would "
+            "unpickle it and import os.system, builtins.eval"
+        ],
+    )
 
 
 @pytest.mark.parametrize("name", sorted(TORCH_RUNS))

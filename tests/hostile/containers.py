@@ -102,7 +102,12 @@ def safetensors_pickle_polyglot(canary: Path) -> bytes:
     """A valid safetensors file (safe_open reads it) that is also a pickle: its length bytes are
     MARK, SHORT_BINBYTES 7 (skipping to the JSON's 3rd byte), then STRING swallows the JSON up
     to a raw newline, two EMPTY_DICTs close it, and the tensor's bytes are GLOBAL os.system."""
-    payload = f"cos\nsystem\n(S'touch {canary}'\ntR.".encode()
+    return safetensors_polyglot_of(f"cos\nsystem\n(S'touch {canary}'\ntR.".encode())
+
+
+def safetensors_polyglot_of(payload: bytes) -> bytes:
+    """The polyglot above with any ``payload`` as its tensor's bytes: the pickle that follows the
+    length bytes and the JSON."""
     n = 0x28 + 0x43 * 256 + 7 * 65536
     size = len(payload)
     head = (
