@@ -648,3 +648,23 @@ def test_bytes_after_a_zips_end_record_are_a_finding_up_to_where_zipfile_looks(t
         "torch zip",
         findings=["its end-of-directory record is not at the end of the file"],
     )
+
+
+@pytest.mark.parametrize("name", [".gitkeep", "__init__.py", "notes.txt"])
+def test_an_empty_file_of_no_checkpoint_name_in_a_folder_is_not_a_checkpoint(tmp_path, name):
+    """A model repository's empty .gitkeep or __init__.py holds nothing torch could run and is
+    loaded by nobody: it is "not a checkpoint", and the folder keeps its verdict (the scan said
+    "unreadable" and exited 2 for the whole folder). An empty file *named* like a checkpoint is
+    still reported (a download cut short), as test_an_empty_checkpoint_in_a_folder... says."""
+    save_file({"a": np.zeros(2, np.float32)}, str(tmp_path / "model.safetensors"))
+    (tmp_path / name).write_bytes(b"")
+    report = scan_path(tmp_path)
+    assert FileScan(str(tmp_path / name), "not a checkpoint") in report.files
+    assert report.status is ScanStatus.CLEAN
+
+
+@pytest.mark.parametrize("name", ["model.safetensors", "m.bpk", "m.gguf", "x.pt", "a.ckpt"])
+def test_an_empty_file_named_like_a_checkpoint_in_a_folder_is_unreadable(tmp_path, name):
+    (tmp_path / name).write_bytes(b"")
+    report = scan_path(tmp_path)
+    assert report.status is ScanStatus.UNREADABLE and report.files[0].error

@@ -17,8 +17,10 @@ from typing import Any
 from ..errors import CheckpointError, path_problem
 from ..formats.burnpack import FORMAT_NAME as BURNPACK
 from ..formats.burnpack import read_burnpack
+from ..formats.burnpack.spec import SUFFIX as BURNPACK_SUFFIX
 from ..formats.gguf import FORMAT_NAME as GGUF
 from ..formats.gguf import read_gguf
+from ..formats.gguf.spec import SUFFIX as GGUF_SUFFIX
 from ..formats.safetensors import read_header
 from ..formats.torch_pickle import (
     LEGACY_MAGIC,
@@ -208,7 +210,7 @@ def scan_file(path: str, in_folder: bool = False) -> FileScan:
     except CheckpointError as e:
         if pickles or stream.imports or stream.findings or looks_like_pickle(path, head):
             return stream
-        if in_folder and stream.error != "file is empty":
+        if in_folder and not (stream.error == "file is empty" and _named_like_a_checkpoint(path)):
             if _torch_would_unpickle(path, head):
                 return _cannot_follow(path, "unknown", stream.error)
             return FileScan(path, "not a checkpoint")
@@ -234,6 +236,16 @@ def scan_file(path: str, in_folder: bool = False) -> FileScan:
 _LOADED_BY_NAME = re.compile(
     r"\.(" + "|".join(s[1:] for s in (*PICKLE_SUFFIXES, ".tar")) + r")(\.|$)", re.IGNORECASE
 )
+
+
+def _named_like_a_checkpoint(path: str) -> bool:
+    """A name some loader opens (an empty one is a download cut short; an empty .gitkeep or
+    __init__.py, which no loader opens and which holds nothing to run, is no checkpoint)."""
+    name = os.path.basename(path)
+    return bool(_LOADED_BY_NAME.search(name)) or name.lower().endswith(_DATA_SUFFIXES)
+
+
+_DATA_SUFFIXES = (".safetensors", BURNPACK_SUFFIX, GGUF_SUFFIX)
 
 
 def _torch_would_unpickle(path: str, head: bytes) -> bool:
