@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import struct
-import time
 
 import numpy as np
 import pytest
@@ -141,12 +140,10 @@ def test_placeholders_as_dict_keys_and_set_items_hash_by_identity(tmp_path):
     assert values["x.s"] == "a set of 2"
 
 
-def _timed(obj, limit=5.0):
-    start = time.perf_counter()
-    root = _load(obj)
-    tensors, values = flatten(root)
-    assert time.perf_counter() - start < limit
-    return tensors, values
+def _walked(obj):
+    """The walk's bound is its visit count, not a clock (no timing in tests: a loaded machine or
+    mutmut's tracing made a 5 s limit fail); a walk past the bound raises."""
+    return flatten(_load(obj))
 
 
 def test_deep_chains_of_placeholders_are_walked_in_bounded_depth():
@@ -160,10 +157,8 @@ def test_deep_chains_of_placeholders_are_walked_in_bounded_depth():
         + b"tR}X\x01\x00\x00\x00aK\x01sb" * levels
         + b"s."
     )
-    start = time.perf_counter()
     root = PickleMachine(data, LoadPolicy()).run(0)[0]
     tensors, values = flatten(root)
-    assert time.perf_counter() - start < 5
     assert isinstance(root["x"], Unknown) and root["x"].state == {"a": 1}
     assert tensors == [] and [v.name for v in values] == ["x"]  # w, 5,000 levels down: not reached
 
@@ -173,7 +168,7 @@ def test_shared_placeholders_are_walked_once_each():
     obj = W
     for _ in range(60):
         obj = R(G("evil", "pair"), (obj, obj))
-    tensors, values = _timed({"x": obj})
+    tensors, values = _walked({"x": obj})
     # the innermost placeholder holds w twice: a tied tensor, under both names
     assert [n for n, _ in tensors] == ["x" + ".0" * 60, "x" + ".0" * 59 + ".1"]
     assert isinstance(tensors[0][1], TensorRecord) and tensors[0][1] is tensors[1][1]
@@ -185,20 +180,16 @@ def test_a_state_shared_by_many_placeholders_is_walked_within_the_visit_bound():
     state = b"}q\x00(" + b"".join(b"J" + i.to_bytes(4, "little") + b"K\x01" for i in range(20_000))
     data = b"\x80\x02" + state + b"u0]q\x01(" + b"cevil\nO\n)\x81h\x00b" * 3_000 + b"e."
     root = PickleMachine(data, LoadPolicy()).run(0)[0]
-    start = time.perf_counter()
     with pytest.raises(PickleError, match="shares the same containers under so many names"):
         flatten(root)
-    assert time.perf_counter() - start < 5
 
 
 def test_a_huge_argument_list_is_searched_only_so_far():
     late = [*range(200_000), N(G("evil", "late"), ())]
-    start = time.perf_counter()
     with pytest.raises(PickleError, match="items that are not pairs"):  # corrupt, as before
         _load(R(G("collections", "OrderedDict"), (late,)))
     early = [N(G("evil", "early"), ()), *range(200_000)]
     found = _load(R(G("collections", "OrderedDict"), (early,)))
-    assert time.perf_counter() - start < 5
     assert isinstance(found, Unknown) and found.qualname == "collections.OrderedDict of evil.early"
 
 
