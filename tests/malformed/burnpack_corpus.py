@@ -106,6 +106,30 @@ def _qfloat(
     )
 
 
+def _cut_at_its_metadata() -> bytes:
+    """A file ending where its metadata does: no padding, no data section."""
+    body = cbor2.dumps(_doc())
+    return burnpack_bytes([W])[: 10 + len(body)]
+
+
+def _duplicate_long_key() -> bytes:
+    """A top-level key of 300 characters, twice: cbor2's message quotes it whole."""
+    key = cbor2.dumps("k" * 300)
+    return burnpack_bytes([W], raw_metadata=b"\xa3" + cbor2.dumps(_doc())[1:] + key + b"\x00" + key
+                          + b"\x01")  # fmt: skip
+
+
+def _two_tensors(second: dict) -> Callable[[], bytes]:
+    """``v`` (F32 [4] at [0, 16]), then ``w`` as ``second`` describes it."""
+    return _cbor({"tensors": {"v": {"dtype": "F32", "shape": [4], "data_offsets": [0, 16]},
+                              "w": second}})  # fmt: skip
+
+
+_DUPLICATE = "error decoding map: Duplicate map key: '"  # cbor2's line, cut at 200 characters
+_SCHEME = {"value": "Q8S", "store": "Native", "mode": "Symmetric", "tensor": None, "block": None}
+_SCALAR = "scalar {} is not an Int, UInt, Float or Bool"
+
+
 CASES: list[BpkCase] = [
     BpkCase("short", lambda: b"NRUB\x01\x00", "file is too short to be Burnpack (6 bytes; the header is 10)"),
     BpkCase("bad-magic", lambda: burnpack_bytes([W], magic=b"BURN"),
@@ -225,6 +249,60 @@ CASES: list[BpkCase] = [
             "string, not int"),
     BpkCase("name-bytes", _cbor({"tensors": {b"w": {"dtype": "F32", "shape": [4], "data_offsets": [0, 16]}}}),
             "tensor b'w': not a name with a descriptor map"),
+    BpkCase("version-65535", lambda: burnpack_bytes([W], version=65535),
+            "Burnpack version 65535; burn (and this tool) read version 1"),
+    BpkCase("metadata-exactly-100mb-past-eof", lambda: burnpack_bytes([W], meta_size=100 * 1024 * 1024),
+            "metadata size 104,857,600 bytes runs past the end of the file (272 bytes): truncated or not Burnpack"),
+    BpkCase("ends-with-its-metadata", _cut_at_its_metadata,
+            "tensor data ends at byte 272 but the file holds only 57 bytes: truncated"),
+    BpkCase("field-with-a-tag-cbor2-does-not-know", lambda: burnpack_bytes([W], raw_metadata=_extra(b"\xd9\x13\x88\x01")),
+            _TAGS.format(5000)),
+    BpkCase("self-described-cbor", lambda: burnpack_bytes([W], raw_metadata=b"\xd9\xd9\xf7" + cbor2.dumps(_doc())),
+            _TAGS.format(55799)),
+    BpkCase("duplicate-long-key", _duplicate_long_key,
+            "metadata is not valid CBOR: " + _DUPLICATE + "k" * (200 - len(_DUPLICATE))),
+    BpkCase("size-a-1024th", _cbor(_doc(shape=[256], data_offsets=[0, 1])),
+            "tensor 'w': shape [256] × F32 needs 1,024 bytes but data_offsets give 1"),
+    BpkCase("size-64-times", _cbor(_doc(shape=[2], dtype="U8", data_offsets=[0, 128])),
+            "tensor 'w': shape [2] × U8 needs 2 bytes but data_offsets give 128"),
+    BpkCase("size-8-ninths", _cbor(_doc(shape=[9], dtype="U8", data_offsets=[0, 8])),
+            "tensor 'w': shape [9] × U8 needs 9 bytes but data_offsets give 8"),
+    BpkCase("size-as-its-end", _two_tensors({"dtype": "U8", "shape": [512], "data_offsets": [256, 256]}),
+            "tensor 'w': shape [512] × U8 needs 512 bytes but data_offsets give 0"),
+    BpkCase("exactly-10gib-not-its-size", _cbor(_doc(shape=[5], dtype="U8", data_offsets=[0, 10 * 2**30])),
+            "tensor 'w': shape [5] × U8 needs 5 bytes but data_offsets give 10,737,418,240"),
+    BpkCase("over-10gib-not-at-0", _cbor(_doc(shape=[2**34], dtype="U8", data_offsets=[256, 256 + 2**34])),
+            "tensor 'w': 17,179,869,184 bytes; burn refuses tensors over 10 GiB"),
+    BpkCase("gap-past-10gib", lambda: burnpack_bytes([W], offsets={"w": (2**34, 2**34 + 16)}),
+            "tensor 'w': data starts at byte 17179869184, leaving 17,179,869,184 bytes after byte 0 that no "
+            "tensor describes"),
+    BpkCase("gap-after-a-tensor", lambda: burnpack_bytes([W, V], offsets={"v": (768, 1048)}),
+            "tensor 'v': data starts at byte 768, leaving 512 bytes after byte 256 that no tensor describes"),
+    BpkCase("qfloat-no-bytes", _qfloat(data_offsets=[0, 0]),
+            "tensor 'w': shape [4] × QFloat(Q8S, tensor) needs 8 bytes (values and scales) but "
+            "data_offsets give 0"),
+    BpkCase("qfloat-size-not-at-0", _two_tensors({"dtype": {"QFloat": _SCHEME}, "shape": [4],
+                                                  "data_offsets": [256, 260]}),
+            "tensor 'w': shape [4] × QFloat(Q8S, tensor) needs 8 bytes (values and scales) but "
+            "data_offsets give 4"),
+    BpkCase("qfloat-65-dims", _qfloat(shape=[1] * 65, data_offsets=[0, 69]), "tensor 'w': 65 dimensions"),
+    BpkCase("qfloat-and-another-key", _cbor(_doc(dtype={"QFloat": "Q8S", "Extra": 1})),
+            "tensor 'w': unknown burn dtype {'QFloat': 'Q8S', 'Extra': 1}"),
+    BpkCase("dtype-safetensors-name-not-burns", _cbor(_doc(dtype="BOOL", data_offsets=[0, 4])),
+            "tensor 'w': unknown burn dtype 'BOOL'"),
+    BpkCase("dtype-a-list", _cbor(_doc(dtype=["F32"])), "tensor 'w': unknown burn dtype ['F32']"),
+    BpkCase("dtype-not-bool-with-a-store", _cbor(_doc(dtype={"Float": "U32"})),
+            "tensor 'w': unknown burn dtype {'Float': 'U32'}"),
+    BpkCase("no-offsets", _cbor(_doc(data_offsets=...)), "tensor 'w': data_offsets is not [start, end]"),
+    BpkCase("offset-a-float", _cbor(_doc(data_offsets=[0, 16.0])), "tensor 'w': data_offsets is not [start, end]"),
+    BpkCase("offset-u64-max", _cbor(_doc(dtype="Flex32", data_offsets=[0, 2**64 - 1])),
+            "tensor 'w': 18,446,744,073,709,551,615 bytes; burn refuses tensors over 10 GiB"),
+    BpkCase("param-id-float", _cbor(_doc(param_id=1.5)), "tensor 'w': param_id is not a u64"),
+    BpkCase("scalar-int-over-i64", _cbor(_doc() | {"scalars": {"x": {"Int": 2**63}}}), _SCALAR.format("'x'")),
+    BpkCase("scalar-int-under-i64", _cbor(_doc() | {"scalars": {"x": {"Int": -(2**63) - 1}}}), _SCALAR.format("'x'")),
+    BpkCase("scalar-uint-negative", _cbor(_doc() | {"scalars": {"x": {"UInt": -1}}}), _SCALAR.format("'x'")),
+    BpkCase("scalar-bytes-name", _cbor(_doc() | {"scalars": {b"lr": {"Float": 0.5}}}), _SCALAR.format("b'lr'")),
+    BpkCase("scalar-not-a-map", _cbor(_doc() | {"scalars": {"lr": [0.5]}}), _SCALAR.format("'lr'")),
     BpkCase("over-100k-tensors", lambda: _many_tensors(100_001),
             "100,001 tensors; burn refuses files of more than 100,000"),
 ]  # fmt: skip
