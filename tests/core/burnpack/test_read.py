@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import struct
 from pathlib import Path
 
@@ -70,18 +71,25 @@ def test_every_dtype_burn_writes(tmp_path):
         assert facts.dtype_text("flex", "F32") == "Flex32"
         assert facts.dtype_text("mask32", "U32") == "Bool(U32)"
         assert facts.dtype_text("f32", "F32") == "F32"
+        # kept only where burn's name is not the plain name of the bytes (written back as is)
+        assert facts.burn_dtypes == {
+            "flex": "Flex32", "mask": {"Bool": "Native"}, "mask8": {"Bool": "U8"},
+            "mask32": {"Bool": "U32"}, "old_bool": "Bool",
+        }  # fmt: skip
         assert ckpt.metadata == {"format": "burnpack"}
 
 
 def test_scalars_and_empty_file(tmp_path):
     doc = {
         "tensors": {},
+        "metadata": {"producer": "burn"},
         "scalars": {"lr": {"Float": 0.001}, "step": {"UInt": 42}, "flag": {"Bool": True}},
     }
     path = write_burnpack(tmp_path / "s.bpk", [], doc=doc)
     header = read_burnpack(path)
     assert header.tensors == []
     assert burnpack_facts(header).scalar_values() == {"lr": 0.001, "step": 42, "flag": True}
+    assert burnpack_facts(header).extra_fields == []  # metadata and scalars are burn's own
 
 
 def test_claimed_by_its_bytes_whatever_its_name(tmp_path):
@@ -135,3 +143,56 @@ def test_an_unknown_field_costs_no_more_than_its_decoding(tmp_path):
         tracemalloc.stop()
     assert [t.name for t in header.tensors] == ["w"]
     assert peak < 64 << 20  # the decoded list (16 MB of pointers); the walk added ~150 MB
+
+
+def test_scalars_at_the_edges_of_their_types_are_read(tmp_path):
+    """burn's Int is an i64 and its UInt a u64: both ends of each are scalars it writes (one
+    past either end is refused: tests/malformed/burnpack_corpus.py)."""
+    edges = {"i_min": {"Int": -(2**63)}, "i_max": {"Int": 2**63 - 1}, "i": {"Int": -5},
+             "u_min": {"UInt": 0}, "u_max": {"UInt": 2**64 - 1}}  # fmt: skip
+    path = write_burnpack(tmp_path / "s.bpk", [], doc={"tensors": {}, "scalars": edges})
+    assert burnpack_facts(read_burnpack(path)).scalar_values() == {
+        "i_min": -(2**63), "i_max": 2**63 - 1, "i": -5, "u_min": 0, "u_max": 2**64 - 1,
+    }  # fmt: skip
+
+
+def test_non_finite_float_scalars_are_listed_as_strings(tmp_path):
+    """A listing's JSON is strict: NaN and the infinities become "nan", "inf", "-inf"."""
+    floats = {"nan": {"Float": math.nan}, "inf": {"Float": math.inf},
+              "ninf": {"Float": -math.inf}, "lr": {"Float": -0.5}}  # fmt: skip
+    path = write_burnpack(tmp_path / "s.bpk", [], doc={"tensors": {}, "scalars": floats})
+    assert burnpack_facts(read_burnpack(path)).scalar_values() == {
+        "nan": "nan", "inf": "inf", "ninf": "-inf", "lr": -0.5,
+    }  # fmt: skip
+
+
+def test_an_empty_tensor_whose_first_dimension_is_u64_max_is_read(tmp_path):
+    """[2**64 - 1, 0] holds no element, and burn's running product never passes u64 on the way
+    to 0 (one that does first is refused: shape-huge-then-zero in the corpus). Flex32 takes
+    the careful path, which reads every size from 0 to u64's largest."""
+    tensor = BurnTensor("e", "Flex32", [2**64 - 1, 0], b"")
+    header = read_burnpack(write_burnpack(tmp_path / "e.bpk", [tensor]))
+    (t,) = header.tensors
+    assert (t.name, t.dtype_name, t.shape, t.data_offsets) == ("e", "F32", (2**64 - 1, 0), (0, 0))
+
+
+def test_the_tag_table_built_on_first_use_refuses_every_tag(tmp_path, monkeypatch):
+    """The table of tags refused is built by the first read of a process; a test run reads
+    many files before this one, so it is dropped here to read as a new process does: a date
+    (tag 1) and self-described CBOR (55799, cbor2 would skip it) are still refused."""
+    from inspector.core.errors import CheckpointError
+    from inspector.core.formats.burnpack import reader
+
+    w = plain("w", np.ones(4, np.float32))
+    body = cbor2.dumps({"tensors": {"w": {"dtype": "F32", "shape": [4], "data_offsets": [0, 16]}}})
+    for tag, raw in ((1, b"\xa2" + body[1:] + cbor2.dumps("when") + b"\xc1\x01"),
+                     (55799, b"\xd9\xd9\xf7" + body)):  # fmt: skip
+        monkeypatch.setattr(reader, "_TAG_DECODERS", None)
+        path = tmp_path / "t.bpk"
+        path.write_bytes(burnpack_bytes([w], raw_metadata=raw))
+        with pytest.raises(CheckpointError) as e:
+            read_burnpack(path)
+        assert e.value.reason == (
+            f"metadata holds CBOR tag {tag} (a shared or string reference, a date, a bignum…); "
+            "burn's writer never writes tags, and this tool reads none"
+        )
