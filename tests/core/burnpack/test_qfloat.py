@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from inspector.core.errors import CheckpointError
+from inspector.core.formats.burnpack import burnpack_facts
 from inspector.core.formats.burnpack.qfloat import QFloatError, parse_qfloat
 from inspector.core.formats.burnpack.tensor import BurnQuantInfo
 from inspector.core.opening import open_checkpoint
@@ -99,6 +100,9 @@ def test_listed_as_quantized_weights_with_burns_byte_sizes():
         ((4, 8, 64), {"block": [4, 32]}, 2048 + 4 * 2 * 2 * 4),
         ((5,), {"store": {"PackedU32": 0}}, 8 + 4),  # Q8 in u32 words: the row padded
         ((), {}, 1 + 4),
+        ((), {"store": {"PackedU32": 0}}, 4 + 4),  # a scalar: one word, no row to pad
+        # FP4 two to a byte, each row padded to whole bytes: 3 rows of 2 bytes, not 5 bytes
+        ((3, 3), {"value": "E2M1", "store": {"PackedNative": 0}}, 3 * 2 + 4),
     ],
 )
 def test_byte_size_is_burns_quantized_data_len(shape, kw, nbytes):
@@ -213,9 +217,95 @@ def test_a_zero_scale_over_packed_codes_that_are_not_0_is_refused(tmp_path):
 
 
 def test_unknown_scheme_fields_are_named():
-    with pytest.raises(QFloatError, match="fields burn does not write: extra"):
-        parse_qfloat(scheme() | {"extra": 1})
+    with pytest.raises(QFloatError) as e:
+        parse_qfloat(scheme() | {"extra": 1, "z" * 50: 2})
+    assert str(e.value) == "its scheme has fields burn does not write: extra, " + "z" * 40
     assert parse_qfloat({"value": "Q8S", "store": "Native", "mode": "Symmetric"}).block is None
+
+
+def _size(storage: list[int], n: int, **extra) -> dict:
+    return {"storage": storage, "len": n, **extra}
+
+
+_BLOCK4 = _size([4, 1, 1, 1, 1], 1)
+_BURNS = "is not one of burn's"
+
+
+@pytest.mark.parametrize(
+    ("base", "fields", "why"),
+    [
+        ("scheme", {"store": {"PackedU32": 0, "PackedNative": 0}},
+         "store {'PackedNative': 0, 'PackedU32': 0} is not Native, {PackedU32: dim} or {PackedNative: dim}"),
+        ("scheme", {"store": {"PackedU32": 64}},  # dimension 64 is a 65th: no tensor has one
+         "store {'PackedU32': 64} is not Native, {PackedU32: dim} or {PackedNative: dim}"),
+        ("scheme", {"block": {"size": _BLOCK4, "dtype": "F32", "x": 0}},
+         "block {'dtype': 'F32', 'size': {'len': 1, 'storage': [4, 1, 1, 1, 1]}, 'x': 0} is not {size, dtype}"),
+        ("scheme", {"block": {"size": _BLOCK4, "dtype": "F8"}},
+         f"block scale 'F8' {_BURNS} (F32, F16, BF16, UE8M0, UE4M3)"),
+        ("scheme", {"block": {"size": _size([4, 1, 1, 1, 1], 1, x=0), "dtype": "F32"}},
+         "block size {'len': 1, 'storage': [4, 1, 1, 1, 1], 'x': 0} is not {storage, len}"),
+        ("scheme", {"block": {"size": _size([4, 1, 1, 1, 1], 6), "dtype": "F32"}},
+         "block size {'len': 6, 'storage': [4, 1, 1, 1, 1]} is not 5 bytes and a length up to 5"),
+        ("scheme", {"block": {"size": _size([256, 1, 1, 1, 1], 1), "dtype": "F32"}},
+         "block size {'len': 1, 'storage': [256, 1, 1, 1, 1]} is not 5 bytes and a length up to 5"),
+        ("legacy", {"value": "Q3S"},
+         f"value 'Q3S' {_BURNS} (Q8F, Q8S, Q4F, Q4S, Q2F, Q2S, E4M3, E5M2, E2M1)"),
+        ("legacy", {"mode": "Asymmetric"}, f"mode 'Asymmetric' {_BURNS} (Symmetric, Lookup)"),
+        ("legacy", {"param": "F8"}, f"param 'F8' {_BURNS} (F32, F16, BF16, UE8M0, UE4M3)"),
+        ("legacy", {"level": {"Block": _BLOCK4, "Channel": 1}},
+         "level {'Block': {'len': 1, 'storage': [4, 1, 1, 1, 1]}, 'Channel': 1} is not Tensor or {Block: size}"),
+        ("legacy", {"level": {"Channel": 1}}, "level {'Channel': 1} is not Tensor or {Block: size}"),
+    ],
+)  # fmt: skip
+def test_a_scheme_burn_would_not_read_is_refused_with_what_is_wrong(base, fields, why):
+    """Each field judged whole: a map with one more key, a byte past 255, a length past 5, a
+    packed dimension past 63 is refused (burn's serde would not read it), named as it is."""
+    with pytest.raises(QFloatError) as e:
+        parse_qfloat((legacy() if base == "legacy" else scheme()) | fields)
+    assert str(e.value) == why
+
+
+@pytest.mark.parametrize(
+    ("raw", "text"),
+    [
+        ({"block": {"size": _size([1, 1, 1, 1, 1], 0), "dtype": "F32"}}, "QFloat(Q8S, block 1)"),
+        ({"block": {"size": _size([2, 3, 4, 5, 255], 5), "dtype": "F32"}},
+         "QFloat(Q8S, block 2×3×4×5×255)"),
+        ({"mode": "Lookup"}, "QFloat(Q8S, tensor, lookup)"),
+        ({"store": {"PackedU32": 63}}, "QFloat(Q8S, tensor, packed u32 dim 63)"),
+    ],
+)  # fmt: skip
+def test_schemes_at_the_edges_of_burns_fields_are_read_and_described(raw, text):
+    """A block of 0 to 5 dimensions of 1 to 255, a packed dimension up to 63: all burn's."""
+    assert parse_qfloat(scheme() | raw).describe() == text
+
+
+def test_a_native_store_packs_along_no_dimension():
+    assert parse_qfloat(scheme()).packed_dim == 0
+    assert parse_qfloat(legacy()).packed_dim == 0
+
+
+def test_a_quantized_tensors_burn_dtype_is_described_by_its_scheme(tmp_path):
+    path = quantized_file(tmp_path, [4], bytes(4 + 2), block=[4], dtype="F16", mode="Lookup")
+    with open_checkpoint(path) as ckpt:
+        facts = burnpack_facts(ckpt.files[0])
+        assert facts.dtype_text("w", "U8") == "QFloat(Q8S, block 4, scales F16, lookup)"
+
+
+def test_64_dimensions_are_read_65_are_not(tmp_path):
+    """torch's limit, and this reader's: a quantized tensor of 64 dimensions is read (65 are
+    refused: qfloat-65-dims in the corpus)."""
+    shape = [1] * 63 + [4]
+    with open_checkpoint(quantized_file(tmp_path, shape, bytes(8))) as ckpt:
+        (t,) = ckpt.tensors
+        assert t.logical == tuple(shape) and t.shape == (8,)
+
+
+def test_an_empty_block_quantized_tensor_is_read(tmp_path):
+    """No value, so no block and no scale: 0 bytes, listed as 0 bytes of U8."""
+    with open_checkpoint(quantized_file(tmp_path, [0, 64], b"", block=[32])) as ckpt:
+        (t,) = ckpt.tensors
+        assert (t.logical, t.shape, t.dtype.name, t.data_offsets) == ((0, 64), (0,), "U8", (0, 0))
 
 
 def legacy(value="Q8S", store="Native", level="Tensor", param="F32"):
@@ -242,6 +332,20 @@ def test_burn_0_21_layout_reads_where_it_is_this_layout(tmp_path):
             assert values.tobytes() == np.array(want.view(name)).tobytes(), name
     with open_checkpoint(tmp_path / "old.bpk") as ckpt:
         assert ckpt.tensors[1].scheme.describe() == "QFloat(Q8S, block 32, burn 0.21)"
+
+
+def test_burn_0_21_packed_per_tensor_and_f16_block_scales_are_sized_as_it_wrote_them(tmp_path):
+    """The earlier layout's store and param are kept whatever its level: u32 words for packed
+    values (and their dimension), F16 for the block scales it names."""
+    q4 = BurnTensor("q4", {"QFloat": legacy("Q4S", {"PackedU32": 0})}, [4, 8], bytes(16 + 4))
+    path = write_burnpack(tmp_path / "old.bpk", [q4])
+    with open_checkpoint(path) as ckpt:
+        assert ckpt.tensors[0].scheme.describe() == "QFloat(Q4S, tensor, packed u32, burn 0.21)"
+    dim1 = parse_qfloat(legacy("Q4S", {"PackedU32": 1}))
+    assert dim1.describe() == "QFloat(Q4S, tensor, packed u32 dim 1, burn 0.21)"
+    f16 = parse_qfloat(legacy(level=[4], param="F16"))
+    assert f16.describe() == "QFloat(Q8S, block 4, scales F16, burn 0.21)"
+    assert f16.data_len((8,)) == 8 + 2 * 2
 
 
 @pytest.mark.parametrize(
