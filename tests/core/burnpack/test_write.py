@@ -16,7 +16,12 @@ from safetensors.numpy import save_file
 from inspector.core.cast.job import cast_checkpoint
 from inspector.core.dtypes import DTYPES
 from inspector.core.errors import CheckpointError
-from inspector.core.formats.burnpack import burnpack_facts, encode_burnpack_head
+from inspector.core.formats.burnpack import (
+    NotBurnpackable,
+    burnpack_facts,
+    encode_burnpack_head,
+    read_burnpack,
+)
 from inspector.core.layout import TensorEntry
 from inspector.core.opening import open_checkpoint
 from inspector.core.progress import run_job
@@ -200,4 +205,69 @@ def test_a_tensor_burn_cannot_load_is_refused_by_the_writer():
         encode_burnpack_head([TensorEntry("ids", DTYPES["I64"], (11 * 1024**3 // 8,))])
     assert (
         str(e.value) == "tensor 'ids' is 11,811,160,064 bytes; burn loads at most 10 GiB per tensor"
+    )
+
+
+def _head_file(tmp_path, head) -> Path:
+    """The encoded head as a file of the size it announces (its data zeros, never written)."""
+    path = tmp_path / "h.bpk"
+    with open(path, "wb") as f:
+        f.write(head.head)
+        f.truncate(head.size)
+    return path
+
+
+def test_24_scalars_take_a_two_byte_map_head_and_read_back(tmp_path):
+    """CBOR's one-byte map head counts up to 23 pairs; 24 need the head b8 18."""
+    scalars = {f"s{i:02d}": {"UInt": i} for i in range(24)}
+    head = encode_burnpack_head([], scalars=scalars)
+    assert b"\xb8\x18" + cbor2.dumps("s00") in head.head
+    facts = burnpack_facts(read_burnpack(_head_file(tmp_path, head)))
+    assert facts.scalar_values() == {f"s{i:02d}": i for i in range(24)}
+
+
+def test_files_at_burns_limits_are_written_and_read(tmp_path):
+    """Exactly 10 GiB in a tensor and exactly 100 GiB in a file are what burn loads (one byte
+    more is refused, as by burn): written, then read back, the data left sparse."""
+    u8, gib = DTYPES["U8"], 1024**3
+    big = [TensorEntry(f"t{i}", u8, (10 * gib,)) for i in range(9)]
+    guess = encode_burnpack_head([*big, TensorEntry("last", u8, (10 * gib - 4096,))])
+    last = 10 * gib - 4096 - (guess.size - 100 * gib)  # what the metadata leaves of 100 GiB
+    head = encode_burnpack_head([*big, TensorEntry("last", u8, (last,))])
+    assert head.size == 100 * gib
+    header = read_burnpack(_head_file(tmp_path, head))
+    sizes = [t.data_offsets[1] - t.data_offsets[0] for t in header.tensors]
+    assert sizes == [10 * gib] * 9 + [last] and header.file_size == 100 * gib
+    with pytest.raises(NotBurnpackable) as e:
+        encode_burnpack_head([*big, TensorEntry("last", u8, (last + 1,))])
+    assert str(e.value) == "the file would be 107,374,182,401 bytes; burn loads at most 100 GB"
+    with pytest.raises(NotBurnpackable) as e:  # ten tensors of 10 GiB: the data alone is over
+        encode_burnpack_head([*big, TensorEntry("last", u8, (10 * gib,))])
+    over = head.size - last + 10 * gib
+    assert str(e.value) == f"the file would be {over:,} bytes; burn loads at most 100 GB"
+
+
+def test_100_000_tensors_are_written_and_read(tmp_path):
+    """burn's limit on the tensors of one file, exactly (one more: over-100k-tensors in the
+    corpus)."""
+    entries = [TensorEntry(f"t{i:06d}", DTYPES["U8"], (0,)) for i in range(100_000)]
+    header = read_burnpack(_head_file(tmp_path, encode_burnpack_head(entries)))
+    assert len(header.tensors) == 100_000
+    assert header.tensors[-1].name == "t099999" and header.tensors[-1].data_offsets == (0, 0)
+
+
+def test_metadata_of_exactly_100_mb_is_written():
+    """burn reads up to 100 MB of metadata; one byte more is refused before anything is
+    written."""
+
+    def head(n: int):
+        return encode_burnpack_head([], {"k": "x" * n})
+
+    n = 100 * 1024 * 1024 - 100
+    n -= struct.unpack("<I", head(n).head[6:10])[0] - 100 * 1024 * 1024
+    assert struct.unpack("<I", head(n).head[6:10])[0] == 100 * 1024 * 1024
+    with pytest.raises(NotBurnpackable) as e:
+        head(n + 1)
+    assert (
+        str(e.value) == "its metadata would be 104,857,601 bytes; burn reads at most 100 MB of it"
     )
