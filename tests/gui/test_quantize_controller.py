@@ -130,10 +130,12 @@ def test_the_dialog_reuses_a_preview_of_the_same_ignore_list(qtbot, parts, model
     qtbot.wait(200)
     assert started == []
     # another ignore list is measured again
-    with qtbot.waitSignal(qc.preview_done, timeout=wait_ms(60_000)):
+    with qtbot.waitSignal(qc.preview_done, timeout=wait_ms(60_000)) as remeasured:
         again.ignore_edit.setText("lm_head, *.q_proj")
         again.ignore_edit.editingFinished.emit()
     assert session.preview.ignore == ("lm_head", "*.q_proj")
+    q_proj = "model.layers.0.self_attn.q_proj.weight"  # measured with that list, not the default
+    assert all(q_proj in {s.name for s in r.skipped} for r in remeasured.args[0])
     assert started == ["Measuring six quantization schemes"]
     # Save in the dialog writes the scheme chosen, into the folder given
     out = Path(window.session.checkpoint.path).parent / "saved"
