@@ -224,3 +224,17 @@ def test_what_the_controller_says_is_chinese_in_zh_cn(
         "正在量化为 W8A16",
         "正在测量六种量化方案",
     ]
+
+
+def test_a_preview_brings_its_plot_forward_over_the_hint(qtbot, parts, tmp_path: Path):
+    """F32 weights under a bfloat16 config: the hint tab shows and is current; a preview's plot
+    then comes forward (with the hint alone hidden, Qt made it current by itself)."""
+    _session, window, qc, page = parts
+    _open(qtbot, window, llama_folder(tmp_path / "f32", dtype="F32"))
+    tabs = page.plots_tabs
+    assert tabs.currentWidget() is tabs.hint
+    with qtbot.waitSignal(qc.preview_done, timeout=wait_ms(60_000)):
+        dlg = qc.open_dialog()
+    assert tabs.currentWidget() is tabs.precision_panel
+    dlg.reject()
+    qtbot.waitUntil(lambda: not window.runner.busy, timeout=wait_ms(5000))
