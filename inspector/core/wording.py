@@ -49,3 +49,8 @@ def format_bytes(n: int) -> str:
         if value < 1023.95 or unit == "PiB":  # what rounds to 1024.0 is the next unit's 1.0
             return f"{value:.1f} {unit}"
     raise AssertionError("unreachable")
+
+
+def byte_count(n: int) -> str:
+    """An exact count of bytes, as an error says it: ``1 byte``, ``1,024 bytes``."""
+    return f"{n:,} byte" + ("" if n == 1 else "s")

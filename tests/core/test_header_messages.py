@@ -45,6 +45,11 @@ def _refused(path) -> tuple[str | None, str]:
             "tensor 'w': shape [2] × F32 needs 8 bytes but data_offsets give 4",
         ),
         (
+            '{"w": {"dtype": "U8", "shape": [1], "data_offsets": [0, 4]}}',
+            4,
+            "tensor 'w': shape [1] × U8 needs 1 byte but data_offsets give 4",
+        ),
+        (
             '{"w": {"dtype": "F4", "shape": [3], "data_offsets": [0, 2]}}',
             2,
             "tensor 'w': 3 × 4-bit F4 values do not fill whole bytes",

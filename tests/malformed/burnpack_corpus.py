@@ -228,6 +228,8 @@ CASES: list[BpkCase] = [
     BpkCase("offsets-backwards", _cbor(_doc(data_offsets=[16, 0])), "tensor 'w': data ends (0) before it starts (16)"),
     BpkCase("size-disagrees", _cbor(_doc(shape=[5])),
             "tensor 'w': shape [5] × F32 needs 20 bytes but data_offsets give 16"),
+    BpkCase("size-disagrees-one-byte", _cbor(_doc(shape=[1], dtype="U8")),
+            "tensor 'w': shape [1] × U8 needs 1 byte but data_offsets give 16"),
     BpkCase("over-10gib", _cbor(_doc(shape=[2**34], dtype="U8", data_offsets=[0, 2**34])),
             "tensor 'w': 17,179,869,184 bytes; burn refuses tensors over 10 GiB"),
     BpkCase("misaligned", lambda: burnpack_bytes([W, V], offsets={"v": (16, 296)}),

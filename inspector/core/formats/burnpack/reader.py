@@ -20,7 +20,7 @@ from ...collector_pause import collector_paused
 from ...errors import CheckpointError
 from ...layout import _BITS, Header, TensorInfo
 from ...regular_file import open_regular
-from ...wording import _q
+from ...wording import _q, byte_count
 from .dtypes import _BY_NAME, is_burn_quantized, our_dtype
 from .facts import BurnpackFacts
 from .fast import fast_tensors
@@ -275,7 +275,7 @@ def _quantized(
     if end >= start and need != end - start:
         raise CheckpointError(
             path,
-            f"tensor {_q(name)}: shape {list(shape)} × {quant.describe()} needs {need:,} bytes "
+            f"tensor {_q(name)}: shape {list(shape)} × {quant.describe()} needs {byte_count(need)} "
             f"(values and scales) but data_offsets give {end - start:,}",
         )
     return t
@@ -364,8 +364,8 @@ def _refuse(path: str, t: TensorInfo, pos: int) -> None:
     if numel * bits != (end - start) * 8:
         raise CheckpointError(
             path,
-            f"tensor {q}: shape {list(t.shape)} × {t.dtype_name} needs {numel * bits // 8:,} "
-            f"bytes but data_offsets give {end - start:,}",
+            f"tensor {q}: shape {list(t.shape)} × {t.dtype_name} needs "
+            f"{byte_count(numel * bits // 8)} but data_offsets give {end - start:,}",
         )
     if start % ALIGNMENT:
         raise CheckpointError(

@@ -7,7 +7,7 @@ import math
 
 from ...errors import CheckpointError
 from ...layout import _BITS, _U64_MAX, TensorInfo
-from ...wording import _dump, _q
+from ...wording import _dump, _q, byte_count
 
 
 def validate_layout(path: str, tensors: list[TensorInfo], data_len: int) -> None:
@@ -104,6 +104,7 @@ def _bad_size(path: str, t: TensorInfo, numel: int) -> None:
         )
     raise CheckpointError(
         path,
-        f"tensor {_q(t.name)}: shape {list(t.shape)} × {t.dtype.name} needs {bits // 8:,} bytes "
+        f"tensor {_q(t.name)}: shape {list(t.shape)} × {t.dtype.name} needs "
+        f"{byte_count(bits // 8)} "
         f"but data_offsets give {t.end - t.start:,}",
     )
