@@ -75,7 +75,11 @@ def duplicate_name(canary: Path) -> bytes:
 
 
 def nul_in_name(canary: Path) -> bytes:
-    return _zip([("a/data.pkl", BENIGN), ("a/data.pkl\x00.evil", evil_pickle(canary))])
+    """torch's reader (miniz) compares whole names: it runs the evil a/data.pkl. Python's
+    zipfile cuts a name at its NUL, so a scanner built on it finds a second a/data.pkl, the
+    benign one, in its place. zipfile also cuts the NUL when it writes: the byte is put in after."""
+    data = _zip([("a/data.pkl", evil_pickle(canary)), ("a/data.pkl#.benign", BENIGN)])
+    return data.replace(b"a/data.pkl#.benign", b"a/data.pkl\x00.benign")
 
 
 def two_directories(canary: Path) -> bytes:

@@ -36,9 +36,9 @@ def zip_problems(zf: zipfile.ZipFile, fh: Any, size: int) -> list[str]:
     infos = zf.infolist()
     seen: dict[str, str] = {}
     for info in infos:
-        name = info.filename
-        if "\x00" in name:
-            problems.append(f"member name {bounded_repr(name, 80)} holds a NUL byte")
+        name = info.filename  # zipfile cuts a name at a NUL; miniz compares the whole name
+        if "\x00" in info.orig_filename:
+            problems.append(f"member name {bounded_repr(info.orig_filename, 80)} holds a NUL byte")
         other = seen.get(fold(name))
         if other is not None:
             problems.append(
