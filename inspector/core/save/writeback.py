@@ -26,14 +26,14 @@ class BackgroundWriter:
     (``sync_file_range``), so the closing ``fsync`` finds little left to flush.
     """
 
-    def __init__(self, depth: int = 3, kick_bytes: int | None = None) -> None:
+    def __init__(self, depth: int = 3) -> None:
         import queue
         import threading
 
         self._q: queue.Queue[tuple[PendingFile, np.ndarray | list[np.ndarray] | int] | None]
         self._q = queue.Queue(maxsize=depth)
         self._error: BaseException | None = None
-        self._kick = KICK_BYTES if kick_bytes is None else kick_bytes
+        self._kick = KICK_BYTES  # read here: a test lowers it for a small cast
         self._thread = threading.Thread(target=self._run, name="safetensors-writer", daemon=True)
         try:
             with signals_held():

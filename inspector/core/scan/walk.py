@@ -16,11 +16,11 @@ from typing import Any
 
 from ..errors import CheckpointError, path_problem
 from ..formats.burnpack import FORMAT_NAME as BURNPACK
+from ..formats.burnpack import SUFFIX as BURNPACK_SUFFIX
 from ..formats.burnpack import read_burnpack
-from ..formats.burnpack.spec import SUFFIX as BURNPACK_SUFFIX
 from ..formats.gguf import FORMAT_NAME as GGUF
+from ..formats.gguf import SUFFIX as GGUF_SUFFIX
 from ..formats.gguf import read_gguf
-from ..formats.gguf.spec import SUFFIX as GGUF_SUFFIX
 from ..formats.safetensors import read_header
 from ..formats.torch_pickle import (
     LEGACY_MAGIC,
@@ -238,14 +238,14 @@ _LOADED_BY_NAME = re.compile(
 )
 
 
+_DATA_SUFFIXES = (".safetensors", BURNPACK_SUFFIX, GGUF_SUFFIX)
+
+
 def _named_like_a_checkpoint(path: str) -> bool:
     """A name some loader opens (an empty one is a download cut short; an empty .gitkeep or
     __init__.py, which no loader opens and which holds nothing to run, is no checkpoint)."""
     name = os.path.basename(path)
     return bool(_LOADED_BY_NAME.search(name)) or name.lower().endswith(_DATA_SUFFIXES)
-
-
-_DATA_SUFFIXES = (".safetensors", BURNPACK_SUFFIX, GGUF_SUFFIX)
 
 
 def _torch_would_unpickle(path: str, head: bytes) -> bool:

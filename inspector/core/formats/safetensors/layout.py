@@ -105,6 +105,5 @@ def _bad_size(path: str, t: TensorInfo, numel: int) -> None:
     raise CheckpointError(
         path,
         f"tensor {_q(t.name)}: shape {list(t.shape)} × {t.dtype.name} needs "
-        f"{byte_count(bits // 8)} "
-        f"but data_offsets give {t.end - t.start:,}",
+        f"{byte_count(bits // 8)} but data_offsets give {t.end - t.start:,}",
     )
