@@ -44,7 +44,7 @@ class _Moments:
     largest magnitude is beyond ``_BIG`` is scaled by a power of two first (exact), and the sum
     of squared deviations is kept as ``m2 * 4**exp``: an F64 tensor near 1e200 gets its true std.
     A chunk whose largest magnitude is below ``_SMALL`` is scaled up the same way, so subnormal
-    values keep a non-zero std.
+    values keep a non-zero std, and so do values near 1e-150 one float step apart.
     """
 
     __slots__ = ("count", "exp", "inf", "m2", "max", "mean", "min", "nan")
@@ -114,7 +114,8 @@ class _Moments:
 
 
 _BIG = 2.0**500  # squares of values below this, summed over 2**60 of them, stay finite
-_SMALL = 2.0**-500  # squares of values above this stay normal
+# values above this one float step apart (2**-453) deviate by squares that stay normal (2**-906)
+_SMALL = 2.0**-400
 _STATS_BLOCK = 1 << 16  # elements per block: 512 KiB of float64
 
 

@@ -316,3 +316,17 @@ def test_a_tiny_block_then_a_normal_one_centred_on_zero(tmp_path, monkeypatch):
     mean, std = _exact_moments(values)
     assert s.mean == pytest.approx(mean, rel=1e-12, abs=1e-300)
     assert s.std == pytest.approx(std, rel=1e-12, abs=0)
+
+
+def test_values_one_step_apart_near_1e_150_keep_their_std(tmp_path):
+    """Values at 1e-150 (above the scale-up threshold when it was 2**-500) one float step
+    apart: their deviations (~1e-166) squared underflowed to 0, and the std read 0 for values
+    that are not all equal. The std is numpy's on the values scaled up by 2**500 (exact)."""
+    a = 1e-150
+    b = float(np.nextafter(a, 1.0))
+    x = np.array([a, b, a, b])
+    ckpt = _write(tmp_path, x=torch.from_numpy(x))
+    s = tensor_stats(ckpt, ckpt["x"])
+    assert s.std == pytest.approx(math.ldexp(float(np.std(np.ldexp(x, 500))), -500), rel=1e-12)
+    assert s.std > 0
+    assert (s.min, s.max) == (a, b)
