@@ -3,6 +3,8 @@ joined as a sentence, the verb agreeing."""
 
 from __future__ import annotations
 
+import errno
+
 import pytest
 
 from inspector.core.errors import RefusedPickleError
@@ -69,3 +71,34 @@ def test_a_checkpoint_error_survives_pickling():
             err.reason,
             str(err),
         )
+
+
+def test_a_symlink_loop_and_a_socket_are_named_in_exactly_these_words(tmp_path):
+    """The CLI test only looks for a part of each line; these are the whole reasons a person
+    reads for the two paths that are not files (the C library says "Too many levels of
+    symbolic links" and "No such device or address")."""
+    import socket
+
+    from inspector.core.errors import path_problem
+
+    loop = tmp_path / "loop.safetensors"
+    loop.symlink_to(loop)
+    with pytest.raises(OSError) as e:
+        open(loop, "rb")  # noqa: SIM115 - it never opens
+    assert path_problem(str(loop), e.value) == "is a symbolic link loop"
+    sock_path = tmp_path / "s.safetensors"
+    with socket.socket(socket.AF_UNIX) as s:
+        s.bind(str(sock_path))
+        with pytest.raises(OSError) as e:
+            open(sock_path, "rb")  # noqa: SIM115 - it never opens
+        assert path_problem(str(sock_path), e.value) == "is a socket, not a file"
+
+
+def test_an_os_error_without_a_system_message_reads_as_its_own_text():
+    """An OSError raised by Python code (no errno, no strerror) is worded by its message."""
+    from inspector.core.errors import os_error_reason
+
+    assert os_error_reason(OSError("the network share went away")) == (
+        "the network share went away"
+    )
+    assert os_error_reason(OSError(errno.EIO, "Input/output error")) == "Input/output error"
