@@ -279,3 +279,30 @@ def test_a_read_error_names_the_file_it_came_from():
     with pytest.raises(CheckpointError) as e:
         list(read_byte_chunks(FailingDisk(), "m.safetensors", 0, 16, 8))
     assert (e.value.path, e.value.reason) == ("m.safetensors", "cannot read: Input/output error")
+
+
+@pytest.mark.parametrize(
+    ("error", "reason"),
+    [
+        (OSError(5, "Input/output error"), "Input/output error"),
+        (OSError("the network share went away."), "the network share went away"),
+        (OSError("lost the mount at /mnt/X"), "lost the mount at /mnt/X"),
+        (OSError(), "OSError"),
+    ],
+    ids=["strerror", "message-with-full-stop", "message-ending-in-x", "no-words-at-all"],
+)
+def test_a_read_error_is_worded_by_its_system_message_or_its_text(error, reason):
+    """The reason is the system's message, else the error's own text, else its class: one
+    sentence without the final full stop, so the line reads "path: cannot read: ..."."""
+    from inspector.core.checkpoint import read_byte_chunks
+
+    class FailingDisk:
+        def seek(self, pos):
+            return pos
+
+        def readinto(self, view):
+            raise error
+
+    with pytest.raises(CheckpointError) as e:
+        list(read_byte_chunks(FailingDisk(), "m.safetensors", 0, 16, 8))
+    assert (e.value.path, e.value.reason) == ("m.safetensors", f"cannot read: {reason}")
