@@ -54,6 +54,7 @@ def test_format_boundaries():
         0: "0", 999: "999", 1000: "1.0 k", 999_949: "999.9 k", 999_950: "1.0 M", 999_960: "1.0 M",
         10**6: "1.0 M",
         1_300_000_000: "1.3 B", 2 * 10**12: "2.0 T",
+        999_950_000: "1.0 B", 999_950_000_000: "1.0 T",  # what rounds up to the next unit's 1.0
     }  # fmt: skip
     assert {n: format_count(n) for n in counts} == counts
 
@@ -102,3 +103,19 @@ def test_dtype_groups_give_every_target_the_per_tensor_counts(tmp_path):
 
 def _st(t: torch.Tensor) -> str:
     return {torch.float64: "F64", torch.float32: "F32", torch.bfloat16: "BF16"}[t.dtype]
+
+
+def test_a_quantization_config_without_quantized_weights_adds_nothing_to_the_summary(tmp_path):
+    """An unsupported quant_method recognises no weight: the summary then has no quantized
+    count and no scheme, as a plain checkpoint's has (0 and None, not None and a scheme)."""
+    from inspector.core.quant.recognise import recognise
+    from inspector.core.summary import DTypeGroups, Summary
+
+    save_file({"w": torch.zeros(4), "ids": torch.arange(2)}, tmp_path / "m.safetensors")
+    with open_checkpoint(tmp_path / "m.safetensors") as ckpt:
+        layout = recognise(ckpt.tensors, {"quant_method": "nope"})
+        assert layout is not None and not layout.weights
+        plain = DTypeGroups(ckpt.tensors).summary(DTYPES["F16"])
+        configured = DTypeGroups(ckpt.tensors, layout).summary(DTYPES["F16"])
+    expected = Summary("F16", 2, 1, 6, 32, {"F32": 1}, {"I64": 1}, 0, None)
+    assert plain == expected and configured == expected
