@@ -35,6 +35,10 @@ def test_lines():
         'BurnpackStore::from_file("a\\"b.bpk").with_from_adapter('
         "PyTorchToBurnAdapter.chain(FloatCastAdapter::to(DType::F32)))"
     )
+    # a backslash is a file name's character on POSIX: doubled, it stays one in the Rust string
+    assert burn_load_line("/x/a\\b.bpk", "burnpack", None, "F16") == (
+        'BurnpackStore::from_file("a\\\\b.bpk").with_from_adapter(FloatCastAdapter::to(DType::F16))'
+    )
     assert written_burnpack_line("o.bpk", "torch zip", None, "F16") == (
         "its names and layouts are still PyTorch's; load it in burn with: "
         'BurnpackStore::from_file("o.bpk").with_from_adapter('
