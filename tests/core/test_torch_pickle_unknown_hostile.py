@@ -265,3 +265,20 @@ def test_a_huge_global_name_is_clipped_in_every_line_that_names_it(tmp_path, cap
     assert main(["lint", str(tmp_path / "m.pt")]) == 1
     out = capsys.readouterr().out
     assert max(len(line) for line in out.splitlines()) < 400
+
+
+@pytest.mark.parametrize(
+    ("count", "tail"), [(5, "mod4.C"), (6, "mod4.C and 1 more")], ids=["five", "six"]
+)
+def test_five_unknown_names_are_all_shown_and_a_sixth_is_counted(tmp_path, count, tail):
+    """Five names fit the notice; "and 0 more" after exactly five would be a wrong count."""
+    from inspector.core.unknown_objects import unknown_notices
+
+    _open(tmp_path, [N(G(f"mod{i}", "C"), ()) for i in range(count)])
+    with open_checkpoint(tmp_path / "m.pt") as ckpt:
+        [note] = unknown_notices(ckpt)
+    assert note == (
+        f"unknown objects not executed: mod0.C, mod1.C, mod2.C, mod3.C, {tail} (kept as inert "
+        "placeholders; torch.load(weights_only=True) refuses this file: see "
+        "checkpoint-inspector scan)"
+    )
