@@ -66,6 +66,8 @@ def test_without_affinity_every_core_counts(monkeypatch):
     assert cpu.usable_cores() == 1
     monkeypatch.setenv(WITHOUT_ENV, "affinity")
     assert cpu.usable_cores() == 3
+    monkeypatch.setattr(os, "cpu_count", lambda: None)  # "undeterminable", says Python
+    assert cpu.usable_cores() == 1
 
 
 def test_without_sighup_only_sigterm_ends_a_command(monkeypatch):

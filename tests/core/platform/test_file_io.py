@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import errno
 import os
+import sys
 import types
 
 import pytest
@@ -146,3 +147,42 @@ def test_windows_paths_past_max_path_are_opened_with_the_long_prefix(monkeypatch
     assert seen == ["\\\\?\\" + deep]
     monkeypatch.setattr(sys, "platform", "linux")
     assert file_io.native("\\\\" + "x" * 300) == "\\\\" + "x" * 300  # a POSIX name, untouched
+
+
+def test_positioned_writes_cut_short_are_finished_at_the_right_offsets(tmp_path, monkeypatch):
+    """pwrite may write less than asked (a signal, a network file system): the rest follows
+    at the offset where the short write stopped, and the loop ends once all is written."""
+    path = tmp_path / "f"
+    path.write_bytes(b"." * 20)
+    real, calls = os.pwrite, []
+
+    def short_pwrite(fd, data, offset):
+        calls.append((bytes(data), offset))
+        if len(calls) > 10:
+            raise AssertionError(f"pwrite_all is still writing: {calls}")
+        return real(fd, bytes(data[:3]), offset)
+
+    monkeypatch.setattr(os, "pwrite", short_pwrite)
+    fd = os.open(path, os.O_WRONLY)
+    try:
+        assert file_io.pwrite_all(fd, memoryview(b"abcdefghij"), 5) == 10
+    finally:
+        os.close(fd)
+    assert path.read_bytes() == b".....abcdefghij....."
+    assert [offset for _, offset in calls] == [5, 8, 11, 14]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="sync_file_range is Linux's")
+def test_write_behind_is_found_on_linux_and_runs_on_ranges_past_4_gib(tmp_path, monkeypatch):
+    """The write-behind of a large output (docs/benchmarks.md) is loaded from the process's own
+    libc, and ranges past 4 GiB (a large output's) are handed to it without an error."""
+    monkeypatch.delenv(WITHOUT_ENV, raising=False)
+    assert file_io.can_write_behind()
+    fd = os.open(tmp_path / "f", os.O_WRONLY | os.O_CREAT)
+    try:
+        os.write(fd, b"x" * 4096)
+        file_io.start_writeback(fd, 5 << 30, 4096)
+        file_io.write_behind(fd, 5 << 30, (5 << 30) + 4096, 4 << 30)
+    finally:
+        os.close(fd)
+    assert (tmp_path / "f").read_bytes() == b"x" * 4096

@@ -29,6 +29,21 @@ def test_populate_only_where_allowed(tmp_path, monkeypatch):
     assert flags == [mmap.MAP_SHARED | populate, mmap.MAP_SHARED]
 
 
+def test_a_system_without_map_populate_maps_plainly(tmp_path, monkeypatch):
+    """macOS has MAP_SHARED but no MAP_POPULATE: the map is made without it, not refused."""
+    (tmp_path / "f").write_bytes(bytes(range(256)) * 64)
+    flags = []
+    real = mmap.mmap
+    monkeypatch.setattr(
+        mmap, "mmap", lambda *a, **k: (flags.append(k.get("flags")), real(*a, **k))[1]
+    )
+    monkeypatch.delattr(mmap, "MAP_POPULATE", raising=False)
+    monkeypatch.delenv(WITHOUT_ENV, raising=False)
+    with open(tmp_path / "f", "rb") as f, mapping.read_only_map(f.fileno(), 4096, 4096) as m:
+        assert m[:3] == bytes([0, 1, 2])
+    assert flags == [mmap.MAP_SHARED]
+
+
 class _Map:
     def __init__(self) -> None:
         self.calls: list[tuple[int, int, int]] = []

@@ -79,3 +79,35 @@ def test_on_windows_a_cast_to_a_device_name_is_refused_before_any_work(
     assert sorted(p.name for p in tmp_path.iterdir()) == before  # not even a temp
     monkeypatch.setattr(names, "windows_rules", lambda: False)
     assert main(["cast", str(src), "--target", "F16", "-o", str(tmp_path / "CON.safetensors")]) == 0
+
+
+def test_the_refusal_lists_every_bad_character_and_skips_dot_folders():
+    """The whole sentence: the characters sorted and space-separated; ``.`` is the folder
+    itself, not a name ending in a dot."""
+    assert names.windows_problem("out/a<b>.json") == (
+        "the name 'a<b>.json' holds '<' '>', which Windows does not allow in a name"
+    )
+    assert names.windows_problem("./model.safetensors") is None
+    assert names.windows_problem("out/./model.safetensors") is None
+    assert names.split_root("out/model.safetensors") == ("", "out/model.safetensors")
+    assert names.split_root("C:\\model.safetensors") == ("C:", "\\model.safetensors")
+
+
+def test_only_spaces_before_the_extension_make_a_device_name():
+    """Windows drops trailing spaces, so ``LPT9 .x`` is LPT9; another white space (a no-break
+    space) is a character of the name, and ``CON\\u00a0`` is no device."""
+    assert names.windows_problem("out/CON\u00a0.json") is None
+    assert names.windows_problem("out/CON .json") == (
+        "the name 'CON .json' is the device CON on Windows; choose another name"
+    )
+
+
+def test_a_path_of_exactly_max_path_characters_is_long_and_lower_case_drives_count():
+    """MAX_PATH (260) counts the terminating NUL: a 260-character path needs the prefix
+    already. A drive letter is a drive in either case."""
+    exact = "C:\\" + "a" * (names.MAX_PATH - 3)
+    assert len(exact) == names.MAX_PATH
+    assert names.long_path(exact) == "\\\\?\\" + exact
+    assert names.long_path(exact[:-1]) == exact[:-1]
+    deep = "\\".join(["folder"] * 40)
+    assert names.long_path(f"c:/{deep}") == f"\\\\?\\c:\\{deep}"
