@@ -493,3 +493,47 @@ def test_a_write_a_worker_cannot_make_names_the_output_not_its_temp(tmp_path):
     )
     assert ".partial" not in run.stderr and len(run.stderr.splitlines()) == 1
     assert sorted(os.listdir(tmp_path)) == ["m.safetensors"]
+
+
+def test_a_range_cast_without_a_report_returns_no_measurement(tmp_path):
+    """``report=False`` (a cast without ``--report``) measures nothing: no accumulator is made
+    and None comes back; the bytes written are the same."""
+    values = np.linspace(-3, 3, 1000, dtype=np.float32)
+    src, out = tmp_path / "in.bin", tmp_path / "out.bin"
+    src.write_bytes(values.tobytes())
+    out.write_bytes(bytes(values.size * 2))
+    with open(src, "rb") as fs, open(out, "r+b") as fo:
+        task = RangeTask(
+            FileId.of(str(src), fs.fileno()), 0, values.nbytes, "F32", "F16", False,
+            FileId.of(str(out), fo.fileno()), 0,
+        )  # fmt: skip
+        assert cast_range(task) is None
+    assert out.read_bytes() == values.astype(np.float16).tobytes()
+
+
+def test_a_refused_replaced_source_leaves_the_other_descriptors_of_the_worker_alone(tmp_path):
+    """After a source found replaced, the worker holds no descriptor: the next task opens its
+    own file and closes nothing else (standard output, here fd 1, stays what it was)."""
+    values = np.arange(16, dtype=np.float32)
+    old, new, good, out = (tmp_path / n for n in ("old.bin", "new.bin", "good.bin", "out.bin"))
+    for p in (old, new, good):
+        p.write_bytes(values.tobytes())
+    out.write_bytes(bytes(values.size * 2))
+    before = os.fstat(1)
+    saved = os.dup(1)
+    try:
+        with open(old, "rb") as fs, open(good, "rb") as fg, open(out, "r+b") as fo:
+            output = FileId.of(str(out), fo.fileno())
+            stale = FileId.of(str(old), fs.fileno())
+            os.replace(new, old)  # the worker now finds another file under the name
+            with pytest.raises(CheckpointError, match="replaced on disk"):
+                cast_range(RangeTask(stale, 0, 64, "F32", "F16", False, output, 0))
+            cast_range(
+                RangeTask(FileId.of(str(good), fg.fileno()), 0, 64, "F32", "F16", False, output, 0)
+            )
+        after = os.fstat(1)
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+    assert (after.st_dev, after.st_ino) == (before.st_dev, before.st_ino)
+    assert out.read_bytes() == values.astype(np.float16).tobytes()
