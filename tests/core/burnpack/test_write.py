@@ -153,6 +153,7 @@ def test_a_dtype_burn_lacks_is_refused_before_anything_is_written(tmp_path):
     save_arrays(tmp_path / "f8.safetensors", [("q", DTYPES["F8_E4M3"], np.zeros(4, np.uint8))])
     with pytest.raises(CheckpointError) as e:
         cast(tmp_path / "f8.safetensors", tmp_path / "o.bpk", keep=["q"])
+    assert e.value.path == str(tmp_path / "o.bpk")  # the output is what cannot be written
     assert e.value.reason == (
         "cannot be written as Burnpack: tensor 'q' is F8_E4M3, which burn has no dtype for; "
         "cast it to a float burn has (F32, F16, BF16, F64) or write safetensors"
