@@ -306,3 +306,23 @@ def test_a_read_error_is_worded_by_its_system_message_or_its_text(error, reason)
     with pytest.raises(CheckpointError) as e:
         list(read_byte_chunks(FailingDisk(), "m.safetensors", 0, 16, 8))
     assert (e.value.path, e.value.reason) == ("m.safetensors", f"cannot read: {reason}")
+
+
+def test_a_map_refused_with_a_value_error_names_the_file_and_the_reason(tmp_path, monkeypatch):
+    """mmap raises ValueError, not OSError, for a file that shrank between the size check and
+    the map ("mmap length is greater than file size"): worded the same, without the class."""
+    import mmap
+
+    save_file({"t": torch.ones(4)}, tmp_path / "m.safetensors")
+    with open_checkpoint(tmp_path / "m.safetensors") as ckpt:
+
+        def shrunk(*args, **kwargs):
+            raise ValueError("mmap length is greater than file size")
+
+        monkeypatch.setattr(mmap, "mmap", shrunk)
+        with pytest.raises(CheckpointError) as e:
+            ckpt.view("t")
+    assert (e.value.path, e.value.reason) == (
+        str(tmp_path / "m.safetensors"),
+        "cannot map the file: mmap length is greater than file size",
+    )
