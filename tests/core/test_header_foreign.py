@@ -108,3 +108,20 @@ def test_the_reason_for_each_kind_of_torch_file(tmp_path):
         == "this is a GGUF file (llama.cpp), not safetensors"
     )
     assert _foreign_reason("x.bin", b"\0" * 8) is None
+
+
+def test_a_zip_is_sniffed_by_its_first_100_000_member_names(tmp_path):
+    """The names read to tell a torch zip are capped (a crafted archive may list millions):
+    the 100,000th name counts, the 100,001st does not. (Mutation testing: a cap one higher
+    passed.)"""
+    import zipfile
+
+    z = tmp_path / "z.safetensors"
+    with zipfile.ZipFile(z, "w") as zf:
+        for i in range(99_999):
+            zf.writestr(f"m/{i}", b"")
+        zf.writestr("m/data.pkl", b"")  # the 100,000th: seen
+        zf.writestr("m/constants.pkl", b"")  # the 100,001st: not seen (it would say TorchScript)
+    assert _foreign_reason(str(z), z.read_bytes()[:16]).startswith(
+        "this is a PyTorch pickle checkpoint (torch.save zip with data.pkl), not safetensors"
+    )

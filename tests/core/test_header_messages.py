@@ -180,6 +180,20 @@ def test_empty_tensors_with_huge_dimensions_open_like_the_reference(tmp_path, sh
     assert [t.shape for t in read_header(_write(tmp_path, header, 0)).tensors] == [tuple(shape)]
 
 
+@pytest.mark.parametrize("shape", [[2**63, 0], [2**64 - 1, 0]])
+def test_an_empty_tensor_with_huge_dimensions_and_a_wrong_size_is_refused_for_its_size(
+    tmp_path, shape
+):
+    """The size check multiplies the dimensions in a u64 as the reference does: the product of
+    [2**64 - 1, 0] never leaves a u64 (it is 2**64 - 1, then 0), so the reason is the byte count,
+    not an overflow. (Mutation testing: a product started at 2, or refused at exactly 2**64 - 1,
+    said "overflows".)"""
+    header = json.dumps({"w": {"dtype": "F32", "shape": shape, "data_offsets": [0, 4]}})
+    assert _refused(_write(tmp_path, header, 4))[1] == (
+        f"tensor 'w': shape {shape} × F32 needs 0 bytes but data_offsets give 4"
+    )
+
+
 @pytest.mark.parametrize("nest", [("[", "]"), ('{"a":', "}")])
 def test_an_extra_field_nested_to_the_reference_limit_opens_one_more_does_not(tmp_path, nest):
     opening, closing = nest
@@ -326,6 +340,13 @@ def test_names_written_with_escapes_are_judged_after_decoding(tmp_path, header, 
             '{"w": {"dtype": "NOPE", "shape": [1], "data_offsets": [0, 4]}, '
             '"w": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}}',
             "tensor 'w': unknown dtype \"NOPE\"",
+        ),
+        (  # the kept last entry of a repeated name is judged in its place, after 'b' (one
+            # judged early with the dropped ones named 'a' first)
+            '{"b": {"dtype": "NOPE", "shape": [1], "data_offsets": [0, 4]}, '
+            '"a": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}, '
+            '"a": {"dtype": "ALSO", "shape": [1], "data_offsets": [0, 4]}}',
+            "tensor 'b': unknown dtype \"NOPE\"",
         ),
         (
             '{"w": {"dtype": "F32", "dtype": "F32", "shape": [1], "data_offsets": [0, 4]}, '
