@@ -128,6 +128,10 @@ def test_the_legacy_header_is_checked_field_by_field():
             "is a plain Python pickle, not a torch.save checkpoint (no PyTorch magic number)",
         ),
         ([LEGACY_MAGIC, 1000, ok], "uses torch legacy protocol 1000; only 1001 is known"),
+        (  # a value from the file is shown clipped to 40 characters
+            [LEGACY_MAGIC, "p" * 60, ok],
+            f"uses torch legacy protocol {'p' * 41!r}; only 1001 is known",
+        ),
         ([LEGACY_MAGIC, LEGACY_PROTOCOL, {"little_endian": False}], big),
         ([LEGACY_MAGIC, LEGACY_PROTOCOL, None], big),  # not even a dict
     ):
@@ -161,6 +165,7 @@ SHORT = "file is shorter than its storages (truncated)"
         (b"", ("a",), LEGACY + "the storage key list is damaged"),
         (b"", ["a", 1], LEGACY + "the storage key list is damaged"),
         (b"", ["z"], LEGACY + "storage 'z' is stored but never used"),
+        (b"", ["k" * 100], LEGACY + f"storage {'k' * 81!r} is stored but never used"),
         (b"\x02\x00\x00", ["a"], SHORT),
         (struct.pack("<q", 3) + b"\0" * 8, ["a"], SHORT),
         (struct.pack("<q", -1) + b"\0" * 8, ["a"], SHORT),
@@ -282,3 +287,38 @@ def test_a_storage_stored_first_in_the_zip_is_read_at_offset_zero():
     buf = _zip({"a/data/0": b"\x05\x06", "a/data.pkl": b"N."})
     span = read_zip("f.pt", buf).storages["0"]
     assert buf.getvalue()[span.offset : span.offset + span.nbytes] == b"\x05\x06"
+
+
+def test_a_long_read_error_is_cut_to_160_characters():
+    """zipfile names the member in its error: under a 200-character folder the reason is cut
+    to 160 characters, not left to run on. (Mutation testing: a cut at 161 passed.)"""
+    name = "f" * 200 + "/data.pkl"
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr(name, bytes(range(256)) * 64)
+    raw = bytearray(buf.getvalue())
+    local, central = raw.index(b"PK\x03\x04"), raw.index(b"PK\x01\x02")
+    half = struct.unpack_from("<I", raw, local + 18)[0] // 2  # the data stops early: bad CRC
+    struct.pack_into("<I", raw, local + 18, half)
+    struct.pack_into("<I", raw, central + 20, half)
+    with pytest.raises(CheckpointError) as e:
+        read_zip("f.pt", io.BytesIO(bytes(raw)))
+    why = f"Bad CRC-32 for file {name!r}"
+    assert len(why) > 160
+    assert e.value.reason == f"cannot read {name} ({why[:160]})"
+
+
+def test_a_read_error_without_words_is_named_by_its_kind():
+    """A stored member whose sizes say 1 MB in a file of a few hundred bytes: zipfile raises a
+    bare EOFError, and the reason names it by its kind. (Mutation testing: the kind of another
+    object, "NoneType", passed.)"""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_STORED) as zf:
+        zf.writestr("a/data.pkl", b"N.")
+    raw = bytearray(buf.getvalue())
+    local, central = raw.index(b"PK\x03\x04"), raw.index(b"PK\x01\x02")
+    for at in (local + 18, local + 22, central + 20, central + 24):  # both sizes, both headers
+        struct.pack_into("<I", raw, at, 10**6)
+    with pytest.raises(CheckpointError) as e:
+        read_zip("f.pt", io.BytesIO(bytes(raw)))
+    assert (e.value.path, e.value.reason) == ("f.pt", "cannot read a/data.pkl (EOFError)")

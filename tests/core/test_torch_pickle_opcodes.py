@@ -147,6 +147,10 @@ LEGACY = {
     "BINUNICODE": b"X\x03\x00\x00\x00\xe2\x82\xac.",
     "SHORT_BINUNICODE surrogate": b"\x8c\x03\xed\xa0\x80.",
     "BINUNICODE8": b"\x8d\x02\x00\x00\x00\x00\x00\x00\x00hi.",
+    "BINUNICODE8 surrogate": b"\x8d\x03\x00\x00\x00\x00\x00\x00\x00\xed\xa0\x80.",
+    # cls.__new__(cls, *args) of a set ignores its arguments: it comes out empty
+    "NEWOBJ_EX of a set": b"\x80\x04\x8c\x08builtins\x8c\x03set\x93]K\x01a\x85}\x92.",
+    "NEWOBJ of a set": b"\x80\x04\x8c\x08builtins\x8c\x03set\x93]K\x01a\x85\x81.",
     "BINBYTES": b"B\x02\x00\x00\x00\x00\xff.",
     "SHORT_BINBYTES": b"C\x03abc.",
     "BINBYTES8": b"\x8e\x03\x00\x00\x00\x00\x00\x00\x00xyz.",

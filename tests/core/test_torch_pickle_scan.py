@@ -622,6 +622,33 @@ def test_a_tar_checkpoint_lists_what_its_members_import_from_their_first_byte(tm
     )
 
 
+def test_a_tar_checkpoint_lists_the_imports_of_each_member_past_a_linked_one(tmp_path):
+    """torch's tar path unpickles "storages", "tensors" and "pickle": a linked "storages" (torch
+    follows it out of the archive) is not read, and the two after it still are. (Mutation
+    testing: skipping "tensors", or stopping at the link, hid what they import.)"""
+    import io
+    import tarfile
+
+    path = tmp_path / "old.tar"
+    with tarfile.open(path, "w", format=tarfile.USTAR_FORMAT) as tf:
+        link = tarfile.TarInfo("storages")
+        link.type, link.linkname = tarfile.SYMTYPE, "/etc/passwd"
+        tf.addfile(link)
+        for name, data in (
+            ("tensors", b"\x80\x02cposix\nsystem\n."),
+            ("pickle", b"\x80\x02cbuiltins\nexec\n."),
+        ):
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tf.addfile(info, io.BytesIO(data))
+    assert scan_file(str(path)) == FileScan(
+        str(path),
+        "torch tar",
+        [ImportSeen("posix.system", R), ImportSeen("builtins.exec", R)],
+        findings=[_TAR],
+    )
+
+
 def test_a_tar_member_is_read_only_up_to_the_pickle_limit(tmp_path, monkeypatch):
     """The limit (256 MiB) bounds what a hostile tar makes a scan hold; shrunk to 8 bytes here,
     the member is cut there and the cut pickle is the error."""

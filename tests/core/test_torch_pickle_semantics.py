@@ -456,3 +456,108 @@ def test_newobj_of_a_mutable_container_is_empty_as_torch_gives_it(tmp_path, cls)
     assert len(ref["hidden"]) == 0
     with open_checkpoint(path, keep_all=True) as ckpt:
         assert [t.name for t in ckpt.tensors] == []
+
+
+# -- refusals worded exactly (mutation testing: a wrong or empty reason passed) ---------------
+META = G("torch._utils", "_rebuild_meta_tensor_no_storage")
+DEVICE = "a device is named with an index that is not a non-negative integer"
+
+
+@pytest.mark.parametrize(
+    ("obj", "says"),
+    [
+        (  # a 5-item state (a legacy Variable) whose data is not a tensor
+            B(v2(_f32(), 0, (12,), (1,)), ("x", None, HOOKS, False, False)),
+            "uses Tensor.__setstate__ with a 5-item state whose data is not a tensor, which "
+            "torch refuses",
+        ),
+        (  # its requires_grad (item 3, not item 4) is judged on the tensor it is set on
+            B(
+                utils(
+                    "_rebuild_tensor_v2",
+                    storage("LongStorage", "0", 2),
+                    0,
+                    (2,),
+                    (1,),
+                    False,
+                    HOOKS,
+                ),
+                (v2(storage("LongStorage", "0", 2), 0, (2,), (1,)), None, HOOKS, True, False),
+            ),
+            "makes a I64 tensor require grad, which torch refuses (not a float)",
+        ),
+        (  # a 3-item state: only requires_grad, judged on the tensor
+            B(v2(storage("LongStorage", "0", 2), 0, (2,), (1,)), (True, None, HOOKS)),
+            "makes a I64 tensor require grad, which torch refuses (not a float)",
+        ),
+        (  # a 4-item state whose storage is not a storage
+            B(v2(_f32(), 0, (12,), (1,)), ("x", 0, (2,), (1,))),
+            "uses Tensor.__setstate__ to set a tensor this tool cannot hold; not read",
+        ),
+        (  # a 4-item state onto a storage of a dtype safetensors has no name for
+            B(v2(_f32(), 0, (12,), (1,)), (storage("ComplexDoubleStorage", "1", 1), 0, (1,), (1,))),
+            "uses Tensor.__setstate__ to put a F32 tensor on a complex128 storage, which torch "
+            "refuses",
+        ),
+        (
+            _from_type({"data": "x"}),
+            "uses a saved state that sets 'data' whose data is not a tensor, which torch refuses",
+        ),
+        (
+            _from_type({"data": R(META, (G("torch", "float32"), (2,), (1,), False))}),
+            "uses a saved state that sets 'data' on a tensor this tool cannot hold; not read",
+        ),
+        (  # requires_grad in a saved state is judged on the tensor it is set on
+            R(
+                G("torch._tensor", "_rebuild_from_type_v2"),
+                (
+                    G("torch._utils", "_rebuild_tensor_v2"),
+                    TENSOR,
+                    (storage("LongStorage", "0", 2), 0, (2,), (1,), False, HOOKS),
+                    {"requires_grad": True},
+                ),
+            ),
+            "makes a I64 tensor require grad, which torch refuses (not a float)",
+        ),
+        (  # the second part of a (dict, slots) state is judged after an empty first one
+            _from_type((None, {"real": 5.0})),
+            "uses Tensor.__setstate__ with 'real' in its state; not read",
+        ),
+        (
+            R(META, ("float32", (2,), (1,), False)),
+            "torch._utils._rebuild_meta_tensor_no_storage called with unexpected arguments",
+        ),
+        (
+            R(
+                G("torch._tensor", "_rebuild_from_type_v2"),
+                (G("torch._utils", "_rebuild_tensor_v2"), TENSOR, ()),
+            ),
+            "torch._tensor._rebuild_from_type_v2 called with unexpected arguments",
+        ),
+        (  # what it would rebuild, shown clipped to 80 characters
+            R(
+                G("torch._tensor", "_rebuild_from_type_v2"),
+                (G("torch._utils", "_rebuild_tensor_v2"), "c" * 100, (), {}),
+            ),
+            f"torch._tensor._rebuild_from_type_v2 rebuilds a {'c' * 81!r}, not a tensor",
+        ),
+        # a device index torch refuses: negative, or a second one after "cuda:0"
+        (R(G("torch", "device"), ("cuda", -1)), DEVICE),
+        (R(G("torch", "device"), ("cuda", "0")), DEVICE),
+        (R(G("torch", "device"), ("cuda:0", 1)), DEVICE),
+    ],
+)
+def test_each_refused_tensor_state_or_device_is_worded_exactly(tmp_path, obj, says):
+    path = _write(tmp_path, {"t": obj}, {"0": F32, "1": F32[:16]})
+    assert _refusal(path) == f"pickle {says}"
+
+
+def test_an_integer_tensor_that_does_not_require_grad_is_read(tmp_path):
+    """torch < 0.4's _rebuild_tensor has no requires_grad (False), and a 5-item state takes it
+    from its item 3, not 4: both integer tensors are read, where True would be refused."""
+    longs = storage("LongStorage", "0", 2)
+    path = _write(tmp_path, {"t": utils("_rebuild_tensor", longs, 0, (2,), (1,))}, {"0": F32[:16]})
+    assert _ours(path) == {"t": ("I64", (2,), F32[:16])}
+    user = {"t": B(v2(longs, 0, (2,), (1,)), (v2(longs, 0, (2,), (1,)), None, HOOKS, False, True))}
+    path = _write(tmp_path, user, {"0": F32[:16]}, name="u.pt")
+    assert _ours(path) == {"t": ("I64", (2,), F32[:16])}

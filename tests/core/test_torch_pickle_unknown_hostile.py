@@ -282,3 +282,86 @@ def test_five_unknown_names_are_all_shown_and_a_sixth_is_counted(tmp_path, count
         "placeholders; torch.load(weights_only=True) refuses this file: see "
         "checkpoint-inspector scan)"
     )
+
+
+def test_a_legacy_refusal_names_the_file_and_clips_a_long_storage_key(tmp_path):
+    """The refusal names the file it is about, and a storage key is shown clipped to 80
+    characters as in the other legacy storage lines. (Mutation testing: the file left out, or a
+    key clipped at 81 or 120 characters, passed.)"""
+    from tests.core.pickle_craft import legacy_file
+
+    key = "k" * 100
+    odd = v2(P(("storage", G("evil", "Storage"), key, "cpu", 2)), 0, (2,), (1,))
+    path = tmp_path / "m.bin"
+    path.write_bytes(legacy_file(dumps({"w": W, "x": odd}), {"0": (2, W_BYTES), key: (2, W_BYTES)}))
+    with pytest.raises(CheckpointError) as e:
+        open_checkpoint(path)
+    assert e.value.path == str(path)
+    assert e.value.reason.startswith(
+        f"legacy checkpoint: storage {'k' * 81!r} is of class evil.Storage, unknown here"
+    )
+
+
+@pytest.mark.parametrize("where", ["root", "magic"])
+def test_a_legacy_pickle_of_code_is_refused_naming_the_file(tmp_path, where):
+    """A legacy file whose object (or whose first pickle, where the magic number belongs) calls
+    os.system is refused by what it imports, and the refusal names the file. (Mutation testing:
+    a refusal naming no file passed.)"""
+    import pickle
+
+    from tests.core.pickle_craft import SYS_INFO, legacy_file
+
+    code = dumps(R(G("os", "system"), ("true",)))
+    path = tmp_path / "m.bin"
+    if where == "root":
+        path.write_bytes(legacy_file(code, {}))
+    else:
+        tail = b"".join(pickle.dumps(v, protocol=2) for v in (1001, SYS_INFO))
+        path.write_bytes(code + tail + dumps({}) + pickle.dumps([], protocol=2))
+    with pytest.raises(RefusedPickleError) as e:
+        open_checkpoint(path)
+    assert e.value.path == str(path)
+    assert "os.system" in e.value.reason
+
+
+def test_a_second_kind_of_items_on_a_placeholder_goes_nowhere():
+    """APPEND then SETITEM on one unknown object: the appended item is kept as data, the item
+    set by key does not land in that list. (Mutation testing: giving the list to SETITEM
+    overwrote the kept item.)"""
+    raw = b"\x80\x02cevil\nObj\n)\x81K\x01aK\x00K\x03s."
+    found = PickleMachine(raw, LoadPolicy()).run(0)[0]
+    assert isinstance(found, Unknown) and found.items == [1]
+
+
+def test_a_legacy_key_list_that_is_not_a_list_is_refused_as_damaged(tmp_path):
+    """The storage keys after a legacy object must be a list; any other value is named damaged
+    (not iterated: an int would crash the read)."""
+    import pickle
+
+    from tests.core.pickle_craft import legacy_file
+
+    path = tmp_path / "m.bin"
+    raw = legacy_file(dumps({}), {})
+    keys = pickle.dumps([], protocol=2)
+    assert raw.endswith(keys)
+    path.write_bytes(raw[: -len(keys)] + pickle.dumps(5, protocol=2))
+    with pytest.raises(CheckpointError) as e:
+        open_checkpoint(path)
+    assert (e.value.path, e.value.reason) == (
+        str(path),
+        "legacy checkpoint: the storage key list is damaged",
+    )
+
+
+def test_a_legacy_object_pickle_torch_refuses_is_refused_naming_the_file(tmp_path):
+    """Damage in the object pickle of a legacy file names the file and the reason."""
+    from tests.core.pickle_craft import legacy_file
+
+    path = tmp_path / "m.bin"
+    path.write_bytes(legacy_file(dumps({"d": R(G("torch", "device"), ("cuda", -1))}), {}))
+    with pytest.raises(CheckpointError) as e:
+        open_checkpoint(path)
+    assert (e.value.path, e.value.reason) == (
+        str(path),
+        "pickle a device is named with an index that is not a non-negative integer",
+    )
