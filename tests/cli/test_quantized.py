@@ -89,15 +89,110 @@ def test_lint_reports_scales_that_do_not_fit_and_unused_ignores(tmp_path, capsys
             for n, d, v in kept]  # fmt: skip
     save_arrays(tmp_path / "q" / "model.safetensors", kept)
     config = json.loads((tmp_path / "q" / "config.json").read_text())
-    config["quantization_config"]["modules_to_not_convert"] = ["lm_head", "vision_tower"]
+    config["quantization_config"]["modules_to_not_convert"] = ["lm_head", "vision_tower", "audio"]
     (tmp_path / "q" / "config.json").write_text(json.dumps(config))
     code, out, _ = run(capsys, "lint", tmp_path / "q", "--json", "--stats")
-    codes = {f["code"]: f for f in json.loads(out)["findings"]}
     assert code == 1
-    assert "needs F32 [2, 2]" in codes["quant_mismatch"]["message"]
-    assert codes["quant_ignore_unused"]["message"].endswith(": vision_tower")
-    assert codes["quant_bad_scales"]["tensors"] == [W]
+    assert json.loads(out)["findings"] == [
+        {
+            "severity": "error",
+            "code": "quant_mismatch",
+            "message": "Quantized tensors that do not fit FP8 block-scaled (quant_method fp8): 1; "
+            f"the first: scale '{W}_scale_inv' is F32 [2, 1]; weight [256, 256] with blocks "
+            "[128, 128] needs F32 [2, 2]",
+            "tensors": [],
+            "files": ["config.json"],
+        },
+        {
+            "severity": "info",
+            "code": "quant_ignore_unused",
+            "message": "quantization_config names modules the checkpoint does not have: "
+            "vision_tower, audio",
+            "tensors": [],
+            "files": ["config.json"],
+        },
+        {
+            "severity": "warning",
+            "code": "nan_inf",
+            "message": "Tensors that hold NaN or ±inf values: 1",
+            "tensors": [W + "_scale_inv"],
+            "files": [],
+        },
+        {
+            "severity": "error",
+            "code": "quant_bad_scales",
+            "message": "Quantized weights with a scale that is 0, negative, inf or NaN: 1",
+            "tensors": [W],
+            "files": [],
+        },
+    ]
     assert F32.name == "F32"
+
+
+def test_lint_judges_each_kind_of_ignore_entry_by_its_own_rule(tmp_path, capsys):
+    """``ignore`` names modules exactly, ``re:`` entries are patterns (a broken one matches
+    nothing), class names and empty entries are not judged. Only the entries naming no module
+    are listed, in their order. (Mutation testing: each rule swapped for another passed.)"""
+    deepseek_folder(tmp_path / "q")
+    config = json.loads((tmp_path / "q" / "config.json").read_text())
+    config["quantization_config"]["ignore"] = [
+        "lm_head", "model.layers.0.mlp", "Linear", "", 7, "re:.*up_proj", "re:[", "vision",
+    ]  # fmt: skip
+    (tmp_path / "q" / "config.json").write_text(json.dumps(config))
+    code, out, _ = run(capsys, "lint", tmp_path / "q", "--json")
+    assert (code, json.loads(out)["findings"]) == (
+        1,
+        [
+            {
+                "severity": "info",
+                "code": "quant_ignore_unused",
+                "message": "quantization_config names modules the checkpoint does not have: "
+                "model.layers.0.mlp, re:[, vision",
+                "tensors": [],
+                "files": ["config.json"],
+            }
+        ],
+    )
+
+
+def test_lint_stats_names_fp8_weights_holding_nan_codes_and_passes_good_scales(tmp_path, capsys):
+    """One NaN code (0x7F in E4M3) among good codes names its weight; the folder's scales,
+    all positive and below 1, are not called bad. (Mutation testing: a check that skipped the
+    codes, or called scales up to 1 bad, passed.)"""
+    import numpy as np
+
+    from inspector.core.opening import open_checkpoint
+    from inspector.core.save.writer import save_arrays
+
+    deepseek_folder(tmp_path / "q")
+    with open_checkpoint(str(tmp_path / "q")) as ckpt:
+        kept = [(t.name, t.dtype, np.array(ckpt.view(t))) for t in ckpt.tensors]
+    name, dtype, codes = next(k for k in kept if k[0] == W)
+    codes = codes.copy()
+    codes.view(np.uint8)[3, 5] = 0x7F
+    save_arrays(tmp_path / "q" / "model.safetensors", [
+        (n, d, codes if n == W else v) for n, d, v in kept
+    ])  # fmt: skip
+    code, out, _ = run(capsys, "lint", tmp_path / "q", "--json", "--stats")
+    assert (code, json.loads(out)["findings"]) == (
+        1,
+        [
+            {
+                "severity": "warning",
+                "code": "nan_inf",
+                "message": "Tensors that hold NaN or ±inf values: 1",
+                "tensors": [W],
+                "files": [],
+            },
+            {
+                "severity": "error",
+                "code": "quant_nan_codes",
+                "message": "FP8 weights that hold NaN codes: 1",
+                "tensors": [W],
+                "files": [],
+            },
+        ],
+    )
 
 
 def test_a_refused_cast_exits_2_with_one_line_and_writes_nothing(tmp_path, capsys):
@@ -130,11 +225,16 @@ def test_lint_names_scales_stored_in_another_dtype_than_the_config_says(tmp_path
     ]
     folder(tmp_path / "q", tensors, qc)
     code, out, _ = run(capsys, "lint", tmp_path / "q", "--json")
-    codes = {f["code"]: f["message"] for f in json.loads(out)["findings"]}
+    codes = {f["code"]: f for f in json.loads(out)["findings"]}
     assert code == 1
-    assert codes["quant_scale_dtype"].endswith(
-        "'m.weight_scale' is BF16; the config's scale_dtype says F32"
-    )
+    assert codes["quant_scale_dtype"] == {
+        "severity": "warning",
+        "code": "quant_scale_dtype",
+        "message": "Scales stored in another dtype than the config says: 1; the first: "
+        "'m.weight_scale' is BF16; the config's scale_dtype says F32",
+        "tensors": [],
+        "files": ["config.json"],
+    }
 
 
 def test_list_stats_gives_the_dequantized_values_and_the_storage_figures(tmp_path, capsys):
@@ -149,3 +249,66 @@ def test_list_stats_gives_the_dequantized_values_and_the_storage_figures(tmp_pat
     assert row["storage"]["codes_used"] == len(np.unique(codes))
     assert row["storage"]["saturated"] == int(((codes & 0x7F) == 0x7E).sum())
     assert row["storage"]["scale_max"] == float(made["scale"].max())
+
+
+def test_lint_stats_judges_mxfp4_scales_as_e8m0_bytes(tmp_path, capsys):
+    """MXFP4 scales are E8M0 bytes: 0xFF is NaN (bad), any other byte a power of two (0 is
+    2**-127, fine). (Mutation testing: judging the bytes as float values called 0xFF fine and
+    0 bad.)"""
+    from tests.quant_folders import gpt_oss_tensors
+
+    found = {}
+    for byte in (0xFF, 0):
+        (blocks, scales) = gpt_oss_tensors()
+        values = scales[2].copy()
+        values[1, 0, 0] = byte
+        folder(
+            tmp_path / str(byte),
+            [blocks, (scales[0], scales[1], values)],
+            {"quant_method": "mxfp4"},
+        )
+        code, out, _ = run(capsys, "lint", tmp_path / str(byte), "--json", "--stats")
+        found[byte] = [f for f in json.loads(out)["findings"] if f["code"].startswith("quant_")]
+    assert found == {
+        0xFF: [
+            {
+                "severity": "error",
+                "code": "quant_bad_scales",
+                "message": "Quantized weights with a scale that is 0, negative, inf or NaN: 1",
+                "tensors": ["model.layers.0.mlp.experts.gate_up_proj"],
+                "files": [],
+            }
+        ],
+        0: [],
+    }
+
+
+def test_lint_stats_counts_every_zero_scale_and_names_the_first_twenty(tmp_path, capsys):
+    """A scale of exactly 0 is bad (a weight of zeros whatever its codes); 21 such weights are
+    counted in full and the first 20 named. (Mutation testing: "< 0" let 0 pass, and a list of
+    21 names passed.)"""
+    import ml_dtypes
+    import numpy as np
+
+    from tests.quant_folders import F8, F32
+
+    qc = {"quant_method": "compressed-tensors", "format": "float-quantized", "config_groups": {
+        "g": {"targets": ["Linear"], "weights": {"num_bits": 8, "type": "float",
+              "strategy": "channel", "scale_dtype": "torch.float32"}}}}  # fmt: skip
+    tensors = []
+    for i in range(21):
+        tensors += [
+            (f"m{i:02}.weight", F8, np.ones((4, 4), ml_dtypes.float8_e4m3fn)),
+            (f"m{i:02}.weight_scale", F32, np.zeros((4, 1), np.float32)),
+        ]
+    folder(tmp_path / "q", tensors, qc)
+    code, out, _ = run(capsys, "lint", tmp_path / "q", "--json", "--stats")
+    assert [f for f in json.loads(out)["findings"] if f["code"].startswith("quant_")] == [
+        {
+            "severity": "error",
+            "code": "quant_bad_scales",
+            "message": "Quantized weights with a scale that is 0, negative, inf or NaN: 21",
+            "tensors": [f"m{i:02}.weight" for i in range(20)],
+            "files": [],
+        }
+    ]

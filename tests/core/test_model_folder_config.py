@@ -139,3 +139,17 @@ def test_one_tensor_off_the_config_is_said_in_the_singular():
     assert weights_disagree(config, [T("F32"), T("I64")]).line() == (
         "config.json torch_dtype = bfloat16, but 1 of 1 float tensor is F32"
     )
+
+
+def test_the_fp32_norms_preset_is_suggested_for_a_cast_below_f32_only():
+    """The window asks with every tensor of the checkpoint (check asks with the differing ones):
+    an F32 norm makes a cast to BF16 keep the preset, and a cast to F32 does not (nothing to
+    keep). (Mutation testing: comparing the target with another spelling of F32 prefilled the
+    globs for a cast to F32.)"""
+    from inspector.core.layout import TensorInfo
+    from inspector.core.model_folder.intended import preset_globs, suggests_fp32_norms
+
+    norm = TensorInfo("F32", (4,), (0, 16), name="model.norm.weight")
+    globs = preset_globs("fp32-norms", ())
+    assert suggests_fp32_norms([norm], "BF16", globs)
+    assert not suggests_fp32_norms([norm], "F32", globs)

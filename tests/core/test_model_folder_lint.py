@@ -467,3 +467,76 @@ def test_albert_s_real_doubled_word_is_not_a_doubled_key(tmp_path):
         },
     )
     assert not [f for f in _json(lint_path(str(tmp_path))) if f["code"] == "doubled_key"]
+
+
+def test_a_finding_keeps_its_untranslated_template_and_its_filled_in_fields():
+    """The window translates ``template`` and fills in ``fields`` (gui/lint_texts.py): both are
+    kept next to the English message, numbers with separators. (Mutation testing: a finding
+    without them passed every core test.)"""
+    from inspector.core.model_folder.findings import TEMPLATES, Severity, finding
+
+    f = finding(Severity.ERROR, "quant_bad_scales", "quant_bad_scales", ["w"], n=1234)
+    assert f.template == TEMPLATES["quant_bad_scales"]
+    assert f.fields == {"n": "1,234"}
+    assert f.message == "Quantized weights with a scale that is 0, negative, inf or NaN: 1,234"
+
+
+def _imports(*modules: str) -> bytes:
+    """A protocol-2 pickle of a tuple of globals ``<module>.f``: what it imports, nothing more."""
+    return b"\x80\x02(" + b"".join(b"c" + m.encode() + b"\nf\n" for m in modules) + b"t."
+
+
+def test_pickles_beside_the_weights_are_each_named_with_the_first_five_imports(tmp_path):
+    """Every pickle beside the weights is scanned, past a clean one; each finding names its file
+    and up to five imports (a name clipped to 120 characters), then how many more. (Mutation
+    testing: stopping at the clean pickle, a finding naming no file, a "(+0)" after five
+    imports, or another clip length passed.)"""
+    save_file({"w": np.ones(2, np.float32)}, str(tmp_path / "model.safetensors"))
+    (tmp_path / "a_clean.pt").write_bytes(b"\x80\x02}q\x00.")
+    long = "m" * 130
+    (tmp_path / "optimizer.pt").write_bytes(_imports(long, "b1", "b2", "b3", "b4", "b5"))
+    (tmp_path / "rng_state.pth").write_bytes(_imports("c1", "c2", "c3", "c4", "c5"))
+    (tmp_path / "scheduler.pt").write_bytes(_imports("d1"))
+    run = " is not a weights file, and it imports {}: torch.load(weights_only=False) of it would "
+    run += "run them (nothing was run here)"
+    found = [f for f in _json(lint_path(str(tmp_path))) if f["code"] == "pickle_imports"]
+    assert found == [
+        _finding(
+            "warning",
+            "pickle_imports",
+            name + run.format(imports),
+            files=[name],
+        )
+        for name, imports in (
+            ("optimizer.pt", "m" * 117 + "..., b1.f, b2.f, b3.f, b4.f (+1)"),
+            ("rng_state.pth", "c1.f, c2.f, c3.f, c4.f, c5.f"),
+            ("scheduler.pt", "d1.f"),
+        )
+    ]
+
+
+def test_a_weights_shard_holding_unknown_objects_is_named_after_a_clean_one(tmp_path):
+    """Each weights pickle of a series is judged, past a first shard that holds none. (Mutation
+    testing: stopping at the clean shard passed.)"""
+    import struct
+
+    from tests.core.pickle_craft import G, N, dumps, storage, v2, zip_file
+
+    w = v2(storage("FloatStorage", "0", 2), 0, (2,), (1,))
+    data = {"0": struct.pack("<2f", 1.5, -2.0)}
+    shards = ["pytorch_model-00001-of-00002.bin", "pytorch_model-00002-of-00002.bin"]
+    (tmp_path / shards[0]).write_bytes(zip_file(dumps({"a": w}), data))
+    (tmp_path / shards[1]).write_bytes(
+        zip_file(dumps({"b": w, "x": N(G("evil", "Obj"), ())}), data)
+    )
+    _index(tmp_path, {"a": shards[0], "b": shards[1]}, name="pytorch_model.bin.index.json")
+    found = [f for f in _json(lint_path(str(tmp_path))) if f["code"] == "weights_unknown_objects"]
+    assert found == [
+        _finding(
+            "warning",
+            "weights_unknown_objects",
+            f"{shards[1]} imports evil.Obj, kept as inert placeholders here (nothing was run): "
+            "torch.load(weights_only=True) refuses it, and weights_only=False would run them",
+            files=[shards[1]],
+        )
+    ]
