@@ -52,4 +52,7 @@ def test_a_missing_part_is_named(tmp_path):
     parts[2].unlink()
     with pytest.raises(CheckpointError) as e:
         open_checkpoint(parts[0])
-    assert e.value.reason == "its split series is incomplete: m-00003-of-00003.gguf is missing"
+    assert (e.value.path, e.value.reason) == (
+        str(parts[0]),  # the part the user opened, not the missing one
+        "its split series is incomplete: m-00003-of-00003.gguf is missing",
+    )
