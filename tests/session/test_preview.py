@@ -26,9 +26,10 @@ def test_a_preview_belongs_to_the_checkpoint_it_measured(tmp_path) -> None:
     s.open(a)
     assert s.accept_preview(reports, a, ("lm_head",))
     assert s.preview is not None and s.preview.shown is None and seen == [s.preview]
+    assert s.preview.source is a and s.preview.ignore == ("lm_head",)  # what it measured, kept
     assert not s.show_scheme("NVFP4A16")  # not measured
     assert s.show_scheme("FP8_BLOCK") and s.preview.shown_report is reports[1]
     assert not s.show_scheme("FP8_BLOCK")  # no change, no event
-    assert len(seen) == 2
+    assert len(seen) == 2 and seen[1] is s.preview  # the preview, now with its scheme shown
     s.open(b)
     assert s.preview is None and seen[-1] is None

@@ -192,3 +192,40 @@ def test_keep_globs_are_remembered_per_checkpoint():
         keep.set(f"p{i}", "*")
     table = json.loads(store.value("keep_by_checkpoint"))
     assert len(table) == MAX_REMEMBERED and "p0" not in table and f"p{MAX_REMEMBERED + 2}" in table
+
+
+def test_each_event_is_named_as_the_attribute_it_is_reached_by():
+    """An event's name (its repr, what a log shows) is the attribute it is reached by.
+    (Mutation testing: the preview event named otherwise passed.)"""
+    from inspector.session.events import Event, SessionEvents
+
+    events = vars(SessionEvents())
+    assert "preview_changed" in events
+    assert all(type(e) is Event and e.name == attr for attr, e in events.items())
+    assert repr(events["preview_changed"]) == "Event('preview_changed', 0 callbacks)"
+
+
+def test_a_quantized_weight_and_its_parts_are_quantized_and_the_rest_is_judged_by_dtype(
+    tmp_path,
+):
+    """status_of: the codes and scales of a quantized weight (the layout the window passes in
+    its groups) are QUANTIZED whatever their dtype; a tensor outside the layout gets its dtype's
+    status. (Mutation testing: a session ignoring the layout, or inverting it, passed.)"""
+    from inspector.core.model_folder.lint_quant import quant_layout_of
+    from inspector.core.status import TensorStatus
+    from inspector.core.summary import DTypeGroups
+    from tests.quant_folders import deepseek_folder
+
+    deepseek_folder(tmp_path / "q")
+    ckpt = open_checkpoint(str(tmp_path / "q"))
+    quant = quant_layout_of(read_model_config(str(tmp_path / "q")), ckpt.tensors)
+    s = Session(DTYPES["BF16"])
+    s.open(ckpt, groups=DTypeGroups(ckpt.tensors, quant))
+    status = {t.name: s.status_of(t) for t in s.checkpoint.tensors}
+    w = "model.layers.0.mlp.up_proj.weight"
+    assert status == {
+        w: TensorStatus.QUANTIZED,
+        w + "_scale_inv": TensorStatus.QUANTIZED,
+        "model.norm.weight": TensorStatus.MATCH,
+        "lm_head.weight": TensorStatus.MATCH,
+    }
