@@ -130,7 +130,7 @@ def test_the_legacy_header_is_checked_field_by_field():
         ([LEGACY_MAGIC, 1000, ok], "uses torch legacy protocol 1000; only 1001 is known"),
         (  # a value from the file is shown clipped to 40 characters
             [LEGACY_MAGIC, "p" * 60, ok],
-            f"uses torch legacy protocol {'p' * 41!r}; only 1001 is known",
+            f"uses torch legacy protocol {'p' * 40!r}…; only 1001 is known",
         ),
         ([LEGACY_MAGIC, LEGACY_PROTOCOL, {"little_endian": False}], big),
         ([LEGACY_MAGIC, LEGACY_PROTOCOL, None], big),  # not even a dict
@@ -165,7 +165,7 @@ SHORT = "file is shorter than its storages (truncated)"
         (b"", ("a",), LEGACY + "the storage key list is damaged"),
         (b"", ["a", 1], LEGACY + "the storage key list is damaged"),
         (b"", ["z"], LEGACY + "storage 'z' is stored but never used"),
-        (b"", ["k" * 100], LEGACY + f"storage {'k' * 81!r} is stored but never used"),
+        (b"", ["k" * 100], LEGACY + f"storage {'k' * 80!r}… is stored but never used"),
         (b"\x02\x00\x00", ["a"], SHORT),
         (struct.pack("<q", 3) + b"\0" * 8, ["a"], SHORT),
         (struct.pack("<q", -1) + b"\0" * 8, ["a"], SHORT),

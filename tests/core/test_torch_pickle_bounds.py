@@ -53,6 +53,16 @@ def test_bounded_repr_stops_early_on_a_tuple_dag():
     assert bounded_repr((1, "a", (2,))) == "(1, 'a', (2,))" == repr((1, "a", (2,)))
 
 
+def test_bounded_repr_marks_a_clipped_string_or_bytes_as_clipped():
+    """A long storage key or member name from a file is shown clipped; without the mark a reader
+    takes the clipped text for the whole name (it was shown cut at limit + 1 with nothing to say
+    so). A string of exactly the limit is whole, unmarked."""
+    assert bounded_repr("k" * 100, 80) == repr("k" * 80) + "…"
+    assert bounded_repr(b"\x00" * 30, 20) == repr(b"\x00" * 20) + "…"
+    assert bounded_repr("k" * 80, 80) == repr("k" * 80)
+    assert bounded_repr(("k" * 100,), 80).endswith("…")
+
+
 def test_check_key_counts_a_shared_tuple_once():
     t = ()
     for _ in range(12):

@@ -539,7 +539,7 @@ DEVICE = "a device is named with an index that is not a non-negative integer"
                 G("torch._tensor", "_rebuild_from_type_v2"),
                 (G("torch._utils", "_rebuild_tensor_v2"), "c" * 100, (), {}),
             ),
-            f"torch._tensor._rebuild_from_type_v2 rebuilds a {'c' * 81!r}, not a tensor",
+            f"torch._tensor._rebuild_from_type_v2 rebuilds a {'c' * 80!r}…, not a tensor",
         ),
         # a device index torch refuses: negative, or a second one after "cuda:0"
         (R(G("torch", "device"), ("cuda", -1)), DEVICE),

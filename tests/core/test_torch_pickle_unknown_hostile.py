@@ -298,7 +298,7 @@ def test_a_legacy_refusal_names_the_file_and_clips_a_long_storage_key(tmp_path):
         open_checkpoint(path)
     assert e.value.path == str(path)
     assert e.value.reason.startswith(
-        f"legacy checkpoint: storage {'k' * 81!r} is of class evil.Storage, unknown here"
+        f"legacy checkpoint: storage {'k' * 80!r}… is of class evil.Storage, unknown here"
     )
 
 

@@ -93,8 +93,8 @@ def bounded_repr(value: object, limit: int = 120) -> str:
             text = "<huge int>"
         elif isinstance(item, (int, float, bool, type(None), complex)):
             text = repr(item)
-        elif isinstance(item, (str, bytes)):
-            text = repr(item[: limit + 1])
+        elif isinstance(item, (str, bytes)):  # clipped, and marked so: not taken for the whole
+            text = repr(item[:limit]) + ("…" if len(item) > limit else "")
         else:  # a stand-in names what it stands for; anything else only its type
             name = getattr(item, "qualname", None)
             text = name if isinstance(name, str) else f"<{type(item).__name__}>"
