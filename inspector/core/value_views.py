@@ -191,7 +191,8 @@ def _raw_rows(ckpt: Checkpoint, plan: qrows.DequantPlan, a0: int, a1: int) -> np
     t = plan.weight.codes
     if plan.packing is not None:  # output rows are columns of the stored codes
         return gptq_awq.columns(ckpt.view(t), plan.packing, a0, a1)
-    row_bytes = t.nbytes // max(1, plan.rows)
+    # burn QFloat: the scales follow the values in the same tensor
+    row_bytes = plan.burn.row_bytes if plan.burn is not None else t.nbytes // max(1, plan.rows)
     start, _end = ckpt.byte_range(t)
     lo, hi = start + a0 * row_bytes, start + a1 * row_bytes
     if hi <= lo:

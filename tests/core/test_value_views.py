@@ -208,3 +208,28 @@ def test_a_transposed_pickle_tensor_is_read_through_its_strides(tmp_path):
     assert value_slice(ckpt, ckpt["v"], (), 1, 0, rows=2).values.tolist() == [[9.0], [16.0]]
     h = run_job(heatmap(ckpt, ckpt["w"], max_side=7, chunk_values=5))
     np.testing.assert_array_equal(h.values, w.t().numpy())
+
+
+def test_a_burn_quantized_weight_shows_its_dequantized_values(tmp_path):
+    """burn's QFloat stores its block scales after the values in the same tensor: a window reads
+    each row's value bytes only (16 a row here), not the tensor's bytes divided by its rows."""
+    from inspector.core.quant.recognise import recognise
+    from tests.burnpack_files import BurnTensor, write_burnpack
+
+    codes = np.arange(-64, 64, dtype=np.int8).reshape(8, 16)
+    scales = np.array([0.5, 2.0], np.float32)  # blocks of 4 rows × 16: one row of the grid each
+    block = {"size": {"storage": [4, 16, 1, 1, 1], "len": 2}, "dtype": "F32"}
+    scheme = {"value": "Q8S", "store": "Native", "mode": "Symmetric", "tensor": None,
+              "block": block}  # fmt: skip
+    path = write_burnpack(
+        tmp_path / "q.bpk",
+        [BurnTensor("w", {"QFloat": scheme}, [8, 16], codes.tobytes() + scales.tobytes())],
+    )
+    want = codes.astype(np.float32) * np.repeat(scales, 4)[:, None]
+    with open_checkpoint(path) as ckpt:
+        layout = recognise(ckpt.tensors)
+        assert layout is not None
+        w = layout.weights["w"]
+        for row0, col0 in ((0, 0), (3, 5), (6, 12)):
+            s = value_slice(ckpt, w.codes, (), row0, col0, rows=3, cols=4, weight=w)
+            assert s.values.tolist() == want[row0 : row0 + 3, col0 : col0 + 4].tolist()
