@@ -19,7 +19,7 @@ from inspector.core.quant.recognise import recognise
 from inspector.core.quant.schemes import QuantScheme
 from inspector.core.quant.storage_figures import storage_figures
 from inspector.core.quant.values import dequantized_f32
-from tests.burnpack_files import BurnTensor, write_burnpack
+from tests.burnpack_files import BurnTensor, burnpack_bytes, write_burnpack
 
 DATA = Path(__file__).parents[2] / "data" / "burn"
 QFLOAT, EXPECTED = DATA / "qfloat.bpk", DATA / "qfloat_expected.bpk"
@@ -306,6 +306,7 @@ def test_an_empty_block_quantized_tensor_is_read(tmp_path):
     with open_checkpoint(quantized_file(tmp_path, [0, 64], b"", block=[32])) as ckpt:
         (t,) = ckpt.tensors
         assert (t.logical, t.shape, t.dtype.name, t.data_offsets) == ((0, 64), (0,), "U8", (0, 0))
+    assert values_of(tmp_path / "q.bpk")["w"].size == 0  # and dequantized: no value
 
 
 def legacy(value="Q8S", store="Native", level="Tensor", param="F32"):
@@ -370,3 +371,197 @@ def test_burn_0_21_layout_refused_where_it_differs(tmp_path, shape, data_len, kw
         assert layout.cast_refusal().endswith(
             f"{why}; a cast would have to guess its values, so it is refused"
         )
+
+
+def test_a_scalar_is_one_value_and_one_scale(tmp_path):
+    """A rank-0 QFloat tensor: one code, one scale, one row of one column."""
+    path = quantized_file(tmp_path, [], np.int8(-3).tobytes() + np.float32(0.5).tobytes())
+    assert values_of(path)["w"].tolist() == [-1.5]
+    with open_checkpoint(path) as ckpt:
+        layout = recognise(ckpt.tensors)
+        assert layout is not None
+        figures = storage_figures(ckpt, layout.weights["w"])
+        assert (figures.codes_used, figures.scale_min, figures.scale_max) == (1, 0.5, 0.5)
+    path = quantized_file(tmp_path, [], bytes(1) + np.float32(0).tobytes())
+    assert values_of(path)["w"].tobytes() == bytes(4)  # a 0 code under a 0 scale: +0
+    path = quantized_file(tmp_path, [], np.int8(5).tobytes() + np.float32(0).tobytes())
+    with pytest.raises(
+        CheckpointError, match="a block whose scale is 0 holds codes that are not 0"
+    ):
+        values_of(path)
+
+
+def test_a_packed_scalar_is_refused_as_a_row_of_one_value(tmp_path):
+    path = quantized_file(tmp_path, [], bytes(4 + 4), store={"PackedU32": 0})
+    with open_checkpoint(path) as ckpt:
+        layout = recognise(ckpt.tensors)
+        assert layout is not None
+        assert layout.cast_refusal() == (
+            "tensor 'w' is QFloat(Q8S, tensor, packed u32): its last dimension (1) is not a "
+            "multiple of 4 values a word: burn pads each row, then unpacks without the padding; "
+            "a cast would have to guess its values, so it is refused"
+        )
+
+
+def test_a_scale_of_exactly_1_is_not_taken_for_a_zero_scale(tmp_path):
+    codes = np.array([[-128, 1], [0, 127]], np.int8)
+    path = quantized_file(tmp_path, [2, 2], codes.tobytes() + np.float32(1).tobytes(), value="Q8F")
+    assert values_of(path)["w"].tolist() == [-128.0, 1.0, 0.0, 127.0]
+
+
+def test_a_single_column_is_dequantized_not_dropped(tmp_path):
+    codes = np.array([[7], [-7], [2]], np.int8)
+    path = quantized_file(tmp_path, [3, 1], codes.tobytes() + np.float32(0.25).tobytes())
+    assert values_of(path)["w"].tolist() == [1.75, -1.75, 0.5]
+
+
+def test_a_ue4m3_nan_scale_is_the_float8_crates_canonical_nan_whatever_its_sign(tmp_path):
+    """0x7F and 0xFF are E4M3's NaNs; the float8 crate widens both to f16's 0x7FFF, so each
+    value of those blocks is the f32 NaN 0x7FFFE000 (not numpy's 0x7FC00000, not negative)."""
+    codes = np.array([1, -2, 3, 4, 1, 2, -3, 0], np.int8)
+    path = quantized_file(tmp_path, [8], codes.tobytes() + b"\x7f\xff", block=[4], dtype="UE4M3")
+    assert values_of(path)["w"].view(np.uint32).tolist() == [0x7FFFE000] * 8
+
+
+@pytest.mark.parametrize(
+    ("dtype", "block_scales"),
+    [
+        ("UE4M3", b"\x7e\x38"),  # 448 and 1.0
+        ("F16", np.array([448, 1], np.float16).tobytes()),
+        ("F32", np.array([448, 1], np.float32).tobytes()),
+    ],
+    ids=["UE4M3", "F16", "F32"],
+)
+def test_values_that_overflow_to_infinity_are_computed_without_numpy_warnings(
+    tmp_path, dtype, block_scales
+):
+    """A two-level scheme's global × block scale, and a scale × code, may overflow F32 to ±inf as
+    burn's do: the values are those, and no RuntimeWarning reaches the person's terminal."""
+    import warnings
+
+    codes = np.array([1, -1, 2, 3, 1, 1, -1, 1], np.int8)
+    two_level = codes.tobytes() + block_scales + np.float32(3e38).tobytes()
+    path = quantized_file(tmp_path, [8], two_level, tensor="F32", block=[4], dtype=dtype)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        got = values_of(path)["w"]
+    inf, big = np.float32(np.inf), np.float32(3e38)
+    assert got.tolist() == [inf, -inf, inf, inf, big, big, -big, big]
+    path = quantized_file(
+        tmp_path, [2], np.array([127, -2], np.int8).tobytes() + np.float32(3e38).tobytes()
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        assert values_of(path)["w"].tolist() == [inf, -inf]
+
+
+def test_values_of_a_scheme_that_is_not_reproduced_are_refused_with_the_file(tmp_path):
+    """Reading the values (the values view, statistics) refuses what a cast refuses, naming the
+    file and why, rather than guessing at codes it cannot unpack as burn does."""
+    path = quantized_file(tmp_path, [4], bytes(4 + 4), value="Q4S")
+    with open_checkpoint(path) as ckpt:
+        layout = recognise(ckpt.tensors)
+        assert layout is not None
+        with pytest.raises(CheckpointError) as e:
+            next(dequantized_f32(ckpt, layout.weights["w"]))
+    assert e.value.path == str(path)
+    assert e.value.reason == (
+        "'w' (burn QFloat): QFloat(Q4S, tensor): burn stores Q4S values packed in u32 only"
+    )
+
+
+def test_full_range_values_can_take_every_code(tmp_path):
+    """Q8F's codes run -128 … 127 (256 of them), Q8S's -127 … 127."""
+    codes = np.array([-128, 0, 1, 127], np.int8)
+    for value, possible in (("Q8F", 256), ("Q8S", 255)):
+        path = quantized_file(tmp_path, [4], codes.tobytes() + np.float32(1).tobytes(), value=value)
+        with open_checkpoint(path) as ckpt:
+            layout = recognise(ckpt.tensors)
+            assert layout is not None
+            assert storage_figures(ckpt, layout.weights["w"]).codes_possible == possible, value
+
+
+def test_burn_0_21_per_tensor_rows_of_any_width_and_one_dimensional_blocks_are_read(tmp_path):
+    """Its per-tensor scale covers any last dimension (3 here, odd); a block along the only
+    dimension of a 1-D tensor is a flat run of its values."""
+    codes = np.arange(-6, 6, dtype=np.int8)
+    odd = BurnTensor(
+        "odd", {"QFloat": legacy()}, [4, 3], codes.tobytes() + np.float32(0.5).tobytes()
+    )
+    scales = np.array([1.0, 2.0], np.float32).tobytes()
+    runs = BurnTensor("runs", {"QFloat": legacy(level=[6])}, [12], codes.tobytes() + scales)
+    got = values_of(write_burnpack(tmp_path / "old.bpk", [odd, runs]))
+    assert got["odd"].tolist() == (codes.astype(np.float32) * np.float32(0.5)).tolist()
+    assert got["runs"].tolist() == [
+        -6.0,
+        -5.0,
+        -4.0,
+        -3.0,
+        -2.0,
+        -1.0,
+        0.0,
+        2.0,
+        4.0,
+        6.0,
+        8.0,
+        10.0,
+    ]
+
+
+def test_zero_scales_are_checked_in_every_block_of_rows(tmp_path):
+    """The zero-scale check reads the codes 16 MiB of rows at a time: past the first block of
+    rows (2,097,152 rows of 2 here) a row is read at its own place."""
+    from inspector.core.quant import rows
+
+    n = (1 << 24) // 8 + 1
+    path = quantized_file(tmp_path, [n, 2], bytes(2 * n) + np.float32(0).tobytes())
+    with open_checkpoint(path) as ckpt:
+        layout = recognise(ckpt.tensors)
+        assert layout is not None
+        plan = rows.prepare(ckpt, layout.weights["w"])
+        assert (plan.rows, plan.cols) == (n, 2)
+
+
+def _sparse_quantized(tmp_path, n: int, data_len: int, tail: bytes, **kw) -> Path:
+    """A QFloat tensor of ``n`` values and ``data_len`` bytes whose bytes are a hole but for the
+    last ``len(tail)``: a large tensor on disk that costs nothing to write."""
+    header = burnpack_bytes([BurnTensor("w", {"QFloat": scheme(**kw)}, [n], b"")],
+                            offsets={"w": (0, data_len)})  # fmt: skip
+    path = tmp_path / "big.bpk"
+    with open(path, "wb") as f:
+        f.write(header)
+        f.truncate(len(header) + data_len - len(tail))
+        f.seek(0, 2)
+        f.write(tail)
+    return path
+
+
+def test_the_scales_not_the_values_are_held_to_1_gib(tmp_path):
+    """Preparing a weight reads its scales (every byte after the values), refused past 1 GiB;
+    600 MB of values and a 4-byte scale are prepared without reading a value."""
+    from inspector.core.quant import rows
+
+    n = 600_000_000
+    path = _sparse_quantized(tmp_path, n, n + 4, np.float32(0.5).tobytes())
+    with open_checkpoint(path) as ckpt:
+        layout = recognise(ckpt.tensors)
+        assert layout is not None
+        plan = rows.prepare(ckpt, layout.weights["w"])
+        assert (plan.rows, plan.cols) == (1, n)
+
+
+def test_scales_over_1_gib_are_refused_before_they_are_read(tmp_path):
+    """2**28 + 1 rows of one value, each its own block with an F32 scale: 1 GiB and 4 bytes of
+    scales, refused by name before any is read (the file is a hole: nothing to read anyway)."""
+    from inspector.core.quant import rows
+
+    n = (1 << 28) + 1
+    path = _sparse_quantized(tmp_path, n, 5 * n, b"", block=[1])
+    with open_checkpoint(path) as ckpt:
+        (t,) = ckpt.tensors
+        assert t.logical == (n,)
+        layout = recognise(ckpt.tensors)
+        assert layout is not None
+        with pytest.raises(CheckpointError) as e:
+            rows.prepare(ckpt, layout.weights["w"])
+    assert e.value.reason == "'w' (burn QFloat): its scales are over 1 GiB"
