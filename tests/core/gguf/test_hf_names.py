@@ -81,3 +81,57 @@ def test_cast_writes_hf_names_and_row_order(tmp_path):
     assert torch.equal(permute(back, N_HEAD, N_HEAD), deq)  # the inverse really inverts
     np.testing.assert_array_equal(out["model.layers.0.self_attn.q_proj.weight"], back.numpy())
     assert "lm_head.weight" in out and "model.norm.weight" in out
+
+
+def test_without_the_other_checkpoint_each_name_maps_to_transformers_own_first(tmp_path):
+    """Among a GGUF name's candidates, transformers' module names come first (``model.norm``,
+    ``lm_head``, ``model.layers.N.self_attn…``), then other ``model.…`` names, then the rest,
+    each kept in the gguf package's order; names outside the blocks (one without a dot, a
+    vision tower's ``v.blk.…``) are read, and keep their names when the map has none."""
+    from inspector.core.gguf_names import gguf_naming
+
+    one = (np.ones(32, np.float32), None)
+    path = write_gguf(
+        tmp_path / "m.gguf",
+        {"token_embd.weight": one, "blk.0.attn_q.weight": one, "output_norm.weight": one,
+         "output.weight": one, "rope_freqs": one, "v.blk.0.attn_k.weight": one},
+        kv={"llama.attention.head_count": 1},
+    )  # fmt: skip
+    with open_checkpoint(path) as ckpt:
+        naming = gguf_naming(ckpt)
+    assert naming is not None
+    assert naming.hf_name("token_embd.weight") == "model.embed_tokens.weight"
+    assert naming.hf_name("blk.0.attn_q.weight") == "model.layers.0.self_attn.q_proj.weight"
+    assert naming.hf_name("output.weight") == "lm_head.weight"
+    assert naming.candidates["output_norm.weight"][:6] == [
+        "model.norm.weight", "model.norm_f.weight",  # transformers' words
+        "model.final_layernorm.weight", "model.ln_out.weight", "model.transformer.ln_f.weight",
+        "gpt_neox.final_layer_norm.weight",  # the first of the rest
+    ]  # fmt: skip
+    assert naming.hf_name("rope_freqs") == "rope.freqs"
+    assert naming.hf_name("v.blk.0.attn_k.weight") == "v.blk.0.attn_k.weight"
+
+
+def test_the_block_count_comes_from_names_of_up_to_6_digits():
+    """The name map is built block by block for as many blocks as the names say: a name's
+    block number counts only in ``blk.N.…`` with N of at most 6 digits (a 7-digit N would
+    take the gguf package minutes to map), never a name outside the blocks."""
+    from inspector.core.gguf_names import _block_of
+
+    assert _block_of("blk.12.attn_q.weight") == 12
+    assert _block_of("blk.999999.attn_q.weight") == 999999
+    assert _block_of("blk.1000000.attn_q.weight") == -1
+    for name in ("output.weight", "blk.5", "rope_freqs", "v.blk.0.attn_k.weight", "blk.x.y"):
+        assert _block_of(name) == -1, name
+
+
+def test_rows_are_put_back_a_head_at_a_time_however_the_chunks_fall():
+    """3 heads of 4 rows of 3 values in chunks of 3, 6 and 3 rows: a head split across chunks,
+    two heads in one, a chunk that ends a head exactly; each yield is flat."""
+    from inspector.core.gguf_names import unpermute_rows
+
+    rows = np.arange(36, dtype=np.float32).reshape(12, 3)
+    want = rows.reshape(3, 2, 2, 3).swapaxes(1, 2).reshape(-1)
+    got = list(unpermute_rows(iter([rows[:3], rows[3:9], rows[9:]]), 3, 4))
+    assert [g.ndim for g in got] == [1, 1]
+    assert np.concatenate(got).tolist() == want.tolist()
