@@ -46,6 +46,17 @@ def test_diff_json_rows(tmp_path, capsys):
     assert rows["ids"]["rms_rel_err"] == 0
 
 
+def test_diff_json_ends_with_the_verdict(tmp_path, capsys):
+    """``equal``, after the rows, is the exit code's verdict: false when a tensor differs, true
+    for a file against itself (mutation testing: the key renamed passed every test)."""
+    a, b = _files(tmp_path)
+    code, out = _run(capsys, "diff", a, b, "--json")
+    doc = json.loads(out)
+    assert (code, list(doc), doc["equal"]) == (1, ["tensors", "equal"], False)
+    code, out = _run(capsys, "diff", a, a, "--json")
+    assert (code, json.loads(out)["equal"]) == (0, True)
+
+
 def test_cast_report_and_totals(tmp_path, capsys):
     a, _ = _files(tmp_path)
     report = tmp_path / "r.json"

@@ -373,3 +373,178 @@ def test_mixed_integer_dtypes_both_ways_zeros_and_a_smaller_unsigned(tmp_path):
     assert (str(diffs["zeros"].status), diffs["zeros"].max_abs_diff) == ("dtype_only", 0.0)
     assert diffs["zeros"].max_rel_diff == 0.0
     assert (diffs["below"].max_abs_diff, diffs["below"].max_rel_diff) == (3.0, 0.75)
+
+
+def test_the_typical_error_is_the_rms_of_the_relative_error_over_every_element(
+    tmp_path, monkeypatch
+):
+    """rms_rel_err (DESIGN: the typical error beside the max) sums the squared relative error
+    over every chunk, counts an equal chunk, an equal pair of mixed integer dtypes and an
+    empty tensor as 0, and a NaN against a number as the cap of 2 (its relative error is inf).
+    Mutation testing: a sum that kept only the last chunk, an equal block counted as 1, a cap
+    of 3 and a product for a quotient all passed."""
+    monkeypatch.setattr(diff_mod, "_CHUNK_ELEMS", 64)  # 150 values: chunks of 64, 64 and 22
+    ones = torch.ones(150)
+    far = ones.double()
+    far[10], far[140] = 2.0, 0.5  # relative errors 0.5 and 0.5, in the first and last chunks
+    nan = float("nan")
+    d = _by_name(
+        _diff_pair(
+            tmp_path,
+            {
+                "chunks": ones,
+                "nan": torch.tensor([nan, 1.0, 1.0, 1.0]),
+                "ints": torch.tensor([1, 2], dtype=torch.int32),
+                "u_vs_i": torch.tensor([0, 5], dtype=torch.uint64),
+                "empty": torch.zeros(0),
+            },
+            {
+                "chunks": far,
+                "nan": torch.tensor([0.0, 1.0, 1.0, 1.0]),
+                "ints": torch.tensor([1, 4], dtype=torch.int32),
+                "u_vs_i": torch.tensor([0, 5], dtype=torch.int64),
+                "empty": torch.zeros(0, dtype=torch.float16),
+            },
+        )
+    )
+    assert d["chunks"].rms_rel_err == math.sqrt(0.5 / 150)
+    assert (d["nan"].max_rel_diff, d["nan"].rms_rel_err) == (math.inf, 1.0)  # sqrt(2² / 4)
+    assert (d["ints"].max_rel_diff, d["ints"].rms_rel_err) == (0.5, math.sqrt(0.25 / 2))
+    assert (str(d["u_vs_i"].status), d["u_vs_i"].max_rel_diff) == ("dtype_only", 0.0)
+    assert d["u_vs_i"].rms_rel_err == 0.0
+    assert (str(d["empty"].status), d["empty"].rms_rel_err) == ("dtype_only", 0.0)
+
+
+@pytest.mark.filterwarnings("error")
+def test_inf_against_inf_and_an_overflowing_difference_raise_no_warning(tmp_path):
+    """inf - inf (invalid) and 1e308 - -1e308 (overflow) are expected in a diff: numpy is told
+    to stay silent, so a run with warnings as errors (or a log of them) sees none. The inf
+    pair is F32 against F64, so it is compared value by value rather than by its bytes."""
+    d = _by_name(
+        _diff_pair(
+            tmp_path,
+            {"inf": torch.tensor([math.inf]), "big": torch.tensor([1e308], dtype=torch.float64)},
+            {
+                "inf": torch.tensor([math.inf], dtype=torch.float64),
+                "big": torch.tensor([-1e308], dtype=torch.float64),
+            },
+        )
+    )
+    assert (str(d["inf"].status), d["inf"].max_abs_diff) == ("dtype_only", 0.0)
+    assert (str(d["big"].status), d["big"].max_abs_diff, d["big"].max_rel_diff) == (
+        "differ",
+        math.inf,
+        math.inf,
+    )
+
+
+def _fp8_folder(tmp_path, name: str, seed: int) -> tuple:
+    """A DeepSeek fp8 folder whose file also holds a one-value F32 tensor, before the norm."""
+    from inspector.core.dtypes import DTYPES
+    from inspector.core.save.writer import save_arrays
+    from tests.quant_folders import deepseek_folder
+
+    v = deepseek_folder(tmp_path / name, 256, 256, seed=seed)
+    path = tmp_path / name / "model.safetensors"
+    f32, bf16 = DTYPES["F32"], DTYPES["BF16"]
+    save_arrays(
+        path,
+        [
+            ("model.layers.0.mlp.up_proj.weight", DTYPES["F8_E4M3"], v["codes"]),
+            ("model.layers.0.mlp.up_proj.weight_scale_inv", f32, v["scale"]),
+            ("model.one", f32, np.array([1.0], np.float32)),
+            ("model.norm.weight", bf16, np.ones(256, np.float32).astype(bf16.numpy)),
+            ("lm_head.weight", bf16, v["true"][:8].astype(bf16.numpy)),
+        ],
+    )
+    return tmp_path / name, v["true"]
+
+
+def test_a_quantized_diff_lists_every_weight_with_its_progress(tmp_path):
+    """diff by logical weight (A's fp8 weight dequantized against B's F32 original): a weight
+    only in A keeps its dtype and shape and does not end the diff, a plain pair carries no
+    quantization figures, the quantized one all of them, and progress counts A's bytes
+    (65,552 for the codes and scales, 4 for the one value) as integers up to a full bar.
+    Mutation testing: every one of these went unnoticed (the quantized tests read statuses
+    and figures only)."""
+    from inspector.core.dtypes import DTYPES
+    from inspector.core.quant.of_checkpoint import quant_layout
+    from inspector.core.save.writer import save_arrays
+
+    folder, true = _fp8_folder(tmp_path, "fp8", 1)
+    f32, bf16 = DTYPES["F32"], DTYPES["BF16"]
+    save_arrays(
+        tmp_path / "plain.safetensors",
+        [
+            ("model.layers.0.mlp.up_proj.weight", f32, true),
+            ("model.one", f32, np.array([2.0], np.float32)),
+            ("lm_head.weight", bf16, true[:8].astype(bf16.numpy)),
+            ("extra", f32, np.ones(3, np.float32)),
+        ],
+    )
+    with open_checkpoint(folder) as a, open_checkpoint(tmp_path / "plain.safetensors") as b:
+        job, seen = diff_checkpoints(a, b, quant_a=quant_layout(a)), []
+        while True:
+            try:
+                p = next(job)
+            except StopIteration as stop:
+                diffs = _by_name(stop.value)
+                break
+            seen.append((p.done, p.total, p.name))
+        loose = _by_name(run_job(diff_checkpoints(a, b, atol=1.0, quant_a=quant_layout(a))))
+    total = 65552 + 4 + 4096
+    assert seen == [
+        (0, total, ""),
+        (65552, total, "model.layers.0.mlp.up_proj.weight"),
+        (65556, total, "model.one"),
+        (total, total, "lm_head.weight"),
+        (total, total, ""),
+    ]
+    assert all(type(done) is int for done, _, _ in seen)
+    assert list(diffs) == [
+        "model.layers.0.mlp.up_proj.weight", "model.one", "model.norm.weight", "lm_head.weight",
+        "extra",
+    ]  # fmt: skip
+    up = diffs["model.layers.0.mlp.up_proj.weight"].to_json()
+    assert set(up) == {
+        "name", "status", "max_abs_diff", "max_rel_diff", "dtype_a", "dtype_b", "shape_a",
+        "shape_b", "quant", "rel_fro_err", "sqnr_db", "rms_rel_err",
+    }  # fmt: skip
+    assert (up["status"], up["quant"], up["dtype_a"], up["dtype_b"]) == (
+        "differ",
+        "fp8",
+        "F8_E4M3",
+        "F32",
+    )
+    assert (up["shape_a"], up["shape_b"]) == ([256, 256], [256, 256])
+    assert 0 < up["rel_fro_err"] < 0.05 and 25 < up["sqnr_db"] < 40 and 0 < up["rms_rel_err"] < 0.05
+    assert diffs["model.one"].to_json() == {
+        "name": "model.one", "status": "differ", "max_abs_diff": 1.0, "max_rel_diff": 0.5,
+        "dtype_a": "F32", "dtype_b": "F32", "shape_a": [1], "shape_b": [1],
+    }  # fmt: skip
+    one = diffs["model.one"]  # the window reads these fields, not the JSON
+    assert (one.quant, one.rel_fro_err, one.sqnr_db, one.rms_rel_err) == (None, None, None, None)
+    assert diffs["model.norm.weight"].to_json() == {
+        "name": "model.norm.weight", "status": "only_a", "max_abs_diff": None,
+        "max_rel_diff": None, "dtype_a": "BF16", "dtype_b": None, "shape_a": [256],
+        "shape_b": None,
+    }  # fmt: skip
+    assert str(diffs["lm_head.weight"].status) == "equal"
+    assert str(diffs["extra"].status) == "only_b"
+    # atol reaches the largest difference exactly: within it
+    assert str(loose["model.one"].status) == "within_atol"
+    assert str(loose["model.layers.0.mlp.up_proj.weight"].status) == "within_atol"
+
+
+def test_two_quantized_sides_name_both_schemes(tmp_path):
+    from inspector.core.quant.of_checkpoint import quant_layout
+
+    a_path, _ = _fp8_folder(tmp_path, "a", 1)
+    b_path, _ = _fp8_folder(tmp_path, "b", 2)
+    with open_checkpoint(a_path) as a, open_checkpoint(b_path) as b:
+        diffs = _by_name(
+            run_job(diff_checkpoints(a, b, quant_a=quant_layout(a), quant_b=quant_layout(b)))
+        )
+    up = diffs["model.layers.0.mlp.up_proj.weight"]
+    assert (str(up.status), up.quant) == ("differ", "fp8/fp8")
+    assert str(diffs["model.one"].status) == "equal" and diffs["model.one"].quant is None

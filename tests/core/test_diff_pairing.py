@@ -84,3 +84,76 @@ def test_two_pytorch_layouts_are_compared_by_name_as_before(tmp_path):
     with open_checkpoint(tmp_path / "a.pt") as a, open_checkpoint(tmp_path / "b.pt") as b:
         d = {d.name: d for d in run_job(diff_checkpoints(a, b))}
     assert d["fc1.weight"].status is DiffStatus.SHAPE_MISMATCH and not d["fc1.weight"].transposed
+
+
+def _burn_and_torch(tmp_path, burn: dict[str, np.ndarray], torch_side: dict[str, np.ndarray]):
+    """A burn-layout safetensors file (burn's ``producer`` metadata: no Burnpack needed) and a
+    PyTorch one: the metadata alone tells the layouts apart."""
+    from safetensors.numpy import save_file
+
+    save_file(burn, str(tmp_path / "burn.safetensors"), metadata={"producer": "burn"})
+    save_file(torch_side, str(tmp_path / "torch.safetensors"))
+    return tmp_path / "burn.safetensors", tmp_path / "torch.safetensors"
+
+
+def _diff_with_progress(path_a, path_b):
+    with open_checkpoint(path_a) as a, open_checkpoint(path_b) as b:
+        job, seen = diff_checkpoints(a, b), []
+        while True:
+            try:
+                p = next(job)
+            except StopIteration as stop:
+                return {d.name: d for d in stop.value}, seen
+            seen.append((p.done, p.total, p.name))
+
+
+def test_a_square_weight_that_differs_as_stored_is_also_read_transposed(tmp_path):
+    """[[0, 1], [0, 0]] against its transpose differs by exactly 1 as stored: the transposed
+    reading (equal) is kept, whichever side is burn's, with one more progress step for it.
+    Mutation testing: a second reading skipped when the first differed by 1, and its progress
+    steps emptied, went unnoticed; so did a producer tag read from nowhere."""
+    w = np.array([[0.0, 1.0], [0.0, 0.0]], np.float32)
+    burn, torch_file = _burn_and_torch(tmp_path, {"sq.weight": w}, {"sq.weight": w.T.copy()})
+    for a, b in ((burn, torch_file), (torch_file, burn)):
+        diffs, seen = _diff_with_progress(a, b)
+        d = diffs["sq.weight"]
+        assert (d.status, d.max_abs_diff, d.transposed) == (DiffStatus.EQUAL, 0.0, True)
+        assert d.to_json()["transposed"] is True
+        assert seen == [(0, 16, ""), (16, 16, "sq.weight"), (16, 16, "sq.weight"), (16, 16, "")]
+
+
+def test_a_square_weight_as_far_off_both_ways_is_compared_as_stored(tmp_path):
+    """The transposed reading is kept only when it is closer: a tie keeps the stored one."""
+    z = np.zeros((2, 2), np.float32)
+    one = np.array([[1.0, 0.0], [0.0, 0.0]], np.float32)  # its own transpose
+    burn, torch_file = _burn_and_torch(tmp_path, {"sq.weight": z}, {"sq.weight": one})
+    d = _diff_with_progress(burn, torch_file)[0]["sq.weight"]
+    assert (d.status, d.max_abs_diff, d.transposed) == (DiffStatus.DIFFER, 1.0, False)
+    assert "transposed" not in d.to_json()
+
+
+def test_a_non_square_weight_of_the_same_shape_is_compared_as_stored_only(tmp_path):
+    """Equal non-square shapes are not burn's transposed Linear: no transposed reading, even
+    when it would match (B's [[1, 2, 3], [4, 5, 6]] read transposed is A's values)."""
+    a = np.array([[1.0, 4.0, 2.0], [5.0, 3.0, 6.0]], np.float32)
+    b = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], np.float32)
+    burn, torch_file = _burn_and_torch(tmp_path, {"e.weight": a}, {"e.weight": b})
+    d = _diff_with_progress(burn, torch_file)[0]["e.weight"]
+    assert (d.status, d.max_abs_diff, d.transposed) == (DiffStatus.DIFFER, 2.0, False)
+
+
+def test_a_transposed_weight_read_in_small_chunks_covers_every_row_once(tmp_path, monkeypatch):
+    """B's weight is read transposed a block of rows at a time (2 rows of 3 for 8 values): each
+    block once, in order, to the last."""
+    from inspector.core import diff as diff_mod
+
+    monkeypatch.setattr(diff_mod, "_CHUNK_ELEMS", 8)
+    w = np.arange(18, dtype=np.float32).reshape(3, 6)  # PyTorch [out, in]
+    burn, torch_file = _burn_and_torch(tmp_path, {"fc.weight": w.T.copy()}, {"fc.weight": w})
+    d = _diff_with_progress(burn, torch_file)[0]["fc.weight"]
+    assert (d.status, d.max_abs_diff, d.transposed) == (DiffStatus.EQUAL, 0.0, True)
+    moved = w.T.copy()
+    moved[5, 2] = 100.0  # the last value read
+    burn, torch_file = _burn_and_torch(tmp_path, {"fc.weight": moved}, {"fc.weight": w})
+    d = _diff_with_progress(burn, torch_file)[0]["fc.weight"]
+    assert (d.status, d.max_abs_diff, d.transposed) == (DiffStatus.DIFFER, 83.0, True)

@@ -135,3 +135,75 @@ def test_rows_are_put_back_a_head_at_a_time_however_the_chunks_fall():
     got = list(unpermute_rows(iter([rows[:3], rows[3:9], rows[9:]]), 3, 4))
     assert [g.ndim for g in got] == [1, 1]
     assert np.concatenate(got).tolist() == want.tolist()
+
+
+def _small_pair(tmp_path, q_type=None):
+    """An HF model naming its embeddings ``model.tok_embeddings`` (not the first HF name the
+    GGUF map offers for ``token_embd``) and its GGUF conversion: Q/K rows permuted, the
+    attention output stored transposed (never read so: GGUF keeps HF's layout), and a
+    ``rope_freqs`` the HF model has no tensor for."""
+    h, n_head, n_kv, head = 64, 4, 2, 16
+    g = torch.Generator().manual_seed(3)
+    hf = {
+        "model.tok_embeddings.weight": torch.randn(8, h, generator=g),
+        "model.layers.0.self_attn.q_proj.weight": torch.randn(h, h, generator=g),
+        "model.layers.0.self_attn.k_proj.weight": torch.randn(n_kv * head, h, generator=g),
+        "model.layers.0.self_attn.o_proj.weight": torch.randn(h, h, generator=g),
+    }
+    save_file({k: v.numpy() for k, v in hf.items()}, str(tmp_path / "hf.safetensors"))
+    q = permute(hf["model.layers.0.self_attn.q_proj.weight"], n_head, n_head).numpy()
+    k = permute(hf["model.layers.0.self_attn.k_proj.weight"], n_head, n_kv).numpy()
+    o = hf["model.layers.0.self_attn.o_proj.weight"].numpy()
+    path = write_gguf(
+        tmp_path / f"m{q_type is not None:d}.gguf",
+        {
+            "token_embd.weight": (hf["model.tok_embeddings.weight"].numpy(), None),
+            "blk.0.attn_q.weight": (np.ascontiguousarray(q), q_type),
+            "blk.0.attn_k.weight": (np.ascontiguousarray(k), None),
+            "blk.0.attn_output.weight": (np.ascontiguousarray(o.T), None),
+            "rope_freqs.weight": (np.ones(8, np.float32), None),
+        },
+        kv={"llama.attention.head_count": n_head, "llama.attention.head_count_kv": n_kv},
+    )
+    return tmp_path / "hf.safetensors", path
+
+
+def test_a_gguf_file_is_paired_with_its_hf_model_on_either_side(tmp_path):
+    """Names mapped back to the HF name the other file holds, Q/K rows put back on the GGUF
+    side whether it is A or B, a tensor without counterpart listed as such, and no transposed
+    reading (GGUF keeps HF's layout). Mutation testing: the HF names A holds not consulted,
+    the B side's rows left permuted, and a GGUF name kept when B lacked it all went unnoticed
+    (the existing test has the GGUF file as A, its embeddings under the first HF name)."""
+    hf_path, gguf_path = _small_pair(tmp_path)
+    with open_checkpoint(hf_path) as hf, open_checkpoint(gguf_path) as gg:
+        forth = {d.name: d for d in run_job(diff_checkpoints(hf, gg))}
+        back = {d.name: d for d in run_job(diff_checkpoints(gg, hf))}
+    assert {n: (d.status, d.name_b) for n, d in forth.items()} == {
+        "model.tok_embeddings.weight": (DiffStatus.EQUAL, "token_embd.weight"),
+        "model.layers.0.self_attn.q_proj.weight": (DiffStatus.EQUAL, "blk.0.attn_q.weight"),
+        "model.layers.0.self_attn.k_proj.weight": (DiffStatus.EQUAL, "blk.0.attn_k.weight"),
+        "model.layers.0.self_attn.o_proj.weight": (DiffStatus.DIFFER, "blk.0.attn_output.weight"),
+        "rope_freqs.weight": (DiffStatus.ONLY_B, None),
+    }
+    assert {n: (d.status, d.name_b) for n, d in back.items()} == {
+        "token_embd.weight": (DiffStatus.EQUAL, "model.tok_embeddings.weight"),
+        "blk.0.attn_q.weight": (DiffStatus.EQUAL, "model.layers.0.self_attn.q_proj.weight"),
+        "blk.0.attn_k.weight": (DiffStatus.EQUAL, "model.layers.0.self_attn.k_proj.weight"),
+        "blk.0.attn_output.weight": (DiffStatus.DIFFER, "model.layers.0.self_attn.o_proj.weight"),
+        "rope_freqs.weight": (DiffStatus.ONLY_A, None),
+    }
+    assert not any(d.transposed for d in (*forth.values(), *back.values()))
+
+
+def test_a_quantized_gguf_file_as_b_has_its_rows_put_back(tmp_path):
+    """Compared by logical weight (B's Q8_0 query dequantized): B's K rows are still put back
+    in the HF order, and the query differs by Q8_0's noise only."""
+    hf_path, gguf_path = _small_pair(tmp_path, Q.Q8_0)
+    with open_checkpoint(hf_path) as hf, open_checkpoint(gguf_path) as gg:
+        diffs = {
+            d.name: d for d in run_job(diff_checkpoints(hf, gg, quant_b=recognise(gg.tensors)))
+        }
+    k = diffs["model.layers.0.self_attn.k_proj.weight"]
+    assert (k.status, k.max_abs_diff, k.name_b) == (DiffStatus.EQUAL, 0.0, "blk.0.attn_k.weight")
+    q = diffs["model.layers.0.self_attn.q_proj.weight"]
+    assert q.status is DiffStatus.DIFFER and q.quant == "gguf" and q.rel_fro_err < 0.01
