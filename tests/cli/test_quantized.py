@@ -37,6 +37,9 @@ def test_list_json_has_a_quant_object_and_logical_params(tmp_path, capsys):
     rows = {r["name"]: r for r in doc["tensors"]}
     assert set(rows) == {W, "model.norm.weight", "lm_head.weight"}
     assert rows[W]["shape"] == [256, 256] and rows[W]["status"] == "quantized"
+    # codes and scales: 256 × 256 F8 and 2 × 2 F32; a quantized weight has no target to match
+    assert (rows[W]["file"], rows[W]["nbytes"]) == ("model.safetensors", 65536 + 16)
+    assert rows[W]["matches_target"] is None
     assert rows[W]["quant"] == {
         "scheme": "fp8",
         "storage_dtype": "F8_E4M3",
