@@ -207,3 +207,26 @@ def test_a_quantized_gguf_file_as_b_has_its_rows_put_back(tmp_path):
     assert (k.status, k.max_abs_diff, k.name_b) == (DiffStatus.EQUAL, 0.0, "blk.0.attn_k.weight")
     q = diffs["model.layers.0.self_attn.q_proj.weight"]
     assert q.status is DiffStatus.DIFFER and q.quant == "gguf" and q.rel_fro_err < 0.01
+
+
+def test_a_quantized_a_is_paired_with_a_gguf_b_by_its_logical_names(tmp_path):
+    """A GPTQ model's ``mlp.fc1`` (the third HF name the map offers for ``ffn_up``) against a
+    GGUF file holding its dequantized values: paired through the logical weight's name, which
+    no stored tensor of A carries (``fc1.qweight``, ``fc1.scales``…), and equal. Mutation
+    testing: pairing by A's stored names instead went unnoticed."""
+    from inspector.core.quant.of_checkpoint import quant_layout
+    from inspector.core.quant.values import dequantized_f32
+    from tests.quant_folders import folder, gptq_tensors
+
+    w_name = "model.layers.0.mlp.fc1.weight"
+    qc = {"quant_method": "gptq", "bits": 4, "group_size": 32, "desc_act": False, "sym": True}
+    folder(tmp_path / "q", gptq_tensors("model.layers.0.mlp.fc1")[:-1], qc)
+    with open_checkpoint(tmp_path / "q") as a:
+        w = quant_layout(a).weights[w_name]
+        values = np.concatenate(list(dequantized_f32(a, w))).reshape(64, 128)
+    path = write_gguf(tmp_path / "b.gguf", {"blk.0.ffn_up.weight": (values, None)})
+    with open_checkpoint(tmp_path / "q") as a, open_checkpoint(path) as b:
+        diffs = run_job(diff_checkpoints(a, b, quant_a=quant_layout(a)))
+    assert [(d.name, d.name_b, d.max_abs_diff, d.quant) for d in diffs] == [
+        (w_name, "blk.0.ffn_up.weight", 0.0, "gptq")
+    ]
