@@ -158,7 +158,8 @@ def diff_quantized(
     out: list[TensorDiff] = []
     yield Progress(0, total)
     for ia in items_a:
-        ib = items_b.get(name_b[ia.name] or "")
+        counterpart = name_b[ia.name]  # None: none in B (a tensor of B may be named "")
+        ib = items_b.get(counterpart) if counterpart is not None else None
         da, sa = _dtype_and_shape(ia)
         if ib is None:
             out.append(TensorDiff(ia.name, DiffStatus.ONLY_A, None, None, da, None, sa))

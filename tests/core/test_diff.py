@@ -548,3 +548,25 @@ def test_two_quantized_sides_name_both_schemes(tmp_path):
     up = diffs["model.layers.0.mlp.up_proj.weight"]
     assert (str(up.status), up.quant) == ("differ", "fp8/fp8")
     assert str(diffs["model.one"].status) == "equal" and diffs["model.one"].quant is None
+
+
+def test_a_weight_only_in_a_is_not_compared_with_a_tensor_of_empty_name_in_b(tmp_path):
+    """A safetensors name may be empty. A weight of A without a counterpart in B is listed as
+    only in A, not compared with B's tensor named "" (the lookup of "no counterpart" used ""
+    as its key); B's "" tensor is its own row, only in B."""
+    from inspector.core.dtypes import DTYPES
+    from inspector.core.quant.of_checkpoint import quant_layout
+    from inspector.core.save.writer import save_arrays
+
+    folder, true = _fp8_folder(tmp_path, "fp8", 1)
+    bf16 = DTYPES["BF16"]
+    save_arrays(tmp_path / "b.safetensors", [("", bf16, true[:8].astype(bf16.numpy))])
+    with open_checkpoint(folder) as a, open_checkpoint(tmp_path / "b.safetensors") as b:
+        diffs = run_job(diff_checkpoints(a, b, quant_a=quant_layout(a)))
+    assert [(d.name, str(d.status), d.name_b) for d in diffs] == [
+        ("model.layers.0.mlp.up_proj.weight", "only_a", None),
+        ("model.one", "only_a", None),
+        ("model.norm.weight", "only_a", None),
+        ("lm_head.weight", "only_a", None),
+        ("", "only_b", None),
+    ]
