@@ -565,3 +565,22 @@ def test_scales_over_1_gib_are_refused_before_they_are_read(tmp_path):
         with pytest.raises(CheckpointError) as e:
             rows.prepare(ckpt, layout.weights["w"])
     assert e.value.reason == "'w' (burn QFloat): its scales are over 1 GiB"
+
+
+def test_storage_figures_count_every_row_and_the_codes_used_once(tmp_path, monkeypatch):
+    """Q8S per block of 32, read one row at a time: the codes used (-127 once only, in the
+    first row; 127 twice), the codes burn's symmetric range allows (255), the saturated ones
+    and the scales' range."""
+    from inspector.core.quant import storage_figures as sf
+
+    monkeypatch.setattr(sf, "STATS_CHUNK_BYTES", 1)
+    rng = np.random.default_rng(4)
+    codes = rng.integers(-20, 21, (4, 64)).astype(np.int8)
+    codes[0, 3], codes[0, 40], codes[3, 9] = -127, 127, 127
+    scales = np.arange(1, 9, dtype=np.float32) / 8
+    path = quantized_file(tmp_path, [4, 64], codes.tobytes() + scales.tobytes(), block=[32])
+    with open_checkpoint(path) as ckpt:
+        figures = storage_figures(ckpt, recognise(ckpt.tensors).weights["w"])
+    assert sorted(set(codes.reshape(-1).tolist())) == [-127, *range(-20, 21), 127]
+    assert (figures.codes_used, figures.codes_possible, figures.saturated) == (43, 255, 3)
+    assert (figures.scale_min, figures.scale_max, figures.bad_scales) == (0.125, 1.0, 0)
