@@ -17,7 +17,7 @@ from inspector.core.gguf_names import gguf_naming
 from inspector.core.opening import open_checkpoint
 from inspector.core.progress import run_job
 from inspector.core.quant.recognise import recognise
-from inspector.core.quant.storage_figures import storage_figures
+from inspector.core.quant.storage_figures import StorageFigures, storage_figures
 from inspector.core.quant.values import dequantized_f32
 from inspector.core.status import DiffStatus
 from tests.gguf_files import Q, _s, info, kv_str, permute, raw_gguf, write_gguf
@@ -91,8 +91,38 @@ def test_a_type_without_one_scale_per_block_says_so(tmp_path):
     path.write_bytes(raw_gguf([kv_str(b"general.architecture", b"llama")],
                               [info(b"w", (256,), 34, 0)], bytes(54)))  # TQ1_0  # fmt: skip
     with open_checkpoint(path) as ckpt:
-        line = storage_figures(ckpt, recognise(ckpt.tensors).weights["w"]).line()
-    assert line == "block scales: not one per block at a fixed place in this type"
+        figures = storage_figures(ckpt, recognise(ckpt.tensors).weights["w"])
+    assert figures == StorageFigures(0, -1, 0, None, None, 0)  # no code or scale counted
+    assert figures.line() == "block scales: not one per block at a fixed place in this type"
+
+
+def _q8_0_blocks(scales: list[float]) -> bytes:
+    """Q8_0 blocks of codes 1, each with its F16 scale ``d`` as given."""
+    blocks = np.ones((len(scales), 34), np.uint8)
+    blocks[:, :2] = np.array(scales, np.float16).view(np.uint8).reshape(-1, 2)
+    return raw_gguf([kv_str(b"general.architecture", b"llama")],
+                    [info(b"w", (32 * len(scales),), 8, 0)], blocks.tobytes())  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("scales", "want", "line"),
+    [
+        ([0.5, -2.0, np.inf, np.nan], StorageFigures(0, 0, 0, -2.0, 0.5, 2),
+         "block scales -2 … 0.5 · 2 inf or NaN"),
+        ([np.nan, -np.inf], StorageFigures(0, 0, 0, None, None, 2),
+         "block scales: none finite · 2 inf or NaN"),
+    ],
+)  # fmt: skip
+def test_block_scales_give_their_finite_range_and_count_the_rest(tmp_path, scales, want, line):
+    """The figures of a GGUF weight are its blocks' scales only (no codes counted, nothing
+    saturated): the range of the finite ones, negative included, and how many are inf or NaN;
+    a weight with no finite scale says so instead of a range."""
+    path = tmp_path / "m.gguf"
+    path.write_bytes(_q8_0_blocks(scales))
+    with open_checkpoint(path) as ckpt:
+        figures = storage_figures(ckpt, recognise(ckpt.tensors).weights["w"])
+    assert figures == want
+    assert figures.line() == line
 
 
 def test_nan_scales_warn_nothing(tmp_path):
@@ -140,3 +170,14 @@ def test_an_alignment_that_is_not_a_uint32_is_refused(tmp_path):
     with pytest.raises(CheckpointError) as e:
         open_checkpoint(path)
     assert e.value.reason == "general.alignment has value type 10, not uint32"
+
+
+def test_block_types_are_listed_most_used_first_then_by_name(tmp_path):
+    """The scheme text counts the block types, the most used first and equal counts by name
+    (not in the file's order, which here puts Q8_0 before Q5_0)."""
+    a = RNG.standard_normal((2, 32)).astype(np.float32)
+    tensors = {"a": (a, Q.Q8_0), "b": (a, Q.Q5_0), "c": (a, Q.Q4_0), "d": (a, Q.Q4_0)}
+    path = write_gguf(tmp_path / "m.gguf", tensors)
+    with open_checkpoint(path) as ckpt:
+        assert [t.name for t in ckpt.tensors] == ["a", "b", "c", "d"]
+        assert recognise(ckpt.tensors).scheme_text == "GGUF Q4_0×2, Q5_0×1, Q8_0×1"
