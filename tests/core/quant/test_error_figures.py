@@ -4,10 +4,11 @@ NaN or infinite is an infinite error, never 0."""
 from __future__ import annotations
 
 import math
+from itertools import islice
 
 import numpy as np
 
-from inspector.core.quant.compare import ErrorFigures, SharedReference
+from inspector.core.quant.compare import ErrorFigures, SharedReference, aligned
 
 
 def test_figures_do_not_depend_on_how_the_streams_are_cut() -> None:
@@ -114,3 +115,16 @@ def test_without_f32_every_figure_is_float64() -> None:
     rel = np.abs(a64 - b64) / np.maximum(np.abs(a64), np.abs(b64))
     assert (plain.max_abs, plain.max_rel) == (0.9999999967, rel.max())
     assert plain.rms_rel_err == math.sqrt(float(np.add.reduce(np.square(rel))) / rel.size)
+
+
+def test_aligned_pairs_flat_blocks_of_equal_length_however_the_streams_are_cut() -> None:
+    """Rows of 2-D chunks are flattened, each block ends where either side's chunk ends, and
+    the pairs stop with the streams (taken at most 10 pairs: a loop that never ends fails)."""
+    xs = [np.arange(6.0).reshape(2, 3), np.arange(6.0, 10.0)]
+    ys = [np.arange(5.0) + 100, (np.arange(5.0, 10.0) + 100).reshape(1, 5)]
+    got = list(islice(aligned(iter(xs), iter(ys)), 10))
+    assert [(a.tolist(), b.tolist()) for a, b in got] == [
+        ([0.0, 1.0, 2.0, 3.0, 4.0], [100.0, 101.0, 102.0, 103.0, 104.0]),
+        ([5.0], [105.0]),
+        ([6.0, 7.0, 8.0, 9.0], [106.0, 107.0, 108.0, 109.0]),
+    ]
