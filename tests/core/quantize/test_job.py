@@ -9,6 +9,7 @@ import os
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from inspector.core.diff import diff_checkpoints
@@ -260,3 +261,89 @@ def test_an_output_folder_holding_other_weights_is_refused(tmp_path: Path) -> No
         _quantize(llama_folder(tmp_path / "single"), "W8A16", tmp_path / "out")
     assert _digest(tmp_path / "out") == before
     _quantize(llama_folder(tmp_path / "sharded"), "W4A16", tmp_path / "out")  # same names: fine
+
+
+@pytest.mark.parametrize("metadata", [{"format": "pt", "total_size": 0}, None])
+def test_the_index_keeps_the_sources_metadata_with_the_new_total_size(
+    tmp_path: Path, metadata: dict | None
+) -> None:
+    """The output's index is the source's, its metadata kept (transformers' ``format``) but for
+    ``total_size``, the weight map sorted, written with an indent of 2 and a final newline; an
+    index without metadata gets one, after its weight map, holding only ``total_size``."""
+    src = llama_folder(tmp_path / "src", shards=2)
+    index_path = src / "model.safetensors.index.json"
+    index = json.loads(index_path.read_text())
+    if metadata is None:
+        del index["metadata"]
+    else:
+        index["metadata"] = metadata
+    index_path.write_text(json.dumps(index))
+    report = _quantize(src, "W8A16", tmp_path / "out")
+    out_index = tmp_path / "out" / "model.safetensors.index.json"
+    held = {
+        n: f
+        for f in os.listdir(tmp_path / "out")
+        if f.endswith(".safetensors")
+        for n in tensor_bytes(tmp_path / "out" / f)
+    }
+    weight_map = dict(sorted(held.items()))
+    if metadata is None:  # the source's keys first, in their order
+        want = {"weight_map": weight_map, "metadata": {"total_size": report.bytes_out}}
+    else:
+        want = {
+            "metadata": {"format": "pt", "total_size": report.bytes_out},
+            "weight_map": weight_map,
+        }
+    assert out_index.read_text() == json.dumps(want, indent=2) + "\n"
+
+
+@pytest.mark.parametrize(
+    ("scheme", "strategy", "group_size"),
+    [("FP8_DYNAMIC", "token", None), ("FP8_BLOCK", "group", 128)],
+)
+def test_fp8_presets_declare_dynamic_fp8_activations_as_llmcompressor_does(
+    tmp_path: Path, scheme: str, strategy: str, group_size: int | None
+) -> None:
+    """The config's ``input_activations``, key for key as llm-compressor 0.19 writes them for
+    these presets (the parity test compares them with its output where it is installed): the
+    runtime quantizes activations to symmetric 8-bit floats on the fly."""
+    src = llama_folder(tmp_path / "src", hidden=128, inter=128)
+    _quantize(src, scheme, tmp_path / "out")
+    config = json.loads((tmp_path / "out" / "config.json").read_text())
+    group = config["quantization_config"]["config_groups"]["group_0"]
+    assert group["input_activations"] == {
+        "actorder": None,
+        "block_structure": None,
+        "dynamic": True,
+        "group_size": group_size,
+        "num_bits": 8,
+        "observer": None,
+        "observer_kwargs": {},
+        "scale_dtype": None,
+        "strategy": strategy,
+        "symmetric": True,
+        "type": "float",
+        "zp_dtype": None,
+    }
+
+
+@pytest.mark.parametrize("dtype", ["BF16", "F16"])
+def test_fp8_codes_of_16_bit_weights_are_torchs_quotient_clamped_and_cast(
+    tmp_path: Path, dtype: str
+) -> None:
+    """FP8_DYNAMIC's codes are compressed-tensors' ``clamp(w / scale, ±448).to(float8)`` with
+    the division in the weight's own dtype (torch, here), byte for byte: 16-bit weights take
+    their codes from a table of every bit pattern, which this checks against torch."""
+    torch = pytest.importorskip("torch")
+    src = llama_folder(tmp_path / "src", dtype=dtype, outliers=0)
+    _quantize(src, "FP8_DYNAMIC", tmp_path / "out")
+    name = "model.layers.0.mlp.down_proj"
+    with open_checkpoint(str(src)) as s, open_checkpoint(str(tmp_path / "out")) as o:
+        weight = np.array(s.view(f"{name}.weight")).view(np.int16)
+        codes = np.array(o.view(f"{name}.weight")).view(np.uint8)
+        scale = np.array(o.view(f"{name}.weight_scale")).view(np.int16)
+    t = {"BF16": torch.bfloat16, "F16": torch.float16}[dtype]
+    w, sc = torch.from_numpy(weight).view(t), torch.from_numpy(scale).view(t)
+    want = torch.clamp(w / sc, -448, 448).to(torch.float8_e4m3fn).view(torch.uint8).numpy()
+    assert codes.shape == (256, 384) and scale.shape == (256, 1)
+    assert np.array_equal(codes, want)
