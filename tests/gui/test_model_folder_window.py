@@ -110,6 +110,45 @@ def test_lint_tab_shows_the_findings(qtbot, window, folder):
     )
 
 
+def test_a_sharded_model_opened_by_its_index_is_linted_and_a_lone_file_is_not(
+    qtbot, window, folder, monkeypatch
+):
+    """Opening a sharded model's index file lints its folder as opening the folder does (the
+    config's dtype against the weights); one weights file opened alone is no model folder and
+    gets no Lint tab. (Mutation testing: linting only unsharded files passed every test.)"""
+    from safetensors.numpy import load_file, save_file
+
+    sharded = folder.parent / "sharded"
+    sharded.mkdir()
+    (sharded / "config.json").write_bytes((folder / "config.json").read_bytes())
+    tensors = load_file(str(folder / "model.safetensors"))
+    names = sorted(tensors)
+    weight_map = {}
+    for i, part in enumerate((names[:6], names[6:]), start=1):
+        shard = f"model-0000{i}-of-00002.safetensors"
+        save_file({n: tensors[n] for n in part}, str(sharded / shard))
+        weight_map.update(dict.fromkeys(part, shard))
+    index = sharded / "model.safetensors.index.json"
+    index.write_text(json.dumps({"metadata": {}, "weight_map": weight_map}))
+    tabs = window.tensor_page.plots_tabs
+    with qtbot.waitSignal(window.loaded, timeout=20_000):
+        window.open_path(str(index))
+    assert window.session.checkpoint.is_sharded
+    qtbot.waitUntil(lambda: tabs.isTabVisible(tabs.indexOf(tabs.lint_panel)), timeout=20_000)
+    tree = tabs.lint_panel.tree
+    codes = [tree.topLevelItem(i).text(1).split(":")[0] for i in range(tree.topLevelItemCount())]
+    assert codes == ["config_dtype"]
+    asked = []  # the kinds of background work asked for while the lone file opens
+    request = window.runner.request
+    monkeypatch.setattr(
+        window.runner, "request", lambda kind, *a, **k: asked.append(kind) or request(kind, *a, **k)
+    )
+    with qtbot.waitSignal(window.loaded, timeout=20_000):
+        window.open_path(str(folder / "model.safetensors"))
+    assert "lint" not in asked and not window.session.lint
+    assert not tabs.isTabVisible(tabs.indexOf(tabs.lint_panel))
+
+
 def test_the_cast_dialog_starts_with_the_fix_check_suggests(qtbot, window, folder, capsys):
     """check suggests --keep-preset fp32-norms for this BF16-config folder of F32 weights; the
     window's cast dialog did not tick it, so the two fixes wrote different files."""
