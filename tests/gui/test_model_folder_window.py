@@ -129,7 +129,8 @@ def test_a_sharded_model_opened_by_its_index_is_linted_and_a_lone_file_is_not(
         save_file({n: tensors[n] for n in part}, str(sharded / shard))
         weight_map.update(dict.fromkeys(part, shard))
     index = sharded / "model.safetensors.index.json"
-    index.write_text(json.dumps({"metadata": {}, "weight_map": weight_map}))
+    total = sum(t.nbytes for t in tensors.values())
+    index.write_text(json.dumps({"metadata": {"total_size": total}, "weight_map": weight_map}))
     tabs = window.tensor_page.plots_tabs
     with qtbot.waitSignal(window.loaded, timeout=20_000):
         window.open_path(str(index))
@@ -138,6 +139,7 @@ def test_a_sharded_model_opened_by_its_index_is_linted_and_a_lone_file_is_not(
     tree = tabs.lint_panel.tree
     codes = [tree.topLevelItem(i).text(1).split(":")[0] for i in range(tree.topLevelItemCount())]
     assert codes == ["config_dtype"]
+    assert "the index's <b>metadata</b>" in tabs.metadata_panel.caption.text()
     asked = []  # the kinds of background work asked for while the lone file opens
     request = window.runner.request
     monkeypatch.setattr(

@@ -340,3 +340,23 @@ def test_opening_another_checkpoint_cancels_the_running_comparison(
     qtbot.waitUntil(lambda: not window.runner.busy, timeout=wait_ms(20_000))
     assert window.views.status_bar.currentMessage() == "Comparison cancelled."
     assert done == [] and session.diffs is None and session.path == str(model_file)
+
+
+def test_the_hint_follows_the_file_s_layout_and_leaves_when_nothing_differs(
+    qtbot, controller_parts, model_file: Path, f32_file: Path
+):
+    """burn-store's loading line chains PyTorchToBurnAdapter for a safetensors file saved from
+    PyTorch, not for one burn saved (its metadata says producer "burn": burn's own names and
+    layouts), and the hint tab leaves once no tensor differs from the model dtype. (Mutation
+    testing: the file's metadata left out of the line, or the hint shown with nothing
+    differing, passed every test.)"""
+    _session, window, _cast, page = controller_parts
+    hint = page.plots_tabs.hint
+    _open(qtbot, window, model_file)
+    assert hint.fix.text() == "PyTorchToBurnAdapter.chain(FloatCastAdapter::to(DType::F32))"
+    from_burn = model_file.with_name("from_burn.safetensors")
+    save_arrays(from_burn, [("w", DTYPES["F64"], np.zeros((2, 2)))], {"producer": "burn"})
+    _open(qtbot, window, from_burn)
+    assert hint.fix.text() == "FloatCastAdapter::to(DType::F32)"
+    _open(qtbot, window, f32_file)  # every float tensor F32 already: nothing to fix
+    assert PlotTab.HINT not in _tabs(page)
