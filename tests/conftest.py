@@ -53,3 +53,20 @@ def pytest_configure(config):
             check_switches()  # an unknown name fails here, before any test runs
         except CheckpointError as e:
             raise pytest.UsageError(str(e)) from None
+
+
+def pytest_runtest_setup(item):
+    """Under mutmut (``MUTANT_UNDER_TEST`` set), empty inspector's function caches before each
+    test: mutmut forks every mutant's run from a process whose tests already filled them with
+    the original's answers, and a cached answer never calls the mutant (the cast's conversion
+    tables, the quantizer's code tables)."""
+    if not os.environ.get("MUTANT_UNDER_TEST"):
+        return
+    import sys
+
+    for name, module in list(sys.modules.items()):
+        if name == "inspector" or name.startswith("inspector."):
+            for value in list(vars(module).values()):
+                clear = getattr(value, "cache_clear", None)
+                if callable(clear):
+                    clear()
