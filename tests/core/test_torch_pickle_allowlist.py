@@ -212,3 +212,16 @@ def test_containers_and_numbers_are_rebuilt_or_refused_exactly():
     assert ALLOWED["builtins.complex"].call((3,)) == 3 + 0j
     encode = ALLOWED["_codecs.encode"]
     assert encode.call(("é", "latin1")) == b"\xe9" and encode.call(("é",)) == b"\xc3\xa9"
+
+
+def test_codecs_encode_takes_each_spelling_of_latin1_and_utf8_and_only_text():
+    """Python 2 checkpoints carry bytes as ``_codecs.encode(text, "latin1")``; CPython accepts
+    "latin-1" and "utf8" as well, so a file spelling them so must read the same, and anything
+    but text is refused by name, not with an AttributeError from deep inside."""
+    encode = ALLOWED["_codecs.encode"]
+    assert encode.call(("é", "latin-1")) == b"\xe9" == encode.call(("é", "latin1"))
+    assert encode.call(("é", "utf8")) == b"\xc3\xa9" == encode.call(("é", "utf-8"))
+    for args in ((b"x", "latin1"), (7, "utf-8"), ("é", "utf-16")):
+        with pytest.raises(PickleError) as e:
+            encode.call(args)
+        assert str(e.value) == "_codecs.encode called with something other than text and latin1"

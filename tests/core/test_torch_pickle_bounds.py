@@ -71,3 +71,20 @@ def test_check_key_counts_a_shared_tuple_once():
         check_key(t)
     small = ((1, 2), (1, 2), "x")
     assert check_key(small) is small
+
+
+def test_a_key_of_exactly_4096_items_as_a_tree_is_read_and_one_more_is_refused():
+    """The bound counts the tuple itself and each item once: 4095 items under one tuple are 4096
+    and read; 4096 items are 4097 and refused. Items hashed by identity (our own records) count
+    one each like strings do."""
+    for item in ("s", object()):
+        fits = (item,) * 4095
+        assert check_key(fits) is fits
+        with pytest.raises(PickleError) as e:
+            check_key((item,) * 4096)
+        assert str(e.value) == "uses a key of more than 4,096 items (counted as a tree)"
+    nested = (("a",) * 2047, ("b",) * 2047)  # 1 + 2 * (1 + 2047) = 4097
+    with pytest.raises(PickleError):
+        check_key(nested)
+    fits = (("a",) * 2047, ("b",) * 2046)  # 4096
+    assert check_key(fits) is fits

@@ -279,6 +279,18 @@ DAMAGE = {
         b"\x8b\xff\xff\xff\xff.",
         "pickle ends in the middle of an argument (truncated or corrupt)",
     ),
+    # a length with its top bit set, inside a FRAME: read unsigned it crosses the frame's end
+    # (read signed it would be a negative length, refused for another reason)
+    **{
+        f"{name} of 2**63 bytes in a FRAME": (
+            b"\x80\x05\x95\x0b\x00\x00\x00\x00\x00\x00\x00"
+            + op
+            + (2**63).to_bytes(8, "little")
+            + b"ab.",
+            "pickle has an argument that crosses the end of its FRAME",
+        )
+        for name, op in (("BYTEARRAY8", b"\x96"), ("BINBYTES8", b"\x8e"), ("BINUNICODE8", b"\x8d"))
+    },
     "LONG4 too long": (
         b"\x8b\x01\x00\x01\x00" + b"\x00" * 65537 + b".",
         "pickle holds an integer of more than 500,000 bits",
