@@ -142,6 +142,27 @@ def test_keys_nest_sixteen_deep_and_no_deeper():
     assert check_key(frozenset({("a", 1)})) == frozenset({("a", 1)})
 
 
+def test_a_shared_tuple_seen_shallow_first_still_counts_its_depth_where_it_is_seen_again():
+    """The walk remembers each tuple's size so a shared one is counted without walking it again;
+    it must also remember how deep the tuple goes: the same 15-deep tuple first met at the top
+    and then 14 levels down nests the key 30 deep, which the remembered size alone let through
+    (a pickle shares tuples through its memo, so a file can build exactly this)."""
+    from inspector.core.formats.torch_pickle.values import check_key
+
+    def wrapped(x: object, n: int) -> object:
+        for _ in range(n):
+            x = (x,)
+        return x
+
+    shallow = wrapped("leaf", 14)
+    fits = (shallow, wrapped(shallow, 1))  # 16 tuples deep, the shared one met shallow first
+    assert check_key(fits) is fits
+    for key in ((shallow, wrapped(shallow, 2)), (wrapped(shallow, 1), wrapped(shallow, 15))):
+        with pytest.raises(PickleError) as e:
+            check_key(key)  # 17 and 31 deep
+        assert str(e.value) == "uses a key nested more than 16 levels deep"
+
+
 def test_a_cycle_at_the_top_and_a_long_key_and_a_contiguous_3d_tensor():
     nameless: dict = {}
     nameless[""] = nameless  # closes under an empty name

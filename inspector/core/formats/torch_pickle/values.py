@@ -43,7 +43,7 @@ def check_key(key: Any, depth: int = 0) -> Any:
     if isinstance(key, _FLAT_KEYS):
         return key
     if isinstance(key, (tuple, frozenset)):
-        if _tree_size(key, {}, depth) > MAX_KEY_SIZE:
+        if _tree_size(key, {}, depth)[0] > MAX_KEY_SIZE:
             raise PickleError(f"uses a key of more than {MAX_KEY_SIZE:,} items (counted as a tree)")
         return key
     if type(key).__hash__ is object.__hash__:  # hashed by identity: our own records
@@ -51,25 +51,30 @@ def check_key(key: Any, depth: int = 0) -> Any:
     raise PickleError(f"uses a {type(key).__name__} as a dict key or set item")
 
 
-def _tree_size(key: Any, sizes: dict[int, int], depth: int) -> int:
+def _tree_size(key: Any, sizes: dict[int, tuple[int, int]], depth: int) -> tuple[int, int]:
+    """The items of ``key`` counted as a tree, and how many levels of tuples it nests. Both are
+    remembered per distinct tuple: a shared tuple met again deeper nests the key deeper."""
     if isinstance(key, _FLAT_KEYS):
-        return 1
+        return 1, 0
     if not isinstance(key, (tuple, frozenset)):
         if type(key).__hash__ is object.__hash__:
-            return 1
+            return 1, 0
         raise PickleError(f"uses a {type(key).__name__} as a dict key or set item")
     known = sizes.get(id(key))
-    if known is not None:
-        return known
-    if depth >= MAX_KEY_DEPTH:
+    if known is None:
+        if depth >= MAX_KEY_DEPTH:
+            raise PickleError(f"uses a key nested more than {MAX_KEY_DEPTH} levels deep")
+        total, below = 1, 0
+        for part in key:
+            size, levels = _tree_size(part, sizes, depth + 1)
+            total += size
+            below = max(below, levels)
+            if total > MAX_KEY_SIZE:
+                break
+        known = sizes[id(key)] = (total, below + 1)
+    if depth + known[1] > MAX_KEY_DEPTH:
         raise PickleError(f"uses a key nested more than {MAX_KEY_DEPTH} levels deep")
-    total = 1
-    for part in key:
-        total += _tree_size(part, sizes, depth + 1)
-        if total > MAX_KEY_SIZE:
-            break
-    sizes[id(key)] = total
-    return total
+    return known
 
 
 def bounded_repr(value: object, limit: int = 120) -> str:
