@@ -78,3 +78,15 @@ def test_a_block_of_one_special_value(dst, bits):
     assert out[0] == t.view(INT[out.itemsize]).numpy().view(out.dtype)[0]
     want = t.float().abs().numpy()
     assert got.rounded[0] == want[0] or (np.isnan(got.rounded[0]) and np.isnan(want[0]))
+
+
+@pytest.mark.parametrize("src", ["F32", "F64"])
+@pytest.mark.parametrize("dst", ["BF16", "F16", "F8_E4M3"])
+def test_an_empty_array_casts_to_an_empty_array(src, dst):
+    """No values (a dequantized [rows, 0] weight): an empty array of the target, not numpy's
+    "zero-size array to reduction operation maximum" from looking for the largest value."""
+    from inspector.core.cast.kernels import cast_array
+    from inspector.core.dtypes import DTYPES
+
+    got = cast_array(np.empty((4, 0), DTYPES[src].numpy), DTYPES[src], DTYPES[dst])
+    assert got.shape == (4, 0) and got.dtype == DTYPES[dst].numpy

@@ -75,6 +75,9 @@ def round_f32(w: np.ndarray, dst: str, out: np.ndarray, values: bool = False) ->
     overflowed to inf, 448 where E4M3 saturated, NaN for NaN), for the precision report. Keep
     blocks cache-sized: the narrow formats take about fifteen passes.
     """
+    if w.size == 0:  # no values (a [rows, 0] weight): nothing to round or measure
+        none = np.empty(0, _F32)
+        return Rounded(none, none, 0.0) if values else _NOTHING
     if dst == "BF16":
         return _round_bf16(w, out, values)
     fmt = NARROW[dst]
