@@ -260,3 +260,47 @@ def test_gptq_tensors_that_are_not_packed_codes_with_scales_are_not_weights(tmp_
     ]
     layout = _layout(tmp_path / "q", tensors, {"quant_method": "gptq", "bits": 4, "group_size": 32})
     assert list(layout.weights) == [f"{M}.weight"]
+
+
+# -- bitsandbytes ----------------------------------------------------------------------------------
+
+
+def test_bitsandbytes_4bit_and_8bit_modules_each_keep_their_own_parts(tmp_path):
+    """Two 4-bit modules and an 8-bit one in one checkpoint: each 4-bit weight's companions are
+    its own (never the other module's quant_state), its shape before the quant_state is read is
+    two values a code byte, the 8-bit weight takes its weight_format along, and the summary
+    names both schemes."""
+    from tests.quant_folders import I8, bnb4_tensors
+
+    a, b, c = (
+        "model.layers.0.mlp.up_proj",
+        "model.layers.1.mlp.down_proj",
+        "model.layers.2.mlp.gate_proj",
+    )
+    tensors = bnb4_tensors(a) + bnb4_tensors(b)
+    tensors += [(f"{c}.weight", I8, np.ones((4, 8), np.int8)), (f"{c}.SCB", F32, np.ones(4, np.float32)),
+                (f"{c}.weight_format", U8, np.zeros(1, np.uint8))]  # fmt: skip
+    layout = _layout(
+        tmp_path / "q", tensors, {"quant_method": "bitsandbytes", "load_in_4bit": True}
+    )
+    assert layout.scheme_text == "bitsandbytes 4-bit/bitsandbytes 8-bit"
+    assert layout.describe() == "bitsandbytes 4-bit/bitsandbytes 8-bit: 3 quantized weights"
+    for m in (a, b):
+        w = layout.weights[f"{m}.weight"]
+        assert w.shape == (8192,)  # 4,096 code bytes
+        assert [t.name for t in w.others] == [f"{m}.weight.quant_map",
+                                              f"{m}.weight.quant_state.bitsandbytes__nf4"]  # fmt: skip
+    w8 = layout.weights[f"{c}.weight"]
+    assert w8.shape == (4, 8) and [t.name for t in w8.others] == [f"{c}.weight_format"]
+    assert layout.part_of[f"{c}.weight_format"] == f"{c}.weight"
+
+
+def test_a_bitsandbytes_config_over_plain_tensors_says_bitsandbytes_with_no_weights(tmp_path):
+    """config.json says bitsandbytes but no tensor is quantized: the summary still names the
+    method the config gives, with 0 quantized weights."""
+    tensors = [(f"{M}.weight", F32, np.ones((4, 8), np.float32))]
+    layout = _layout(
+        tmp_path / "q", tensors, {"quant_method": "bitsandbytes", "load_in_4bit": True}
+    )
+    assert layout.describe() == "bitsandbytes: 0 quantized weights"
+    assert layout.to_json()["scheme"] == "bitsandbytes"
