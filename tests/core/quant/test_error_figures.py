@@ -128,3 +128,26 @@ def test_aligned_pairs_flat_blocks_of_equal_length_however_the_streams_are_cut()
         ([5.0], [105.0]),
         ([6.0, 7.0, 8.0, 9.0], [106.0, 107.0, 108.0, 109.0]),
     ]
+
+
+def test_a_block_with_nan_and_inf_adds_exact_figures_to_the_blocks_before_it() -> None:
+    """Three blocks, each closed on its own: a finite one, one with NaN, ±inf, a zero pair and
+    a NaN pair, and one whose only non-finite values are a NaN pair. Every figure of the
+    non-finite blocks is exact (a NaN or inf difference counts 2 in the RMS, a 0/0 pair 0, a
+    NaN pair is equal) and is added to what came before, with no numpy warning."""
+    import warnings
+
+    f, g = ErrorFigures(), ErrorFigures()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for figures in (f, g):
+            figures.add(np.array([4.0, 2.0], np.float32), np.array([2.0, 2.0], np.float32))
+            figures.close()  # d [2, 0], rel [0.5, 0]
+        f.add(np.array([np.nan, np.inf, 1.0, 0.0, np.nan], np.float32),
+              np.array([1.0, 2.0, 0.5, 0.0, np.nan], np.float32))  # fmt: skip
+        f.close()  # d [inf, inf, 0.5, 0, 0]; rel counted [2, 2, 0.5, 0, 0]
+        g.add(np.array([np.nan, 4.0], np.float32), np.array([np.nan, 2.0], np.float32))
+        g.close()  # d [0, 2], rel [0, 0.5]
+        figures = [(x.max_abs, x.max_rel, x.err_sq, x.ref_sq, x.rms_rel_err) for x in (f, g)]
+    assert figures[0] == (math.inf, math.inf, math.inf, 8.0 + 5.25, math.sqrt(8.5 / 7))
+    assert figures[1] == (2.0, 0.5, 8.0, 8.0 + 4.0, math.sqrt(0.5 / 4))
