@@ -14,7 +14,7 @@ from inspector.core.opening import open_checkpoint
 from inspector.core.quant.kernels import unpack_int32, unpack_int32_rows
 from inspector.core.quant.of_checkpoint import quant_layout
 from inspector.core.quant.values import dequantized_f32
-from tests.quant_folders import F8, F32, U8, folder
+from tests.quant_folders import F8, F32, I8, U8, folder
 
 
 def _pack_stream(values: list[int], bits: int, words: int) -> list[int]:
@@ -57,8 +57,13 @@ def _ct_fp4(fmt: str, group: int) -> dict:
         ({"quant_method": "fp8", "weight_block_size": [2, 2]}, [  # 448 × 3e38
             ("m.weight", F8, np.full((2, 2), 448, ml_dtypes.float8_e4m3fn)),
             ("m.weight_scale_inv", F32, np.full((1, 1), 3e38, np.float32))]),
+        ({"quant_method": "compressed-tensors", "format": "int-quantized", "config_groups": {
+            "g": {"targets": ["Linear"], "weights": {"num_bits": 8, "type": "int",
+                                                     "strategy": "channel"}}}}, [  # 127 × 3e38
+            ("m.weight", I8, np.full((2, 2), 127, np.int8)),
+            ("m.weight_scale", F32, np.full((2, 1), 3e38, np.float32))]),
     ],
-    ids=["nvfp4", "mxfp4", "fp8-block"],
+    ids=["nvfp4", "mxfp4", "fp8-block", "int8-channel"],
 )  # fmt: skip
 def test_scales_that_overflow_give_infinities_without_numpy_warnings(tmp_path, qc, tensors):
     folder(tmp_path / "q", tensors, qc)
