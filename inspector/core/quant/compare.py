@@ -192,8 +192,8 @@ class ErrorFigures:
             scale = np.maximum(np.abs(a64), np.abs(b64))
             rel = np.divide(d, scale, out=np.zeros_like(d), where=scale > 0)
             rel[np.isinf(d)] = np.inf  # a value that came back NaN or inf (scale NaN: not > 0)
-            self._max_rel = max(self._max_rel, float(np.where(np.isnan(rel), np.inf, rel).max()))
-            rel = np.nan_to_num(rel, nan=2.0, posinf=2.0)
+            self._max_rel = max(self._max_rel, float(rel.max()))  # d, so rel, holds no NaN
+            rel[np.isinf(rel)] = 2.0
             self._rel_sq += _sum_sq(rel)
             self._rel_n += rel.size
             self._err_sq += _sum_sq(d) if np.isfinite(d).all() else math.inf
