@@ -699,3 +699,45 @@ def test_an_empty_file_named_like_a_checkpoint_in_a_folder_is_unreadable(tmp_pat
     (tmp_path / name).write_bytes(b"")
     report = scan_path(tmp_path)
     assert report.status is ScanStatus.UNREADABLE and report.files[0].error
+
+
+def test_a_damaged_data_checkpoint_in_a_folder_is_unreadable_in_its_own_format(tmp_path):
+    """A .safetensors, .bpk or .gguf file is opened by its name (transformers, burn-store,
+    llama.cpp): cut short or damaged, it is news in a scanned folder, as an empty one is. It was
+    "not a checkpoint", the folder clean. Each is refused by its own format's reader, by name
+    when the magic is gone (an empty .bpk said "too short to be safetensors")."""
+    save_file({"a": np.arange(64, dtype=np.float32)}, str(tmp_path / "whole.safetensors"))
+    whole = (tmp_path / "whole.safetensors").read_bytes()
+    (tmp_path / "cut.safetensors").write_bytes(whole[:40])
+    (tmp_path / "garbage.bpk").write_bytes(b"garbage, no burnpack here")
+    (tmp_path / "empty.bpk").write_bytes(b"")
+    (tmp_path / "short.gguf").write_bytes(b"GGUFjunk")
+    report = scan_path(tmp_path)
+    assert report.status is ScanStatus.UNREADABLE
+    assert [(os.path.basename(f.path), f.format, f.error) for f in report.files] == [
+        (
+            "cut.safetensors",
+            "unknown",
+            "header length 64 bytes runs past the end of the file (40 bytes): truncated or not "
+            "safetensors",
+        ),
+        ("empty.bpk", "unknown", "file is too short to be Burnpack (0 bytes; the header is 10)"),
+        (
+            "garbage.bpk",
+            "unknown",
+            "not a Burnpack file: it starts with b'garb', not the magic b'NRUB'",
+        ),
+        ("short.gguf", "unknown", "file is too short to be GGUF (8 bytes; the header alone is 24)"),
+        ("whole.safetensors", "safetensors", None),
+    ]
+
+
+def test_a_bin_file_of_another_format_in_a_folder_is_still_not_a_checkpoint(tmp_path):
+    """A non-empty .bin that is no pickle (a fastText model: its magic's first byte 0xBA is no
+    pickle opcode, so torch.load stops at once) is not torch's: "not a checkpoint", and the
+    folder keeps its verdict."""
+    save_file({"a": np.zeros(2, np.float32)}, str(tmp_path / "model.safetensors"))
+    (tmp_path / "lid.176.bin").write_bytes(bytes.fromhex("ba164f2f0c000000") + bytes(56))
+    report = scan_path(tmp_path)
+    assert FileScan(str(tmp_path / "lid.176.bin"), "not a checkpoint") in report.files
+    assert report.status is ScanStatus.CLEAN

@@ -11,6 +11,7 @@ import mmap
 import os
 import re
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -94,6 +95,7 @@ MAX_FOLDER_FILES = 100_000
 DATA_ONLY = ("safetensors", BURNPACK, GGUF)  # formats whose files hold no code at all
 # the other data-only formats, by their first bytes, read when safetensors refuses a file
 _DATA_FORMATS = {b"NRUB": (BURNPACK, read_burnpack), b"GGUF": (GGUF, read_gguf)}
+_DATA_BY_SUFFIX = {BURNPACK_SUFFIX: _DATA_FORMATS[b"NRUB"], GGUF_SUFFIX: _DATA_FORMATS[b"GGUF"]}
 NOT_CHECKPOINTS = ("not a checkpoint", "special file", "broken symlink", "symlink to a folder")
 
 
@@ -202,7 +204,7 @@ def scan_file(path: str, in_folder: bool = False) -> FileScan:
         try:
             read_header(path)
         except CheckpointError:
-            other = _DATA_FORMATS.get(head[:4])
+            other = _data_reader(path, head)
             if other is None:
                 raise
             fmt, read_other = other
@@ -210,7 +212,7 @@ def scan_file(path: str, in_folder: bool = False) -> FileScan:
     except CheckpointError as e:
         if pickles or stream.imports or stream.findings or looks_like_pickle(path, head):
             return stream
-        if in_folder and not (stream.error == "file is empty" and _named_like_a_checkpoint(path)):
+        if in_folder and not _reported_when_unreadable(path, stream):
             if _torch_would_unpickle(path, head):
                 return _cannot_follow(path, "unknown", stream.error)
             return FileScan(path, "not a checkpoint")
@@ -239,6 +241,25 @@ _LOADED_BY_NAME = re.compile(
 
 
 _DATA_SUFFIXES = (".safetensors", BURNPACK_SUFFIX, GGUF_SUFFIX)
+
+
+def _data_reader(path: str, head: bytes) -> tuple[str, Callable[[str], object]] | None:
+    """Burnpack's or GGUF's reader, by the file's magic, else by its name: a ``.bpk`` cut short
+    is refused as Burnpack refuses it, not as "too short to be safetensors"."""
+    found = _DATA_FORMATS.get(head[:4])
+    if found is None:
+        found = _DATA_BY_SUFFIX.get(os.path.splitext(path)[1].lower())
+    return found
+
+
+def _reported_when_unreadable(path: str, stream: FileScan) -> bool:
+    """In a folder walk, an unreadable file is reported (and the folder is unreadable) when a
+    loader opens it by its name: a ``.safetensors``, ``.bpk`` or ``.gguf`` file, or an empty file
+    named like a pickle (a download cut short). A non-empty ``.bin`` that is no pickle (ggml,
+    fastText) is someone else's format, and an empty ``.gitkeep`` nobody's checkpoint."""
+    name = os.path.basename(path).lower()
+    empty = stream.error == "file is empty"
+    return name.endswith(_DATA_SUFFIXES) or (empty and _named_like_a_checkpoint(path))
 
 
 def _named_like_a_checkpoint(path: str) -> bool:
