@@ -76,6 +76,8 @@ def test_a_complete_journal_is_rolled_forward_and_its_backups_deleted(tmp_path):
         (_partial("victim"), "../victim"),  # our temp, moved out of the folder
         (_partial("victim"), "sub//victim"),
         (_partial("victim"), "sub/../victim"),
+        (_partial("victim"), "./victim"),  # our writer never names a "." part
+        (_partial("victim"), "sub/./victim"),
     ],
 )
 def test_a_journal_cannot_move_anything_but_our_temps_in_place(tmp_path, tmp, final):
@@ -263,3 +265,55 @@ def test_a_fifo_named_like_a_temp_does_not_block_the_cleanup(tmp_path):
         t.join(5)
     assert not blocked, "recover_folder blocked on a FIFO"
     assert done == [[]] and fifo.exists()
+
+
+def test_a_final_name_with_a_backslash_is_not_renamed_to(tmp_path):
+    """A backslash is a separator on Windows: ``sub\\victim`` would leave the name's folder
+    there, so a journal naming one is refused everywhere, even where it is a plain character."""
+    tmp = f".sub\\victim.{HEX}.partial"
+    (tmp_path / tmp).write_text("planted")
+    _plant(tmp_path, {"renames": [[tmp, "sub\\victim"]], "backups": []})
+    recover_folder(str(tmp_path), remove_leftovers=False)
+    assert _files(tmp_path) == {tmp: "planted"}
+
+
+def test_a_temp_that_is_a_symlink_is_never_moved_into_place(tmp_path):
+    """A symlink named like our temp (to a file of ours, private) is no temp of ours: renamed
+    to ``a`` it would make the saved name point wherever the link points."""
+    (tmp_path / "elsewhere").mkdir()
+    target = tmp_path / "elsewhere" / "secret"
+    target.write_text("secret")
+    target.chmod(0o600)
+    os.symlink(target, tmp_path / _partial("a"))
+    _plant(tmp_path, {"renames": [[_partial("a"), "a"]], "backups": []})
+    recover_folder(str(tmp_path), remove_leftovers=False)
+    assert os.path.islink(tmp_path / _partial("a")) and not os.path.lexists(tmp_path / "a")
+
+
+def test_a_backup_that_is_a_symlink_or_a_fifo_is_not_deleted(tmp_path):
+    """Only a regular file of ours is a backup we made: a link named like one (to a file of
+    ours) or a FIFO stays."""
+    target = tmp_path / "secret"
+    target.write_text("secret")
+    target.chmod(0o600)
+    os.symlink(target, tmp_path / _partial("link"))
+    os.mkfifo(tmp_path / _partial("fifo"))
+    _plant(tmp_path, {"renames": [], "backups": [_partial("link"), _partial("fifo")]})
+    recover_folder(str(tmp_path), remove_leftovers=False)
+    assert os.path.islink(tmp_path / _partial("link")) and target.read_text() == "secret"
+    assert os.path.exists(tmp_path / _partial("fifo"))
+
+
+def test_a_temp_a_live_save_holds_is_neither_removed_nor_reported(tmp_path):
+    """A temp whose lock is held belongs to a running save: kept, and not in the list of what
+    the cleanup removed."""
+    (tmp_path / _partial("a")).write_text("being written")
+    (tmp_path / _partial("a")).chmod(0o600)
+    fd = _hold(tmp_path / _partial("a"))
+    try:
+        assert recover_folder(str(tmp_path)) == []
+        assert _files(tmp_path) == {_partial("a"): "being written"}
+    finally:
+        os.close(fd)
+    assert recover_folder(str(tmp_path)) == [str(tmp_path / _partial("a"))]
+    assert _files(tmp_path) == {}
