@@ -231,3 +231,22 @@ def test_a_nul_in_an_index_shard_name_is_one_clear_line(tmp_path):
     (tmp_path / "model.safetensors.index.json").write_text(json.dumps(index))
     with pytest.raises(CheckpointError, match="holds a NUL byte"):
         open_checkpoint(tmp_path)
+
+
+@pytest.mark.parametrize(
+    "journals, notice",
+    [
+        ([".aaaaaaaaaaaa.txn"], "an interrupted save left .aaaaaaaaaaaa.txn in this folder"),
+        (
+            [".aaaaaaaaaaaa.txn", ".bbbbbbbbbbbb.txn"],
+            "an interrupted save left .aaaaaaaaaaaa.txn and 1 more in this folder",
+        ),
+    ],
+)
+def test_the_interrupted_save_notice_counts_the_other_journals(journals, notice):
+    """One journal is named alone ("and 0 more" nowhere); a second is counted."""
+    from inspector.core.opening import interrupted_save_notice
+
+    assert interrupted_save_notice(journals) == (
+        f"{notice}; the next cast into this folder finishes it"
+    )

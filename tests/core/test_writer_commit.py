@@ -271,12 +271,18 @@ def test_a_rename_that_fails_names_the_destination(tmp_path, monkeypatch):
     assert os.listdir(tmp_path) == []
 
 
-def test_discarding_a_temp_someone_already_deleted_is_quiet(tmp_path):
+def test_discarding_a_temp_someone_already_deleted_is_quiet(tmp_path, monkeypatch):
+    """Discarded twice, or closed after, it closes no descriptor again: the one it had may
+    already be someone else's (a stale 1 would close the process's stdout)."""
     f = PendingFile(str(tmp_path / "x.bin"))
     os.unlink(f.tmp_path)
     f.discard()
+    closed = []
+    monkeypatch.setattr(os, "close", closed.append)
     f.discard()
-    assert os.listdir(tmp_path) == []
+    f.close()
+    monkeypatch.undo()
+    assert os.listdir(tmp_path) == [] and closed == []
 
 
 def test_a_cast_of_a_0644_source_under_umask_077_is_0600(tmp_path):
