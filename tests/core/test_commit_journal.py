@@ -317,3 +317,30 @@ def test_a_temp_a_live_save_holds_is_neither_removed_nor_reported(tmp_path):
         os.close(fd)
     assert recover_folder(str(tmp_path)) == [str(tmp_path / _partial("a"))]
     assert _files(tmp_path) == {}
+
+
+def test_a_journal_not_ours_leaves_our_dead_temps_to_the_cleanup(tmp_path):
+    """A journal this user's writer did not make (readable by others: downloaded, copied) is
+    left alone, but it is no live save either: our own dead temps beside it still go."""
+    _plant(tmp_path, {"renames": [[_partial("a"), "a"]], "backups": []}, mode=0o644)
+    (tmp_path / _partial("a")).write_text("dead")
+    (tmp_path / _partial("a")).chmod(0o600)
+    assert recover_folder(str(tmp_path)) == [str(tmp_path / _partial("a"))]
+    assert set(_files(tmp_path)) == {f".{'f' * 12}.txn"}
+
+
+def test_a_link_named_like_a_journal_is_no_live_save(tmp_path):
+    """A symlink named like a journal is not opened through: even pointing at a file some save
+    holds locked, it does not make the folder look busy and keep dead temps forever."""
+    (tmp_path / "elsewhere").mkdir()
+    held = tmp_path / "elsewhere" / "held"
+    held.write_text("")
+    os.symlink(held, tmp_path / f".{'f' * 12}.txn")
+    (tmp_path / _partial("a")).write_text("dead")
+    (tmp_path / _partial("a")).chmod(0o600)
+    fd = _hold(held)
+    try:
+        assert recover_folder(str(tmp_path)) == [str(tmp_path / _partial("a"))]
+    finally:
+        os.close(fd)
+    assert os.path.islink(tmp_path / f".{'f' * 12}.txn")

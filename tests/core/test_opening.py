@@ -4,6 +4,7 @@ files ignored, one pickle opened, several named, and the folder remembered."""
 from __future__ import annotations
 
 import json
+import os
 
 import numpy as np
 import pytest
@@ -249,4 +250,47 @@ def test_the_interrupted_save_notice_counts_the_other_journals(journals, notice)
 
     assert interrupted_save_notice(journals) == (
         f"{notice}; the next cast into this folder finishes it"
+    )
+
+
+def _index_refusal(tmp_path, weight_map: object) -> tuple[str | None, str]:
+    save_file({"w": np.zeros(2, np.float32)}, str(tmp_path / "b.safetensors"))
+    doc = {"metadata": {}} if weight_map is None else {"weight_map": weight_map}
+    (tmp_path / "model.safetensors.index.json").write_text(json.dumps(doc))
+    path, reason = _refused(tmp_path / "model.safetensors.index.json")
+    return os.path.basename(path), reason
+
+
+@pytest.mark.parametrize(
+    "weight_map, refusal",
+    [
+        (None, 'not a safetensors index: no "weight_map"'),
+        (
+            ["w"],
+            '"weight_map" must be an object of tensor name to shard file, got a list',
+        ),
+        ({}, '"weight_map" is empty: the index names no tensors'),
+        (
+            {"w": "b\u0000.safetensors"},
+            "shard 'b\\x00.safetensors' holds a NUL byte: no file has that name",
+        ),
+    ],
+    ids=["no weight_map", "a list", "empty", "NUL"],
+)
+def test_an_index_that_names_no_usable_shards_is_refused_with_exactly_why(
+    tmp_path, weight_map, refusal
+):
+    """Each refusal of the index itself names the index file and says what is wrong with it."""
+    assert _index_refusal(tmp_path, weight_map) == ("model.safetensors.index.json", refusal)
+
+
+def test_a_tensor_the_index_puts_in_another_shard_is_refused_by_the_shard_holding_it(tmp_path):
+    """The shard read first that holds a tensor the index maps elsewhere is the file named."""
+    save_file(
+        {"w": np.zeros(2, np.float32), "x": np.zeros(2, np.float32)},
+        str(tmp_path / "a.safetensors"),
+    )
+    assert _index_refusal(tmp_path, {"x": "a.safetensors", "w": "b.safetensors"}) == (
+        "a.safetensors",
+        "tensor 'w' is in this shard but the index puts it in 'b.safetensors'",
     )
