@@ -119,6 +119,21 @@ def test_names_dtypes_shapes_and_bytes_match_torch_load(saved):
     assert any(isinstance(t, StridedTensorInfo) for t in ckpt.tensors)
 
 
+def test_a_folder_of_one_training_checkpoint_keeps_everything_when_asked(saved):
+    """A folder opens its one pickle as the file would: the model's weights alone by default,
+    every tensor with keep_all (``cast --keep-all FOLDER``), not the model's alone either way."""
+    with (
+        open_checkpoint(saved, keep_all=True) as file,
+        open_checkpoint(saved.parent, keep_all=True) as folder,
+    ):
+        assert [t.name for t in folder.tensors] == [t.name for t in file.tensors]
+        assert folder.training is None
+    with open_checkpoint(saved) as file, open_checkpoint(saved.parent) as folder:
+        assert [t.name for t in folder.tensors] == [t.name for t in file.tensors]
+        every = dict(_walk(torch.load(saved, weights_only=True)))
+        assert folder.training is not None and len(folder.tensors) < len(every)
+
+
 def test_non_tensor_leaves_are_listed(saved):
     with open_checkpoint(saved, keep_all=True) as ckpt:  # every tensor, as torch.load
         values = {v.name: v.text for v in ckpt.files[0].facts.values}
