@@ -56,3 +56,29 @@ def test_a_missing_part_is_named(tmp_path):
         str(parts[0]),  # the part the user opened, not the missing one
         "its split series is incomplete: m-00003-of-00003.gguf is missing",
     )
+
+
+def test_a_folder_of_one_series_opens_it_from_its_first_part(tmp_path):
+    """llama.cpp's split series is one model: its folder opens it as one checkpoint, read from
+    part 1 whichever part sorts first."""
+    parts = series(tmp_path)
+    with open_checkpoint(tmp_path) as ckpt:
+        assert ckpt.path == str(parts[0]) and ckpt.folder == str(tmp_path)
+        assert [t.name for t in ckpt.tensors] == [f"blk.0.t{i}.weight" for i in range(5)]
+
+
+def test_a_folder_of_a_series_and_another_gguf_asks_which(tmp_path):
+    """A series beside an unrelated GGUF is two models: the folder does not choose."""
+    from inspector.core.errors import AmbiguousCheckpointError
+
+    parts = series(tmp_path)
+    other = gguf.GGUFWriter(str(tmp_path / "other.gguf"), "llama")
+    other.add_tensor("w", np.zeros((2, 32), np.float32))
+    other.write_header_to_file()
+    other.write_kv_data_to_file()
+    other.write_tensors_to_file()
+    other.close()
+    with pytest.raises(AmbiguousCheckpointError) as e:
+        open_checkpoint(tmp_path)
+    assert e.value.reason == "folder holds 4 Burnpack or GGUF files; open one file"
+    assert sorted(e.value.choices) == sorted(map(str, [*parts, tmp_path / "other.gguf"]))
