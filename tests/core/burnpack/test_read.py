@@ -104,6 +104,18 @@ def test_a_folder_holding_one_burnpack_opens_it(tmp_path):
         assert [t.name for t in ckpt.tensors] == ["w"]
 
 
+def test_a_folder_holding_two_burnpacks_asks_which(tmp_path):
+    """Two .bpk files are two models (or two epochs): the folder does not choose."""
+    from inspector.core.errors import AmbiguousCheckpointError
+
+    for name in ("a.bpk", "b.bpk"):
+        write_burnpack(tmp_path / name, [plain("w", np.ones(3, np.float32))])
+    with pytest.raises(AmbiguousCheckpointError) as e:
+        open_checkpoint(tmp_path)
+    assert e.value.reason == "folder holds 2 Burnpack or GGUF files; open one file"
+    assert e.value.choices == [str(tmp_path / "a.bpk"), str(tmp_path / "b.bpk")]
+
+
 @pytest.mark.parametrize("n", [0, 1, 255, 256, 257])
 def test_sizes_around_the_alignment(tmp_path, n):
     tensors = [plain("a", np.full(n, 7, np.uint8)), plain("b", np.arange(n, dtype=np.int8))]
