@@ -19,6 +19,7 @@ from inspector.core.errors import CheckpointError
 from inspector.core.save import journal as commit_journal
 from inspector.core.save import writer as writer_mod
 from inspector.core.save.pending_file import PendingFile
+from inspector.core.save.tensor_layout import safetensors_layout
 from inspector.core.save.writer import AtomicWriter, TensorEntry, save_arrays
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="locks, modes and links are POSIX")
@@ -72,11 +73,20 @@ def test_the_temps_of_a_sharded_save_sit_in_its_root(tmp_path):
     with AtomicWriter(root=str(tmp_path)) as w:
         plain = w.open(str(tmp_path / "unet" / "config.json"))
         st = w.open_safetensors(str(tmp_path / "unet" / "m.safetensors"), entries, None)
-        assert os.path.dirname(plain.tmp_path) == os.path.dirname(st.tmp_path) == str(tmp_path)
+        laid = w.open_tensor_file(
+            str(tmp_path / "unet" / "n.safetensors"), safetensors_layout(entries, None)
+        )  # the cast's way: laid out first, written in place
+        temps = {os.path.dirname(f.tmp_path) for f in (plain, st, laid)}
+        assert temps == {str(tmp_path)}
         plain.write(b"{}")
         st.write(np.ones(1, np.float32))
+        laid.write(np.ones(1, np.float32))
         w.commit()
-    assert sorted(os.listdir(tmp_path / "unet")) == ["config.json", "m.safetensors"]
+    assert sorted(os.listdir(tmp_path / "unet")) == [
+        "config.json",
+        "m.safetensors",
+        "n.safetensors",
+    ]
     assert _hidden(tmp_path) == []  # the journal and the temps are gone
 
 

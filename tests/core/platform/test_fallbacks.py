@@ -118,8 +118,15 @@ def _spy(monkeypatch, owner, name, calls):
 def test_a_switched_off_facility_is_never_called(switched_off, inputs, tmp_path, monkeypatch):
     """The in-process facilities of a threads-only cast over an existing sharded output."""
     monkeypatch.delenv(WITHOUT_ENV, raising=False)
-    calls: dict[str, list] = {"link": [], "flock": [], "writeback": [], "dir_fsync": []}
+    calls: dict[str, list] = {
+        "link": [],
+        "flock": [],
+        "writeback": [],
+        "dir_fsync": [],
+        "fchmod": [],
+    }
     _spy(monkeypatch, os, "link", calls["link"])
+    _spy(monkeypatch, os, "fchmod", calls["fchmod"])
     _spy(monkeypatch, fcntl, "flock", calls["flock"])
     if file_io._SYNC_FILE_RANGE is not None:
         _spy(monkeypatch, file_io, "_SYNC_FILE_RANGE", calls["writeback"])
