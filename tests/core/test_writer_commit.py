@@ -241,6 +241,20 @@ def test_a_new_file_gets_the_modes_the_umask_allows(tmp_path):
     assert os.stat(tmp_path / "x").st_mode & 0o777 == 0o644
 
 
+def test_a_replaced_safetensors_file_keeps_its_modes(tmp_path):
+    """Written over, a private file stays private: the new file takes the replaced one's bits."""
+    path = tmp_path / "m.safetensors"
+    save_arrays(path, [("w", DTYPES["F32"], np.zeros(2, np.float32))])
+    path.chmod(0o600)
+    old = os.umask(0o022)
+    try:
+        save_arrays(path, [("w", DTYPES["F32"], np.ones(2, np.float32))])
+    finally:
+        os.umask(old)
+    assert os.stat(path).st_mode & 0o777 == 0o600
+    assert load_file(str(path))["w"].tolist() == [1.0, 1.0]
+
+
 def test_a_temp_that_cannot_be_created_names_its_destination(tmp_path, monkeypatch):
     def full(path, flags, *a):
         raise OSError(errno.ENOSPC, "No space left on device")
