@@ -107,8 +107,13 @@ def test_a_destination_still_in_use_is_refused_before_the_commit(shown, tmp_path
     src, out, ckpt = shown
     before = out.read_bytes()
     in_use = ckpt.view("w")
-    with pytest.raises(CheckpointError, match="is open in this program"):
+    with pytest.raises(CheckpointError) as e:
         _cast_over(src, out)
+    assert (e.value.path, e.value.reason) == (
+        str(out),
+        "is open in this program (one of its tensors is in use), and this system does not let "
+        "an open file be replaced; close it, then save again",
+    )
     assert out.read_bytes() == before and float(in_use[0]) == 7.0
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out.safetensors", "src.safetensors"]
     del in_use
