@@ -111,12 +111,16 @@ def test_list_shows_the_shape_from_the_quant_state(tmp_path, capsys):
     assert row["name"] == f"{M}.weight" and row["shape"] == [48, 64]  # packed: [1536, 1]
 
 
-def _nested(w: torch.Tensor) -> tuple[list, dict, torch.Tensor]:
-    """Nested ("double quant") nf4 of ``w`` as transformers saves it: the tensors, the
-    quant_state JSON, and what bitsandbytes dequantizes."""
+def _nf4(
+    w: torch.Tensor, blocksize: int = 64, nested: bool = False
+) -> tuple[list, dict, torch.Tensor]:
+    """nf4 of ``w`` as transformers saves it, plain or nested ("double quant"): the tensors,
+    the quant_state JSON apart, and what bitsandbytes dequantizes."""
     import bitsandbytes.functional as F
 
-    packed, state = F.quantize_4bit(w, quant_type="nf4", compress_statistics=True, blocksize=64)
+    packed, state = F.quantize_4bit(
+        w, quant_type="nf4", compress_statistics=nested, blocksize=blocksize
+    )
     parts = state.as_dict(packed=True)
     key = next(k for k in parts if k.startswith("quant_state."))
     quant_state = json.loads(bytes(parts.pop(key).numpy()))
@@ -140,7 +144,7 @@ def test_nested_absmax_in_blocks_of_one_code(tmp_path):
     import numpy as np
 
     torch.manual_seed(6)
-    tensors, state, want = _nested((torch.randn(64, 512) * 0.02).to(torch.bfloat16))
+    tensors, state, want = _nf4((torch.randn(64, 512) * 0.02).to(torch.bfloat16), nested=True)
     ((key, quant_state),) = state.items()
     codes = next(a for n, _d, a in tensors if n.endswith(".absmax"))
     i = next(i for i, (n, _d, _a) in enumerate(tensors) if n.endswith(".nested_absmax"))
@@ -173,7 +177,7 @@ def test_nested_absmax_that_cannot_be_read_is_refused_with_why(tmp_path, change,
     from inspector.core.errors import CheckpointError
 
     torch.manual_seed(7)
-    tensors, state, _want = _nested((torch.randn(32, 128) * 0.02).to(torch.bfloat16))
+    tensors, state, _want = _nf4((torch.randn(32, 128) * 0.02).to(torch.bfloat16), nested=True)
     ((_key, quant_state),) = state.items()
     if change.startswith("no "):
         tensors = [t for t in tensors if not t[0].endswith("." + change[3:])]
@@ -251,20 +255,6 @@ def test_nested_parts_stored_in_f64_are_rounded_to_the_f32_bitsandbytes_holds(tm
     folder(tmp_path / "q", tensors, {"quant_method": "bitsandbytes", "load_in_4bit": True})
     got, _ = _cast(tmp_path / "q", tmp_path / "plain", "F32")
     assert torch.equal(got[f"{M}.weight"], want)
-
-
-def _nf4(w: torch.Tensor, blocksize: int = 64) -> tuple[list, dict, torch.Tensor]:
-    """Plain (not nested) nf4 of ``w``: the tensors, the quant_state JSON apart, and what
-    bitsandbytes dequantizes."""
-    import bitsandbytes.functional as F
-
-    packed, state = F.quantize_4bit(w, quant_type="nf4", blocksize=blocksize)
-    parts = state.as_dict(packed=True)
-    key = next(k for k in parts if k.startswith("quant_state."))
-    quant_state = json.loads(bytes(parts.pop(key).numpy()))
-    tensors = [(f"{M}.weight", *_as_numpy(packed))]
-    tensors += [(f"{M}.weight.{k}", *_as_numpy(v)) for k, v in parts.items()]
-    return tensors, {key: quant_state}, F.dequantize_4bit(packed, state)
 
 
 def _refusal(path) -> str:
@@ -419,7 +409,7 @@ def test_4bit_parts_stored_as_matrices_read_as_the_vectors_bitsandbytes_holds(tm
     """quant_map stored [4, 4] and the nested absmax codes [blocks, 1]: read flat, as
     bitsandbytes' 1-D tensors, the values are its own."""
     torch.manual_seed(16)
-    tensors, state, want = _nested((torch.randn(64, 512) * 0.02).to(torch.bfloat16))
+    tensors, state, want = _nf4((torch.randn(64, 512) * 0.02).to(torch.bfloat16), nested=True)
     tensors = [
         (n, d, a.reshape(4, 4) if n.endswith(".weight.quant_map") else
          a.reshape(-1, 1) if n.endswith(".weight.absmax") else a)
