@@ -191,9 +191,10 @@ class ErrorFigures:
             self._max_abs = max(self._max_abs, float(d.max()))
             scale = np.maximum(np.abs(a64), np.abs(b64))
             rel = np.divide(d, scale, out=np.zeros_like(d), where=scale > 0)
-            rel[np.isinf(d)] = np.inf  # a value that came back NaN or inf (scale NaN: not > 0)
+            gone = np.isinf(d)  # a value that came back NaN or inf (scale NaN: not > 0)
+            rel[gone] = np.inf
             self._max_rel = max(self._max_rel, float(rel.max()))  # d, so rel, holds no NaN
-            rel[np.isinf(rel)] = 2.0
+            rel[gone] = 2.0  # elsewhere rel <= 2: |a - b| <= 2 max(|a|, |b|)
             self._rel_sq += _sum_sq(rel)
             self._rel_n += rel.size
             self._err_sq += _sum_sq(d) if np.isfinite(d).all() else math.inf
