@@ -70,14 +70,10 @@ def test_a_folder_of_one_series_opens_it_from_its_first_part(tmp_path):
 def test_a_folder_of_a_series_and_another_gguf_asks_which(tmp_path):
     """A series beside an unrelated GGUF is two models: the folder does not choose."""
     from inspector.core.errors import AmbiguousCheckpointError
+    from tests.gguf_files import write_gguf
 
     parts = series(tmp_path)
-    other = gguf.GGUFWriter(str(tmp_path / "other.gguf"), "llama")
-    other.add_tensor("w", np.zeros((2, 32), np.float32))
-    other.write_header_to_file()
-    other.write_kv_data_to_file()
-    other.write_tensors_to_file()
-    other.close()
+    write_gguf(tmp_path / "other.gguf", {"w": (np.zeros((2, 32), np.float32), None)})
     with pytest.raises(AmbiguousCheckpointError) as e:
         open_checkpoint(tmp_path)
     assert e.value.reason == "folder holds 4 Burnpack or GGUF files; open one file"
