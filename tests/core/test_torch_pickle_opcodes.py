@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import pickle
+import pickletools
 import struct
 from typing import Any
 
@@ -176,6 +177,14 @@ LEGACY = {
     "FROZENSET": b"(K\x01K\x02\x91.",
     "NONE, NEWTRUE, NEWFALSE": b"N\x88\x89\x87.",
     "PROTO 5 and FRAME": b"\x80\x05\x95\x03\x00\x00\x00\x00\x00\x00\x00K\x01.",
+    # both read by pickle.loads and by the pure-Python unpickler
+    "an empty FRAME": b"\x80\x05\x95\x00\x00\x00\x00\x00\x00\x00\x00K\x01.",
+    "a FRAME that ends between an opcode and its argument": (
+        b"\x80\x05\x95\x01\x00\x00\x00\x00\x00\x00\x00K\x01."
+    ),
+    "a FRAME whose last opcode is the next FRAME": (
+        b"\x80\x05\x95\x09\x00\x00\x00\x00\x00\x00\x00\x95\x03\x00\x00\x00\x00\x00\x00\x00K\x01."
+    ),
 }
 
 
@@ -318,6 +327,15 @@ DAMAGE = {
         b"Iabc\n.",
         "pickle is malformed at byte 5: invalid literal for int() with base 10: b'abc'",
     ),
+    "FRAME longer than the file": (
+        b"\x80\x05\x95\x10\x00\x00\x00\x00\x00\x00\x00K\x01.",
+        "pickle declares a FRAME longer than the file (truncated or corrupt)",
+    ),
+    # read signed, this length is negative: a frame that ends before it begins
+    "FRAME of 2**63 bytes": (
+        b"\x80\x05\x95" + (2**63).to_bytes(8, "little") + b"K\x01.",
+        "pickle declares a FRAME longer than the file (truncated or corrupt)",
+    ),
     "bad UTF-8": (
         b"\x8c\x01\xff.",
         "pickle is malformed at byte 3: 'utf-8' codec can't decode byte 0xff in position 0: "
@@ -356,6 +374,37 @@ def test_the_object_budget_is_exact():
         run(data, max_objects=3)
 
 
+# an empty container is charged by its size in memory, in objects: a list 1, a dict 2, a set 4;
+# a frozenset 4 for itself and 1 for each item
+CHARGES = {
+    "EMPTY_LIST": (b"].", 1),
+    "EMPTY_DICT": (b"}.", 2),
+    "EMPTY_SET": (b"\x8f.", 4),
+    "FROZENSET of two": (b"(K\x01K\x02\x91.", 6),
+}
+
+
+@pytest.mark.parametrize("data, charge", CHARGES.values(), ids=CHARGES.keys())
+def test_each_container_is_charged_exactly_its_price(data, charge):
+    assert same(run(data, max_objects=charge), pickle.loads(data))
+    with pytest.raises(PickleError, match=f"builds more than {charge - 1} objects"):
+        run(data, max_objects=charge - 1)
+
+
+def test_a_pickle_of_many_frames_reads_like_the_reference():
+    """Protocols 4 and 5 cut a large pickle into frames of about 64 KiB, each ending after the
+    opcode that filled it, often one without an argument (MEMOIZE): the next FRAME's own length
+    is then read exactly where the last frame ended, which neither crosses nor overlaps it."""
+    value = {f"layers.{i}.weight": [i, f"{i}" * 3] for i in range(8_000)}
+    for protocol in (4, 5):
+        data = pickle.dumps(value, protocol=protocol)
+        ops = list(pickletools.genops(data))
+        frames = [i for i, (op, _arg, _pos) in enumerate(ops) if op.name == "FRAME"]
+        assert len(frames) > 2
+        assert any(ops[i - 1][1] is None for i in frames[1:])  # a frame ended on a bare opcode
+        assert same(run(data), value)
+
+
 def test_reading_starts_and_ends_where_asked():
     data = b"junkK\x01.K\x02."
     obj, end = PickleMachine(data, Recorder()).run(4)
@@ -381,6 +430,24 @@ def test_a_long_error_is_cut_to_its_first_line_and_200_characters():
     with pytest.raises(PickleError) as e:
         run(b"cm\nn\n.", Wordy())
     assert str(e.value) == "is malformed at byte 5: " + "x" * 200
+
+
+def test_an_error_of_several_lines_is_shown_by_its_first():
+    class Wordy:
+        def resolve_global(self, module, name):
+            raise ValueError("first line\nsecond line")
+
+    with pytest.raises(PickleError) as e:
+        run(b"cm\nn\n.", Wordy())
+    assert str(e.value) == "is malformed at byte 5: first line"
+
+
+def test_a_protocol_0_persistent_id_that_is_not_ascii_is_asked_with_its_bytes_replaced():
+    """CPython refuses it (protocol 0 ids must be ASCII); we name it readably, like a GLOBAL
+    whose name is not UTF-8, so the policy can still say what the file asks for."""
+    rec = Recorder()
+    assert run(b"P\xffkey\n.", rec) == ("pid", "\ufffdkey")
+    assert rec.asked == [("pid", "\ufffdkey")]
 
 
 def test_empty_text_lines_of_protocol_0():
