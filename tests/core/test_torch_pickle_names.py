@@ -101,6 +101,32 @@ def test_a_compressed_storage_is_refused():
         _place(_record((3, 4), (4, 1)), offset=-1)
 
 
+def test_each_refusal_names_its_tensor_clipped_at_80_characters():
+    name = "model.layers." + "x" * 100
+    shown = "'" + name[:80] + "'…"
+    cases = (
+        (
+            _record((3, 4), (4, 1)),
+            -1,
+            48,
+            f"tensor {shown}: its storage is compressed in the zip, which torch never writes",
+        ),
+        (
+            _record((3, 4), (4, 1)),
+            100,
+            52,
+            f"tensor {shown}: its storage holds 52 bytes where the pickle declares 48; torch "
+            "refuses such a file",
+        ),
+        # exactly 2**63 bytes: one more than numpy can address
+        (_record((2**61,), (1,)), 100, 48, f"tensor {shown} has 2**63 bytes of values or more"),
+    )
+    for rec, offset, nbytes, says in cases:
+        with pytest.raises(PickleError) as e:
+            place_tensor("m.pt", name, rec, lambda _key, o=offset, n=nbytes: StorageSpan(o, n))
+        assert str(e.value) == says
+
+
 def test_an_object_shared_by_two_keys_is_not_a_cycle():
     shared = [1, 2]
     _tensors, values = flatten({"a": shared, "b": shared})
@@ -140,6 +166,29 @@ def test_keys_nest_sixteen_deep_and_no_deeper():
         check_key(("a", ("b", [1])))  # a list deep inside a tuple: not hashable
     assert str(e.value) == "uses a list as a dict key or set item"
     assert check_key(frozenset({("a", 1)})) == frozenset({("a", 1)})
+
+
+def test_a_record_in_a_key_is_a_leaf_like_a_string():
+    """Our records (a stand-in for a class the file names) are hashed by identity: they nest
+    nothing, so 16 tuples around one are as deep as 16 around a string."""
+    from inspector.core.formats.torch_pickle.values import MAX_KEY_DEPTH, check_key
+
+    key: object = object()
+    for _ in range(MAX_KEY_DEPTH):
+        key = (key,)
+    assert check_key(key) is key
+
+
+def test_a_key_a_hundred_thousand_tuples_deep_is_refused_at_sixteen_not_walked_down():
+    """The walk stops at the bound: walking on would overflow Python's own stack first."""
+    from inspector.core.formats.torch_pickle.values import check_key
+
+    key: object = "leaf"
+    for _ in range(100_000):
+        key = (key,)
+    with pytest.raises(PickleError) as e:
+        check_key(key)
+    assert str(e.value) == "uses a key nested more than 16 levels deep"
 
 
 def test_a_shared_tuple_seen_shallow_first_still_counts_its_depth_where_it_is_seen_again():

@@ -167,7 +167,7 @@ def place_tensor(
     item = rec.dtype.bits // 8
     numel = math.prod(rec.shape)  # at most 64 dimensions below 2**63 each (records.py)
     if numel * item >= INT_LIMIT:
-        raise PickleError(f"tensor {bounded_repr(name, 80)} has more than 2**63 bytes of values")
+        raise PickleError(f"tensor {bounded_repr(name, 80)} has 2**63 bytes of values or more")
     start = span.offset + rec.offset * item
     stored = rec.storage.numel * (rec.storage.dtype.bits // 8 if rec.storage.dtype else 1)
     if span.nbytes != stored:  # torch checks the record's size against the pickle's exactly
