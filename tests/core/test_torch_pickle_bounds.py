@@ -53,6 +53,37 @@ def test_bounded_repr_stops_early_on_a_tuple_dag():
     assert bounded_repr((1, "a", (2,))) == "(1, 'a', (2,))" == repr((1, "a", (2,)))
 
 
+def test_bounded_repr_takes_whole_parts_until_past_the_limit_then_marks_the_cut():
+    """Parts are taken while the text is at most ``limit`` (120) long: a tuple whose text
+    reaches exactly 120 before its closing ",)" is shown whole; one character more and the
+    closing part is cut and marked."""
+    whole = ("x" * 117,)  # "(" and a 119-character repr: 120, then ",)"
+    assert bounded_repr(whole) == repr(whole)
+    longer = ("x" * 118,)
+    assert bounded_repr(longer) == repr(longer)[:120] + "…"
+    many = tuple(range(1000))  # the length counts every part, not only the last one
+    assert bounded_repr(many, 40) == repr(many)[:40] + "…"
+
+
+def test_bounded_repr_shows_an_integer_up_to_10_to_the_40():
+    for n in (10**40, -(10**40)):
+        assert bounded_repr(n) == repr(n)
+    for n in (10**40 + 1, -(10**40) - 1):
+        assert bounded_repr(n) == "<huge int>"
+
+
+def test_bounded_repr_names_a_stand_in_by_its_qualname_and_anything_else_by_its_type():
+    class StandIn:
+        qualname = "torch._utils._rebuild_tensor_v2"
+
+    class Odd:
+        qualname = 7  # not text: not trusted as a name
+
+    assert bounded_repr((StandIn(), object(), Odd())) == (
+        "(torch._utils._rebuild_tensor_v2, <object>, <Odd>)"
+    )
+
+
 def test_bounded_repr_marks_a_clipped_string_or_bytes_as_clipped():
     """A long storage key or member name from a file is shown clipped; without the mark a reader
     takes the clipped text for the whole name (it was shown cut at limit + 1 with nothing to say
