@@ -120,11 +120,45 @@ def test_each_refusal_names_its_tensor_clipped_at_80_characters():
         ),
         # exactly 2**63 bytes: one more than numpy can address
         (_record((2**61,), (1,)), 100, 48, f"tensor {shown} has 2**63 bytes of values or more"),
+        (
+            _record((3, 4), (4, 1), offset=1),
+            100,
+            48,
+            f"tensor {shown} reaches past the end of its storage (52 > 48 bytes)",
+        ),
+        # a stride-0 view one element past 1 GiB
+        (
+            _record(((1 << 28) + 1,), (0,), numel=1),
+            100,
+            4,
+            f"tensor {shown} is a view of 1,073,741,828 bytes over 4 stored bytes (stride 0); "
+            "not read",
+        ),
+        # one row past 1024 times the 2 MiB it repeats, the row one row into its storage
+        (
+            _record((1025, _ROW), (0, 1), offset=_ROW, numel=2 * _ROW),
+            100,
+            8 * _ROW,
+            f"tensor {shown} is a view of 2,149,580,800 bytes over 2,097,152 stored bytes "
+            "(stride 0); not read",
+        ),
     )
     for rec, offset, nbytes, says in cases:
         with pytest.raises(PickleError) as e:
             place_tensor("m.pt", name, rec, lambda _key, o=offset, n=nbytes: StorageSpan(o, n))
         assert str(e.value) == says
+
+
+_ROW = 1 << 19  # F32 elements: 2 MiB, which 1024 times is 2 GiB, past the 1 GiB floor
+
+
+def test_a_stride_0_view_is_read_up_to_1_gib_or_1024_times_the_bytes_it_repeats():
+    """Up to these bounds a broadcast view is a tensor like any other (a position embedding
+    expanded over a batch); past them, reading its values would run for hours."""
+    t = _place(_record((1 << 28,), (0,), numel=1), nbytes=4)
+    assert isinstance(t, StridedTensorInfo) and t.span_elems == 1
+    t = _place(_record((1024, _ROW), (0, 1), offset=_ROW, numel=2 * _ROW), nbytes=8 * _ROW)
+    assert isinstance(t, StridedTensorInfo) and t.span_elems == _ROW
 
 
 def test_an_object_shared_by_two_keys_is_not_a_cycle():
