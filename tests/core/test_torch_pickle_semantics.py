@@ -285,6 +285,25 @@ def test_a_storage_key_named_again_with_another_dtype_keeps_the_first(tmp_path, 
     assert {v[0] for v in ours.values()} == {"F32" if first == "FloatStorage" else "F16"}
 
 
+@pytest.mark.parametrize("legacy", [False, True], ids=["zip", "legacy"])
+def test_a_storage_named_again_as_empty_keeps_the_first(tmp_path, legacy):
+    """Only an empty *first* storage is not kept: named again as empty, the key still gives
+    the one element it was first loaded with, as torch does."""
+    view = (None,) if legacy else ()
+    obj = {
+        "a": v2(storage("FloatStorage", "0", 1, *view), 0, (1,), (1,)),
+        "b": v2(storage("FloatStorage", "0", 0, *view), 0, (1,), (1,)),
+    }
+    path = tmp_path / "m.pt"
+    if legacy:
+        path.write_bytes(legacy_file(dumps(obj), {"0": (1, F32[:4])}))
+    else:
+        path.write_bytes(zip_file(dumps(obj), {"0": F32[:4]}))
+    ours = _ours(path)
+    assert ours == _theirs(path, True) == _theirs(path, False)
+    assert ours["b"] == ("F32", (1,), F32[:4])
+
+
 def test_a_storage_named_empty_then_not_is_refused(tmp_path):
     obj = {
         "a": v2(storage("FloatStorage", "0", 0, None), 0, (0,), (1,)),
