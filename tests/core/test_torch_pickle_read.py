@@ -267,6 +267,15 @@ def test_damage_in_a_legacy_file_names_the_file(tmp_path):
         assert e.value.path == str(path)
 
 
+def test_a_second_tensor_of_a_long_name_is_named_clipped_at_80_characters(tmp_path):
+    long = "x" * 100
+    path = tmp_path / "twice.pt"
+    torch.save({f"a.{long}": torch.ones(1), "a": {long: torch.zeros(1)}}, path)
+    header = read_pickle_checkpoint(str(path))
+    (note,) = [v for v in header.facts.values if v.text.startswith("a second")]
+    assert note.text.startswith(f"a second tensor named '{('a.' + long)[:80]}'… once keys")
+
+
 def test_two_tensors_named_alike_once_joined_are_both_listed_and_cast(tmp_path):
     """{"a.b": t1, "a": {"b": t2}}: torch.load reads it; both tensors are shown and written,
     the second as "a.b#2" with a value saying why (it was refused whole)."""
@@ -275,7 +284,10 @@ def test_two_tensors_named_alike_once_joined_are_both_listed_and_cast(tmp_path):
     header = read_pickle_checkpoint(str(path))
     assert [t.name for t in header.tensors] == ["a.b", "a.b#2"]
     (note,) = [v for v in header.facts.values if v.name == "a.b#2"]
-    assert "a second tensor named 'a.b'" in note.text
+    assert note.text == (
+        "a second tensor named 'a.b' once keys are joined with dots: listed and written under "
+        "this name"
+    )
     from inspector.core.cast.job import cast_checkpoint
     from inspector.core.dtypes import DTYPES
     from inspector.core.progress import run_job

@@ -305,16 +305,29 @@ def test_a_storage_named_again_as_empty_keeps_the_first(tmp_path, legacy):
 
 
 def test_a_storage_named_empty_then_not_is_refused(tmp_path):
+    key = "k" * 100  # named in the refusal clipped at 80 characters, and marked so
     obj = {
-        "a": v2(storage("FloatStorage", "0", 0, None), 0, (0,), (1,)),
-        "b": v2(storage("HalfStorage", "0", 4, None), 0, (4,), (1,)),
+        "a": v2(storage("FloatStorage", key, 0, None), 0, (0,), (1,)),
+        "b": v2(storage("HalfStorage", key, 4, None), 0, (4,), (1,)),
     }
     path = tmp_path / "m.pt"
-    path.write_bytes(legacy_file(dumps(obj), {"0": (0, b"")}))  # torch: uninitialized memory
+    path.write_bytes(legacy_file(dumps(obj), {key: (0, b"")}))  # torch: uninitialized memory
     assert _refusal(path) == (
-        "pickle names storage '0' first empty, then with 4 elements: "
+        f"pickle names storage '{'k' * 80}'… first empty, then with 4 elements: "
         "torch.load reads uninitialized memory or fails"
     )
+
+
+def test_a_storage_named_empty_twice_is_read_as_two_empty_tensors(tmp_path):
+    obj = {
+        "a": v2(storage("FloatStorage", "0", 0, None), 0, (0,), (1,)),
+        "b": v2(storage("FloatStorage", "0", 0, None), 0, (0, 3), (3, 1)),
+    }
+    path = tmp_path / "m.pt"
+    path.write_bytes(legacy_file(dumps(obj), {"0": (0, b"")}))
+    ours = _ours(path)
+    assert ours == _theirs(path, True) == _theirs(path, False)
+    assert ours == {"a": ("F32", (0,), b""), "b": ("F32", (0, 3), b"")}
 
 
 def test_an_untyped_storage_under_v2_is_bytes_in_a_zip_and_unreadable_in_legacy(tmp_path):
@@ -580,3 +593,24 @@ def test_an_integer_tensor_that_does_not_require_grad_is_read(tmp_path):
     user = {"t": B(v2(longs, 0, (2,), (1,)), (v2(longs, 0, (2,), (1,)), None, HOOKS, False, True))}
     path = _write(tmp_path, user, {"0": F32[:16]}, name="u.pt")
     assert _ours(path) == {"t": ("I64", (2,), F32[:16])}
+
+
+# -- refusals found after the opcodes ran -------------------------------------------------------
+def test_a_refusal_after_the_pickle_is_read_names_the_file(tmp_path):
+    """The tree that contains itself, and a tensor placed past its storage: both found once
+    the pickle is read, both said of the file they are in. torch.load refuses the second."""
+    looped: dict = {"w": torch.ones(1)}
+    looped["me"] = looped
+    path = str(tmp_path / "loop.pt")
+    torch.save(looped, path)
+    with pytest.raises(CheckpointError) as e:
+        open_checkpoint(path)
+    assert (e.value.path, e.value.reason) == (path, "pickle contains itself (a cycle at me)")
+    path = _write(tmp_path, {"t": v2(_f32(), 2, (12,), (1,))}, name="past.pt")
+    with pytest.raises(CheckpointError) as e:
+        open_checkpoint(path)
+    assert (e.value.path, e.value.reason) == (
+        path,
+        "tensor 't' reaches past the end of its storage (56 > 48 bytes)",
+    )
+    assert _torch_fails(path, True) and _torch_fails(path, False)
