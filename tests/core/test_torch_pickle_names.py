@@ -161,6 +161,13 @@ def test_a_stride_0_view_is_read_up_to_1_gib_or_1024_times_the_bytes_it_repeats(
     assert isinstance(t, StridedTensorInfo) and t.span_elems == _ROW
 
 
+def test_a_key_that_is_an_unknown_object_is_named_by_its_class_clipped_at_120():
+    from inspector.core.formats.torch_pickle.unknown import Unknown
+
+    _tensors, values = flatten({Unknown("pkg." + "C" * 130): 5, Unknown("pkg.Short"): 6})
+    assert [v.name for v in values] == ["<pkg." + "C" * 114 + "…", "<pkg.Short>"]
+
+
 def test_an_object_shared_by_two_keys_is_not_a_cycle():
     shared = [1, 2]
     _tensors, values = flatten({"a": shared, "b": shared})
