@@ -161,6 +161,26 @@ def test_a_dtype_burn_lacks_is_refused_before_anything_is_written(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["f8.safetensors", "s.safetensors"]
 
 
+def test_a_burnpack_source_refused_as_burnpack_names_the_output(tmp_path):
+    """Its param ids and dtype names are kept on the way, and the refusal still says which
+    file cannot be written."""
+    src = write_burnpack(tmp_path / "s.bpk", [plain("w", np.ones(2, np.float32))])
+    with pytest.raises(CheckpointError) as e:
+        cast(src, tmp_path / "o.bpk", target=DTYPES["F8_E4M3"])
+    assert e.value.path == str(tmp_path / "o.bpk")
+    assert e.value.reason.startswith("cannot be written as Burnpack: tensor 'w' is F8_E4M3")
+
+
+def test_a_safetensors_file_burn_saved_is_written_as_burnpack_without_pytorch_layout(tmp_path):
+    """burn's own SafetensorsStore output has burn's names and layouts: the .bpk must not tell
+    burn to adapt them from PyTorch's."""
+    save_file({"w": np.ones(2, np.float32)}, str(tmp_path / "b.safetensors"), {"producer": "burn"})
+    cast(tmp_path / "b.safetensors", tmp_path / "o.bpk")
+    meta = open_checkpoint(tmp_path / "o.bpk").metadata
+    assert meta == {"format": "burnpack", "producer": "checkpoint-inspector",
+                    "version": meta["version"]}  # fmt: skip
+
+
 def test_a_burnpack_source_into_a_folder_stays_burnpack(tmp_path):
     (tmp_path / "out").mkdir()
     shutil.copy(BURN_FILE, tmp_path / "m.bpk")
