@@ -114,6 +114,10 @@ def test_safetensors_to_burnpack_and_back_is_bit_identical(tmp_path):
     meta = open_checkpoint(tmp_path / "m.bpk").metadata
     assert meta == {"format": "burnpack", "producer": "checkpoint-inspector",
                     "version": meta["version"], "layout": "pytorch"}  # fmt: skip
+    # and back: still PyTorch's names and layouts, as the .bpk recorded
+    assert open_checkpoint(tmp_path / "back.safetensors").metadata == meta | {
+        "format": "safetensors"
+    }
 
 
 def test_a_cast_to_burnpack_equals_the_cast_to_safetensors(tmp_path):
@@ -179,6 +183,17 @@ def test_a_safetensors_file_burn_saved_is_written_as_burnpack_without_pytorch_la
     meta = open_checkpoint(tmp_path / "o.bpk").metadata
     assert meta == {"format": "burnpack", "producer": "checkpoint-inspector",
                     "version": meta["version"]}  # fmt: skip
+
+
+def test_a_burnpack_that_records_no_layout_is_burns_own_whoever_wrote_it(tmp_path):
+    """Burnpack is burn's format: without a recorded layout its names and layouts are burn's,
+    and the safetensors written from it says so (burn then loads it without the adapter)."""
+    src = write_burnpack(tmp_path / "s.bpk", [plain("w", np.ones(2, np.float32))],
+                         {"format": "burnpack", "producer": "someone"})  # fmt: skip
+    cast(src, tmp_path / "o.safetensors")
+    assert open_checkpoint(tmp_path / "o.safetensors").metadata == {
+        "format": "safetensors", "producer": "someone", "layout": "burn",
+    }  # fmt: skip
 
 
 def test_a_burnpack_source_into_a_folder_stays_burnpack(tmp_path):
