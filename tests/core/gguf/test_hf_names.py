@@ -83,6 +83,23 @@ def test_cast_writes_hf_names_and_row_order(tmp_path):
     assert "lm_head.weight" in out and "model.norm.weight" in out
 
 
+def test_a_name_two_tensors_would_share_is_left_as_it_is(tmp_path):
+    """token_embd.weight maps to model.embed_tokens.weight, which the file also holds under that
+    name: renaming either would write two tensors under one name, so neither is renamed."""
+    ones, twos = np.ones((8, 32), np.float32), np.full((8, 32), 2, np.float32)
+    path = write_gguf(tmp_path / "m.gguf", {
+        "token_embd.weight": (ones, None),
+        "model.embed_tokens.weight": (twos, None),
+        "output_norm.weight": (ones[0], None),
+    })  # fmt: skip
+    with open_checkpoint(path) as ckpt:
+        run_job(cast_checkpoint(ckpt, DTYPES["F32"], str(tmp_path / "out.safetensors")))
+    out = load_file(str(tmp_path / "out.safetensors"))
+    assert sorted(out) == ["model.embed_tokens.weight", "model.norm.weight", "token_embd.weight"]
+    assert out["token_embd.weight"].tolist() == ones.tolist()
+    assert out["model.embed_tokens.weight"].tolist() == twos.tolist()
+
+
 def test_without_the_other_checkpoint_each_name_maps_to_transformers_own_first(tmp_path):
     """Among a GGUF name's candidates, transformers' module names come first (``model.norm``,
     ``lm_head``, ``model.layers.N.self_attn…``), then other ``model.…`` names, then the rest,

@@ -16,10 +16,10 @@ from inspector.core.opening import open_checkpoint
 from inspector.core.progress import run_job
 
 
-def series(tmp_path):
+def series(tmp_path, n_tensors=5):
     w = gguf.GGUFWriter(str(tmp_path / "m.gguf"), "llama", split_max_tensors=2)
     w.add_block_count(1)
-    for i in range(5):
+    for i in range(n_tensors):
         w.add_tensor(f"blk.0.t{i}.weight", np.full((4, 32), i, np.float32))
     w.write_header_to_file()
     w.write_kv_data_to_file()
@@ -45,6 +45,16 @@ def test_a_cast_writes_one_file(tmp_path):
     assert os.listdir(tmp_path / "out") == ["m.safetensors"]
     got = load_file(str(tmp_path / "out" / "m.safetensors"))
     assert len(got) == 5 and got["blk.0.t3.weight"].dtype == np.float16
+
+
+def test_a_series_of_two_parts_casts_to_one_file_too(tmp_path):
+    parts = series(tmp_path, n_tensors=4)
+    assert [p.name for p in parts] == ["m-00001-of-00002.gguf", "m-00002-of-00002.gguf"]
+    with open_checkpoint(parts[0]) as ckpt:
+        run_job(cast_checkpoint(ckpt, DTYPES["F16"], str(tmp_path / "one.safetensors")))
+    got = load_file(str(tmp_path / "one.safetensors"))
+    assert sorted(got) == [f"blk.0.t{i}.weight" for i in range(4)]
+    assert got["blk.0.t3.weight"].tolist() == [[3.0] * 32] * 4
 
 
 def test_a_missing_part_is_named(tmp_path):
