@@ -3,6 +3,8 @@ maxima and counts bit for bit, the mean within a few float64 ulps (summation ord
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -63,6 +65,21 @@ def test_random_blocks_larger_than_the_cache_block(src, dst):
 )
 def test_any_values(pair, values):
     assert_same_stats(*_both(*pair, np.array(values, dtype=np.float64)))
+
+
+@pytest.mark.parametrize("src, dst", PAIRS)
+def test_measuring_special_values_prints_no_numpy_warning(src, dst):
+    """0/0, inf - inf and ratios past the largest float are expected while measuring: numpy must
+    not print a RuntimeWarning on the terminal of a person running ``cast``."""
+    s, d = DTYPES[src], DTYPES[dst]
+    with np.errstate(all="ignore"):
+        x = cast_array(SPECIAL, DTYPES["F64"], s)
+        c = cast_array(x, s, d)
+    acc = ErrorAccumulator(s, d)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        acc.update(x, c)
+    assert acc.result().nan == 1
 
 
 def test_nans_of_a_widening_cast_are_counted_over_every_chunk():
