@@ -84,6 +84,23 @@ def test_a_one_shard_pickle_index_is_converted_with_its_index(tmp_path):
         assert {t.name: t.dtype.name for t in ckpt.tensors} == {"w": "F16", "b": "F16"}
 
 
+def test_safetensors_shards_keep_their_names_even_with_a_torch_stem(tmp_path):
+    """Only a pickle shard is renamed (pytorch_model-… → model-…, as transformers names the
+    converted file); a safetensors shard keeps its name, which its index names too."""
+    src = tmp_path / "in"
+    src.mkdir()
+    shards = {f"t{i}": f"pytorch_model-0000{i}-of-00002.safetensors" for i in (1, 2)}
+    for name, shard in shards.items():
+        save_file({name: torch.ones(2)}, src / shard)
+    (src / "model.safetensors.index.json").write_text(json.dumps({"weight_map": shards}))
+    _cast(src / "model.safetensors.index.json", tmp_path / "out")
+    assert sorted(os.listdir(tmp_path / "out")) == sorted(
+        ["model.safetensors.index.json", *shards.values()]
+    )
+    with open_checkpoint(tmp_path / "out") as ckpt:
+        assert {t.name: t.dtype.name for t in ckpt.tensors} == {"t1": "F16", "t2": "F16"}
+
+
 def test_config_json_is_copied_as_it_is_when_nothing_was_cast(tmp_path):
     src = tmp_path / "in"
     src.mkdir()
