@@ -141,7 +141,6 @@ def cast_checkpoint(
             copy_companions(
                 writer, model_folder(ckpt.path), out, target if any_cast else None, deq is not None
             )
-        done += sum(t.nbytes for h in ckpt.files if h.path not in paths for t in h.tensors)
         bg = BackgroundWriter()
         casts = ChunkCaster(processes=cast_processes(plan) if processes is None else processes)
         try:
