@@ -67,6 +67,18 @@ def test_values_equal_transformers_fp8_dequantize_bit_for_bit(tmp_path, target):
     assert got.dtype == dtype and torch.equal(got, want)
 
 
+def test_the_report_measures_a_dequantized_weight_from_its_f32_values(tmp_path):
+    """What the cast loses past dequantizing: the weight's F32 values (codes × scales) against
+    the BF16 written, measured like any cast."""
+    made = deepseek_folder(tmp_path / "fp8", 384, 256, seed=3)
+    report = _cast(tmp_path / "fp8", tmp_path / "plain", "BF16")
+    entry = {t["name"]: t for t in report["tensors"]}["model.layers.0.mlp.up_proj.weight"]
+    f32 = _reference(made["codes"], made["scale"], torch.float32)
+    err = (f32.to(torch.bfloat16).to(torch.float32) - f32).abs()
+    assert entry["max_abs_err"] == err.max().item() > 0
+    assert entry["lossless"] is False and entry["overflow"] == entry["nan"] == 0
+
+
 def test_ragged_blocks_follow_deepseek_weight_dequant(tmp_path):
     """DeepSeek-V3's shapes are not all multiples of 128 (its kernel masks the last block)."""
     from safetensors.torch import load_file
