@@ -294,11 +294,7 @@ def test_a_storage_named_again_as_empty_keeps_the_first(tmp_path, legacy):
         "a": v2(storage("FloatStorage", "0", 1, *view), 0, (1,), (1,)),
         "b": v2(storage("FloatStorage", "0", 0, *view), 0, (1,), (1,)),
     }
-    path = tmp_path / "m.pt"
-    if legacy:
-        path.write_bytes(legacy_file(dumps(obj), {"0": (1, F32[:4])}))
-    else:
-        path.write_bytes(zip_file(dumps(obj), {"0": F32[:4]}))
+    path = _write(tmp_path, obj, {"0": F32[:4]}, legacy=legacy)
     ours = _ours(path)
     assert ours == _theirs(path, True) == _theirs(path, False)
     assert ours["b"] == ("F32", (1,), F32[:4])
@@ -310,8 +306,7 @@ def test_a_storage_named_empty_then_not_is_refused(tmp_path):
         "a": v2(storage("FloatStorage", key, 0, None), 0, (0,), (1,)),
         "b": v2(storage("HalfStorage", key, 4, None), 0, (4,), (1,)),
     }
-    path = tmp_path / "m.pt"
-    path.write_bytes(legacy_file(dumps(obj), {key: (0, b"")}))  # torch: uninitialized memory
+    path = _write(tmp_path, obj, {key: b""}, legacy=True)  # torch: uninitialized memory
     assert _refusal(path) == (
         f"pickle names storage '{'k' * 80}'… first empty, then with 4 elements: "
         "torch.load reads uninitialized memory or fails"
@@ -323,8 +318,7 @@ def test_a_storage_named_empty_twice_is_read_as_two_empty_tensors(tmp_path):
         "a": v2(storage("FloatStorage", "0", 0, None), 0, (0,), (1,)),
         "b": v2(storage("FloatStorage", "0", 0, None), 0, (0, 3), (3, 1)),
     }
-    path = tmp_path / "m.pt"
-    path.write_bytes(legacy_file(dumps(obj), {"0": (0, b"")}))
+    path = _write(tmp_path, obj, {"0": b""}, legacy=True)
     ours = _ours(path)
     assert ours == _theirs(path, True) == _theirs(path, False)
     assert ours == {"a": ("F32", (0,), b""), "b": ("F32", (0, 3), b"")}
