@@ -60,8 +60,8 @@ def _record(shape, stride, offset=0, numel=12, typed=True):
     return TensorRecord(storage, DTYPES["F32"], offset, tuple(shape), tuple(stride))
 
 
-def _place(rec, offset=100, nbytes=48):
-    return place_tensor("m.pt", "t", rec, lambda _key: StorageSpan(offset, nbytes))
+def _place(rec, offset=100, nbytes=48, name="t"):
+    return place_tensor("m.pt", name, rec, lambda _key: StorageSpan(offset, nbytes))
 
 
 def test_a_view_is_placed_inside_its_storage_to_the_last_byte():
@@ -145,7 +145,7 @@ def test_each_refusal_names_its_tensor_clipped_at_80_characters():
     )
     for rec, offset, nbytes, says in cases:
         with pytest.raises(PickleError) as e:
-            place_tensor("m.pt", name, rec, lambda _key, o=offset, n=nbytes: StorageSpan(o, n))
+            _place(rec, offset, nbytes, name)
         assert str(e.value) == says
 
 
