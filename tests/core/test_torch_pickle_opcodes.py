@@ -5,7 +5,6 @@ arguments; and each kind of damage is refused with its own reason."""
 
 from __future__ import annotations
 
-import math
 import pickle
 import pickletools
 import struct
@@ -21,7 +20,8 @@ from inspector.core.formats.torch_pickle.machine import (
     PickleError,
     PickleMachine,
 )
-from inspector.core.formats.torch_pickle.policies import LoadPolicy
+
+from .pickle_reading import run, same
 
 
 class Recorder:
@@ -45,27 +45,6 @@ class Recorder:
     def build(self, obj: Any, state: Any) -> Any:
         self.asked.append(("build", obj, state))
         return ("built", obj, state)
-
-
-def run(data: bytes, policy: Any = None, **kw: Any) -> Any:
-    obj, end = PickleMachine(data, policy or LoadPolicy(), **kw).run(0)
-    assert end == len(data)
-    return obj
-
-
-def same(a: Any, b: Any) -> bool:
-    """Equal values of equal types, all the way down (1 == True == 1.0 would hide a wrong op)."""
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, float):
-        return (math.isnan(a) and math.isnan(b)) or (
-            a == b and math.copysign(1, a) == math.copysign(1, b)
-        )
-    if isinstance(a, (list, tuple)):
-        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
-    if isinstance(a, dict):
-        return list(a) == list(b) and all(same(a[k], b[k]) for k in a)
-    return a == b
 
 
 _leaf = (
@@ -300,6 +279,17 @@ DAMAGE = {
         )
         for name, op in (("BYTEARRAY8", b"\x96"), ("BINBYTES8", b"\x8e"), ("BINUNICODE8", b"\x8d"))
     },
+    # the same with a 4-byte length of 2**31, which read signed would be negative
+    **{
+        f"{name} of 2**31 bytes in a FRAME": (
+            b"\x80\x05\x95\x08\x00\x00\x00\x00\x00\x00\x00"
+            + op
+            + (2**31).to_bytes(4, "little")
+            + b"ab.",
+            "pickle has an argument that crosses the end of its FRAME",
+        )
+        for name, op in (("BINBYTES", b"B"), ("BINUNICODE", b"X"))
+    },
     "LONG4 too long": (
         b"\x8b\x01\x00\x01\x00" + b"\x00" * 65537 + b".",
         "pickle holds an integer of more than 500,000 bits",
@@ -323,10 +313,7 @@ DAMAGE = {
     "STRING unquoted": (b"Sabc\n.", "pickle STRING argument is not quoted (corrupt)"),
     "STRING one quote": (b"S'\n.", "pickle STRING argument is not quoted (corrupt)"),
     "STRING mixed quotes": (b"S'a\"\n.", "pickle STRING argument is not quoted (corrupt)"),
-    "INT not a number": (
-        b"Iabc\n.",
-        "pickle is malformed at byte 5: invalid literal for int() with base 10: b'abc'",
-    ),
+    "INT not a number": (b"Iabc\n.", "pickle INT argument is not a whole number (corrupt)"),
     "FRAME longer than the file": (
         b"\x80\x05\x95\x10\x00\x00\x00\x00\x00\x00\x00K\x01.",
         "pickle declares a FRAME longer than the file (truncated or corrupt)",

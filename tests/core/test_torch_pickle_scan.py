@@ -471,11 +471,9 @@ def test_an_index_finding_names_the_first_file_outside_and_counts_the_others(tmp
     ]
 
 
-# CPython's unpickler reads these prefixes on (INT in hex or cut by a NUL, APPEND to a
-# bytearray, a memo flood past our budget), ours stops: then comes os.system
+# CPython's unpickler reads these prefixes on (APPEND to a bytearray, a memo flood past our
+# budget), ours stops: then comes os.system
 DIVERGING = {
-    "int-hex": b"I0x10\n0",
-    "int-nul": b"I5\x00zz\n0",
     "append-bytearray": b"\x96" + (1).to_bytes(8, "little") + b"aK\x05a0",
     "memo-flood": b"N" + b"\x94" * 900_000 + b"0",
 }
@@ -501,6 +499,17 @@ def test_a_checkpoint_named_pickle_we_cannot_follow_is_never_clean_in_a_folder(t
     assert found.error.endswith("); not judged")
     (readme,) = [f for f in report.files if f.path.endswith("README.md")]
     assert readme.format == "not a checkpoint" and readme.status is ScanStatus.CLEAN
+
+
+@pytest.mark.parametrize("prefix", [b"I0x10\n0", b"I5\x00zz\n0"], ids=["int-hex", "int-nul"])
+def test_a_protocol_0_integer_as_cpython_reads_it_is_followed_to_what_comes_next(tmp_path, prefix):
+    """An INT in hex, or cut by a NUL, once stopped our reader (the pickle was "not judged");
+    it now reads them as torch.load's C unpickler does, and meets the os.system after them."""
+    path = tmp_path / "pytorch_model.bin"
+    path.write_bytes(prefix + _SYSTEM_P0)
+    found = scan_file(str(path))
+    assert found.status is ScanStatus.REFUSED and found.error is None
+    assert [(i.name, i.verdict) for i in found.imports] == [("os.system", ImportVerdict.REFUSED)]
 
 
 def test_a_safetensors_file_named_like_a_pickle_is_judged_as_torch_load_would(tmp_path):

@@ -7,26 +7,15 @@ from __future__ import annotations
 import codecs
 from typing import TYPE_CHECKING
 
+from .text_numbers import read_float, read_int, read_long
 from .values import PickleError
 
 if TYPE_CHECKING:
     from .machine_state import PickleState
 
 
-# Python's own limit on int(text) (sys.int_info.default_max_str_digits): pickle.load, and so
-# torch.load, refuses longer INT and LONG arguments, and int() of them costs quadratic time
-MAX_INT_DIGITS = 4300
-
-
-def _decimal(line: bytes) -> int:
-    if len(line.strip().lstrip(b"+-")) > MAX_INT_DIGITS:
-        raise PickleError(f"holds an integer written with more than {MAX_INT_DIGITS:,} digits")
-    return int(line)
-
-
 def _int(m: PickleState) -> None:
-    line = m._line()
-    m._push(False if line == b"00" else True if line == b"01" else _decimal(line))
+    m._push(read_int(m._line()))
 
 
 def _binint(m: PickleState) -> None:
@@ -42,7 +31,7 @@ def _binint2(m: PickleState) -> None:
 
 
 def _long(m: PickleState) -> None:
-    m._push(_decimal(m._line().rstrip(b"L")))
+    m._push(read_long(m._line()))
 
 
 def _long1(m: PickleState) -> None:
@@ -57,7 +46,7 @@ def _long4(m: PickleState) -> None:
 
 
 def _float(m: PickleState) -> None:
-    m._push(float(m._line()))
+    m._push(read_float(m._line()))
 
 
 def _binfloat(m: PickleState) -> None:
