@@ -40,6 +40,8 @@ READ_AS_C_READS = {
     "FLOAT of a bare exponent dot": b"F1.e5\n.",
     "FLOAT infinity": b"F-Infinity\n.",
     "FLOAT that underflows to a subnormal": b"F2.4e-320\n.",
+    "PUT and GET keys that stop at a NUL": b"]p3\x00x\ng3\x00y\n\x86.",
+    "PUT and GET keys in base 10 with spaces": b"]p 07\ng7 \n\x86.",
 }
 
 
@@ -61,6 +63,8 @@ REFUSED_AS_C_REFUSES = {
     "LONG in octal": (b"L010\n.", "pickle LONG argument is not a whole number (corrupt)"),
     "LONG with two Ls": (b"L12LL\n.", "pickle LONG argument is not a whole number (corrupt)"),
     "LONG empty": (b"L\n.", "pickle has an empty text argument (truncated or corrupt)"),
+    "GET empty": (b"]p1\ng\n.", "pickle has an empty text argument (truncated or corrupt)"),
+    "GET in hex": (b"]p1\ng0x1\n.", "pickle memo key is not a whole number (corrupt)"),
     "FLOAT with a space before": (b"F 1.5\n.", "pickle FLOAT argument is not a number (corrupt)"),
     "FLOAT with a space after": (b"F1.5 \n.", "pickle FLOAT argument is not a number (corrupt)"),
     "FLOAT with underscores": (b"F1_0\n.", "pickle FLOAT argument is not a number (corrupt)"),
@@ -96,10 +100,20 @@ _NUMBER_TEXT = st.lists(
 ).map(bytes)
 
 
+def _number_pickles(opcode: bytes, text: bytes, key: bytes) -> bytes:
+    if opcode == b"g":  # a list stored under key 1 and popped, fetched by the text key
+        return b"]p1\n0g" + text + b"\n."
+    if opcode == b"p":  # stored under the text key, fetched by the binary key
+        return b"]p" + text + b"\nh" + key + b"\x86."
+    return opcode + text + b"\n."
+
+
 @settings(max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.sampled_from([b"I", b"L", b"F"]), _NUMBER_TEXT)
-def test_any_number_text_reads_or_fails_as_in_the_c_unpickler(opcode, text):
-    data = opcode + text + b"\n."
+@given(
+    st.sampled_from([b"I", b"L", b"F", b"g", b"p"]), _NUMBER_TEXT, st.binary(min_size=1, max_size=1)
+)
+def test_any_number_text_reads_or_fails_as_in_the_c_unpickler(opcode, text, key):
+    data = _number_pickles(opcode, text, key)
     try:
         want = pickle.loads(data)
     except (ValueError, OverflowError, pickle.UnpicklingError):

@@ -30,6 +30,7 @@ from .opcodes_data import (  # the handlers that push a value read from their ar
     _string,
     _unicode,
 )
+from .text_numbers import read_memo_key
 from .unknown import Unknown, UnreadTensor
 from .values import COMPUTED, EXTENSION, Opaque, PickleError, check_key
 
@@ -167,7 +168,7 @@ def _additems(m: PickleState) -> None:
 
 
 def _get(m: PickleState) -> None:
-    m._memo_get(int(m._line()))
+    m._memo_get(read_memo_key(m._line()))
 
 
 def _binget(m: PickleState) -> None:
@@ -179,7 +180,7 @@ def _long_binget(m: PickleState) -> None:
 
 
 def _put(m: PickleState) -> None:
-    m._memo_put(int(m._line()))
+    m._memo_put(read_memo_key(m._line()))
 
 
 def _binput(m: PickleState) -> None:

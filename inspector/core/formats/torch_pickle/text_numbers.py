@@ -1,4 +1,4 @@
-"""Protocol 0's numbers (INT, LONG, FLOAT) read exactly as CPython's C unpickler reads them.
+"""Protocol 0's numbers (INT, LONG, FLOAT, memo keys) read exactly as CPython's C unpickler reads them.
 
 ``torch.load(weights_only=False)`` unpickles with ``_pickle.c`` (its ``weights_only=True``
 refuses these opcodes), and that reader is not Python's ``int()``/``float()``: INT is C
@@ -59,6 +59,14 @@ def read_float(line: bytes) -> float:
     if math.isinf(value) and not match.group().lstrip(b"+-")[:1].isalpha():
         raise PickleError("FLOAT argument is too large for a float (corrupt)")
     return value
+
+
+def read_memo_key(line: bytes) -> int:
+    """GET and PUT: ``int(text)`` in base 10, of the text up to its first NUL."""
+    try:
+        return int(_c_string(line, line + b"\n"), 10)
+    except ValueError:
+        raise PickleError("memo key is not a whole number (corrupt)") from None
 
 
 def _c_string(line: bytes, text: bytes) -> bytes:
