@@ -36,13 +36,15 @@ def test_a_block_keeps_its_two_sides_in_order():
          "quantization_config group 'g' group_size is 0, not a positive integer"),
         ({"strategy": "block", "block_structure": [0, 128]},
          "quantization_config block_structure is 0, not a positive integer"),
+        ({"strategy": "block", "block_structure": [128, -1]},
+         "quantization_config block_structure is -1, not a positive integer"),
         ({"strategy": "block", "block_structure": [128, 128, 1]},
          "quantization_config group 'g': block_structure [128, 128, 1]"),
         ({"type": "fp"}, "quantization_config group 'g': weights type 'fp'"),
         ({"strategy": 3}, "quantization_config group 'g': weights type 'int'"),
         ("8 bits", "quantization_config group 'g' has no weights arguments"),
     ],
-    ids=["zero", "negative", "bool", "text", "group-0", "block-0", "block-3-sides", "type",
+    ids=["zero", "negative", "bool", "text", "group-0", "block-0", "block-side-2", "block-3-sides", "type",
          "strategy-not-text", "not-an-object"],
 )  # fmt: skip
 def test_each_field_that_is_not_what_it_must_be_is_refused_by_name(weights, says):
