@@ -173,9 +173,12 @@ def cast_checkpoint(
                                     )
                                     for data in casts.ready():
                                         batch.add(data)
-                                    done += src_bytes * (r1 - r0) // max(1, plan.rows)
+                                    # its share of the stored bytes: the last rows end it
+                                    done = start + src_bytes * r1 // max(1, plan.rows)
                                     yield Progress(done, total, w.name)
-                                done = start + src_bytes
+                                if done < start + src_bytes:  # no rows ([0, n]): scales only
+                                    done = start + src_bytes
+                                    yield Progress(done, total, w.name)
                                 measured.append((entry, w, acc))
                                 continue
                             dst = dst_of[t.name]
