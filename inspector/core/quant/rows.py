@@ -130,6 +130,9 @@ def prepare(ckpt: Checkpoint, w: QuantizedWeight) -> DequantPlan:
             raise _refuse(w, f"codes are {w.codes.dtype.name}, not FP8")
         return plan
     if w.scheme in (QuantScheme.CT_NVFP4, QuantScheme.CT_MXFP4):
+        if len(shape) != 2:  # compressed-tensors' FP4 unpacking raises on anything else
+            raise _refuse(w, f"FP4 codes of {len(shape)} dimensions (compressed-tensors "
+                             "unpacks FP4 matrices only)")  # fmt: skip
         if w.codes.dtype.name != "U8":
             raise _refuse(w, f"packed codes are {w.codes.dtype.name}, not U8")
         plan.compute = BF16
@@ -151,6 +154,8 @@ def prepare(ckpt: Checkpoint, w: QuantizedWeight) -> DequantPlan:
         want_codes = ("I32",)
         if Part.SHAPE not in w.parts:  # compressed-tensors unpacks only with weight_shape
             raise _refuse(w, "packed codes without weight_shape")
+        if len(shape) < 2:  # unpack_from_int32 reads rows of words: it raises on one dimension
+            raise _refuse(w, "packed codes of one dimension (compressed-tensors unpacks rows)")
         if not 1 <= args.num_bits <= 8:  # compressed-tensors unpacks 1 to 8 bits only
             raise _refuse(w, f"{args.num_bits}-bit packing (compressed-tensors packs 1 to 8 bits)")
     if w.codes.dtype.name not in want_codes:
