@@ -56,7 +56,7 @@ def _ours(path: Path) -> tuple[tuple[int, ...], np.ndarray]:
 
 def _stacked(kind: str) -> tuple[str, dict, dict]:
     g = torch.Generator().manual_seed(0)
-    experts, out, cols = 3, 4, 128
+    experts, out, cols = 3, 6, 128  # 6 rows: not the 4 groups of 32 columns
     if kind in ("pack-channel", "pack-group"):
         group = kind == "pack-group"
         weights = {"num_bits": 4, "type": "int", "strategy": "group" if group else "channel"}
@@ -83,7 +83,23 @@ def test_stacked_experts_dequantize_as_compressed_tensors_does(tmp_path, kind):
     path = _folder(tmp_path / kind, *_stacked(kind))
     ref = _reference(path)
     shape, got = _ours(path)
-    assert shape == tuple(ref.shape) == (3, 4, 128)
+    assert shape == tuple(ref.shape) == (3, 6, 128) and all(type(n) is int for n in shape)
+    assert np.array_equal(got.view(np.int16), ref.contiguous().view(torch.int16).numpy().ravel())
+
+
+def test_a_packed_group_weight_whose_last_word_is_padded_has_its_true_columns(tmp_path):
+    """100 columns of 4 bits fill 13 words (104 codes): the scales' groups (2 of 50) say 100,
+    as weight_shape does; the words alone would say 104 and the cast would refuse."""
+    g = torch.Generator().manual_seed(2)
+    weights = {"num_bits": 4, "type": "int", "strategy": "group", "group_size": 50}
+    path = _folder(tmp_path / "q", "pack-quantized", weights, {
+        "weight_packed": torch.randint(-(2**31), 2**31 - 1, (5, 13), generator=g, dtype=torch.int32),
+        "weight_scale": (torch.rand((5, 2), generator=g) + 0.5).to(torch.bfloat16),
+        "weight_shape": torch.tensor([5, 100]),
+    })  # fmt: skip
+    ref = _reference(path)
+    shape, got = _ours(path)
+    assert shape == tuple(ref.shape) == (5, 100)
     assert np.array_equal(got.view(np.int16), ref.contiguous().view(torch.int16).numpy().ravel())
 
 
