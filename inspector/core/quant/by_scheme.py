@@ -128,7 +128,7 @@ def compressed_tensors(by_name: dict[str, TensorInfo], qc: dict) -> QuantLayout:
             if (t := by_name.get(f"{m}.{suffix}")) is not None:
                 w.parts[part] = t
         w.others = [t for s in _CT_OTHER if (t := by_name.get(f"{m}.{s}")) is not None]
-        w.shape = _ct_logical_shape(w, layout)
+        w.shape = _ct_logical_shape(w)
         layout.add(w)
         if ct_ignored(m, ignore):
             layout.problems.append(f"{codes.name!r} is quantized but the config's ignore names it")
@@ -156,7 +156,7 @@ def _fits(group: CtGroup, codes: TensorInfo | None, packed: bool) -> bool:
     return (codes.dtype.name in FP8_DTYPES) == (group.args.kind == "float")
 
 
-def _ct_logical_shape(w: QuantizedWeight, layout: QuantLayout) -> tuple[int, ...]:
+def _ct_logical_shape(w: QuantizedWeight) -> tuple[int, ...]:
     """From the header alone: packed codes give rows and (for groups) columns exactly; a
     cast checks ``weight_shape``'s values against this before it writes."""
     shape, args = tuple(w.codes.shape), w.args

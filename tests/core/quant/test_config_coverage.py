@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from inspector.core.layout import TensorInfo
 from inspector.core.quant.recognise import recognise
+from tests.quant_folders import header_entry
 
 FP8 = {"quant_method": "fp8", "weight_block_size": [128, 128]}
 CT_INT8 = {"quant_method": "compressed-tensors", "format": "int-quantized", "config_groups": {
@@ -15,12 +15,14 @@ CT_INT8 = {"quant_method": "compressed-tensors", "format": "int-quantized", "con
 }}  # fmt: skip
 
 
-def _t(name: str, dtype: str, shape: tuple[int, ...] = (4, 4)) -> TensorInfo:
-    return TensorInfo(dtype, shape, (0, 0), name, "model.safetensors")
-
-
-_FP8_WEIGHT = [_t("m.weight", "F8_E4M3", (128, 128)), _t("m.weight_scale_inv", "F32", (1, 1))]
-_INT8_WEIGHT = [_t("i.weight", "I8", (4, 16)), _t("i.weight_scale", "BF16", (4, 1))]
+_FP8_WEIGHT = [
+    header_entry("m.weight", "F8_E4M3", (128, 128)),
+    header_entry("m.weight_scale_inv", "F32", (1, 1)),
+]
+_INT8_WEIGHT = [
+    header_entry("i.weight", "I8", (4, 16)),
+    header_entry("i.weight_scale", "BF16", (4, 1)),
+]
 
 
 def _problem(name: str, dtype: str, scheme: str) -> str:
@@ -37,7 +39,7 @@ def _problem(name: str, dtype: str, scheme: str) -> str:
     ],
 )  # fmt: skip
 def test_each_kind_of_unclaimed_codes_or_scales_is_a_problem(stray, dtype):
-    layout = recognise([*_FP8_WEIGHT, _t(stray, dtype)], FP8)
+    layout = recognise([*_FP8_WEIGHT, header_entry(stray, dtype)], FP8)
     assert layout is not None and list(layout.weights) == ["m.weight"]
     assert layout.problems == [_problem(stray, dtype, "FP8 block-scaled (quant_method fp8)")]
 
@@ -49,13 +51,13 @@ def test_each_kind_of_unclaimed_codes_or_scales_is_a_problem(stray, dtype):
 def test_plain_tensors_beside_them_are_not(stray, dtype):
     """Packed names in a float or I8 dtype are not packed codes; an I8 weight is codes only
     where the config's scheme stores I8 codes."""
-    layout = recognise([*_FP8_WEIGHT, _t(stray, dtype)], FP8)
+    layout = recognise([*_FP8_WEIGHT, header_entry(stray, dtype)], FP8)
     assert layout is not None and layout.problems == []
 
 
 @pytest.mark.parametrize("dtype", ["I8", "F8_E5M2"])
 def test_an_i8_or_fp8_weight_is_unclaimed_codes_where_the_scheme_stores_i8(dtype):
-    layout = recognise([*_INT8_WEIGHT, _t("j.weight", dtype)], CT_INT8)
+    layout = recognise([*_INT8_WEIGHT, header_entry("j.weight", dtype)], CT_INT8)
     assert layout is not None and list(layout.weights) == ["i.weight"]
     assert layout.problems == [_problem("j.weight", dtype, "compressed-tensors int-quantized")]
 
@@ -63,9 +65,9 @@ def test_an_i8_or_fp8_weight_is_unclaimed_codes_where_the_scheme_stores_i8(dtype
 def test_another_schemes_weights_are_named_as_what_they_look_like():
     """bitsandbytes' tensors are no codes dtype or scale name of their own: they are told by
     the scheme they look like, once nothing else is wrong."""
-    bnb = [_t("b.weight", "U8", (8, 1)), _t("b.weight.absmax", "F32", (1,)),
-           _t("b.weight.quant_map", "F32", (16,)),
-           _t("b.weight.quant_state.bitsandbytes__nf4", "U8", (100,))]  # fmt: skip
+    bnb = [header_entry("b.weight", "U8", (8, 1)), header_entry("b.weight.absmax", "F32", (1,)),
+           header_entry("b.weight.quant_map", "F32", (16,)),
+           header_entry("b.weight.quant_state.bitsandbytes__nf4", "U8", (100,))]  # fmt: skip
     layout = recognise([*_FP8_WEIGHT, *bnb], FP8)
     assert layout is not None
     assert layout.problems == [

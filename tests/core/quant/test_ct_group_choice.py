@@ -12,6 +12,7 @@ from inspector.core.quant.config_groups import CtGroup, ct_group_of, ct_ignored
 from inspector.core.quant.layout import WeightArgs
 from inspector.core.quant.recognise import recognise
 from inspector.core.quant.schemes import QuantScheme
+from tests.quant_folders import header_entry
 
 _ARGS = WeightArgs(8, "int", "channel")
 
@@ -63,17 +64,19 @@ def test_ignore_names_modules_by_name_or_pattern(ignore, ignored):
     assert ct_ignored("model.mlp.up", ignore) is ignored
 
 
-def _t(name: str, dtype: str, shape: tuple[int, ...]) -> TensorInfo:
-    return TensorInfo(dtype, shape, (0, 0), name, "model.safetensors")
-
-
 def _packed(m: str, dtype: str) -> list[TensorInfo]:
-    return [_t(f"{m}.weight_packed", dtype, (4, 2)), _t(f"{m}.weight_scale", "BF16", (4, 1)),
-            _t(f"{m}.weight_shape", "I64", (2,))]  # fmt: skip
+    return [
+        header_entry(f"{m}.weight_packed", dtype, (4, 2)),
+        header_entry(f"{m}.weight_scale", "BF16", (4, 1)),
+        header_entry(f"{m}.weight_shape", "I64", (2,)),
+    ]
 
 
 def _codes(m: str, dtype: str) -> list[TensorInfo]:
-    return [_t(f"{m}.weight", dtype, (4, 16)), _t(f"{m}.weight_scale", "BF16", (4, 1))]
+    return [
+        header_entry(f"{m}.weight", dtype, (4, 16)),
+        header_entry(f"{m}.weight_scale", "BF16", (4, 1)),
+    ]
 
 
 def _config(**formats: dict) -> dict:
@@ -120,7 +123,7 @@ def test_groups_that_tie_on_linear_go_to_the_modules_stored_their_way(formats, t
 
 def test_a_scale_without_codes_is_a_problem_not_a_crash():
     qc = _config(a=("int-quantized", _INT8))
-    layout = recognise([*_codes("i", "I8"), _t("stray.weight_scale", "BF16", (4, 1))], qc)
+    layout = recognise([*_codes("i", "I8"), header_entry("stray.weight_scale", "BF16", (4, 1))], qc)
     assert layout is not None and list(layout.weights) == ["i.weight"]
     assert (
         layout.problems[0] == "'stray.weight_scale' belongs to no quantization group of the config"
