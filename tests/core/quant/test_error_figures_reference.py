@@ -103,10 +103,15 @@ def test_a_shared_reference_of_float64_values_changes_no_figure():
 
 def test_a_shared_reference_of_rows_at_any_offset_changes_no_figure():
     """The preview makes it from a block of rows (2-D) that starts anywhere in the tensor."""
-    a, b = _pair(14, 6 * BLOCK)
-    a2, b2 = a.reshape(-1, 1_000 + 24), b.reshape(-1, 1_000 + 24)  # 96 rows of 1,024
-    alone, shared = ErrorFigures(), ErrorFigures()
-    for r in range(0, 96, 20):  # 20 rows: 20,480 values, blocks cut anywhere
-        alone.add(a2[r : r + 20], b2[r : r + 20])
-        shared.add(a2[r : r + 20], b2[r : r + 20], SharedReference.of(b2[r : r + 20], r * 1_024))
-    assert _figures(shared) == _figures(alone)
+    a, b = _pair(14, 24 * BLOCK)
+    a2, b2 = a.reshape(-1, 1_024), b.reshape(-1, 1_024)  # 384 rows
+    # 20 or 50 rows a chunk: blocks cut anywhere, whole blocks after a carry of any length;
+    # 5 then 379 rows: more than one run of blocks after a carry
+    for cuts in ([20] * 20, [50] * 8, [5, 379]):
+        alone, shared, r = ErrorFigures(), ErrorFigures(), 0
+        for rows in cuts:
+            ref = SharedReference.of(b2[r : r + rows], r * 1_024)
+            alone.add(a2[r : r + rows], b2[r : r + rows])
+            shared.add(a2[r : r + rows], b2[r : r + rows], ref)
+            r += rows
+        assert _figures(shared) == _figures(alone)
