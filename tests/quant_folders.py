@@ -18,6 +18,13 @@ F32, BF16, F16, F8 = DTYPES["F32"], DTYPES["BF16"], DTYPES["F16"], DTYPES["F8_E4
 I32, U8, I8 = DTYPES["I32"], DTYPES["U8"], DTYPES["I8"]
 
 
+def ct_config(fmt: str, weights: dict, targets: tuple[str, ...] = ("Linear",), **extra) -> dict:
+    """A compressed-tensors quantization_config of one group ``g`` (``extra``: more top-level
+    fields, such as ``ignore`` or ``transform_config``)."""
+    return {"quant_method": "compressed-tensors", "format": fmt, **extra,
+            "config_groups": {"g": {"targets": list(targets), "weights": weights}}}  # fmt: skip
+
+
 def header_entry(name: str, dtype: str, shape: tuple[int, ...] = (4, 4)) -> TensorInfo:
     """A tensor as a header lists it, with no data: recognising a scheme reads only these."""
     return TensorInfo(dtype, shape, (0, 0), name, "model.safetensors")

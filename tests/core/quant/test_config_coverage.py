@@ -7,12 +7,10 @@ from __future__ import annotations
 import pytest
 
 from inspector.core.quant.recognise import recognise
-from tests.quant_folders import header_entry
+from tests.quant_folders import ct_config, header_entry
 
 FP8 = {"quant_method": "fp8", "weight_block_size": [128, 128]}
-CT_INT8 = {"quant_method": "compressed-tensors", "format": "int-quantized", "config_groups": {
-    "g": {"targets": ["Linear"], "weights": {"num_bits": 8, "type": "int", "strategy": "channel"}}
-}}  # fmt: skip
+CT_INT8 = ct_config("int-quantized", {"num_bits": 8, "type": "int", "strategy": "channel"})
 
 
 _FP8_WEIGHT = [

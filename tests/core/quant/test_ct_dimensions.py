@@ -15,6 +15,7 @@ from inspector.core.errors import CheckpointError
 from inspector.core.opening import open_checkpoint
 from inspector.core.quant import rows
 from inspector.core.quant.of_checkpoint import quant_layout
+from tests.quant_folders import ct_config
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("compressed_tensors")
@@ -23,8 +24,7 @@ pytest.importorskip("compressed_tensors")
 def _folder(path: Path, fmt: str, weights: dict, tensors: dict) -> Path:
     from safetensors.torch import save_file
 
-    qc = {"quant_method": "compressed-tensors", "format": fmt,
-          "config_groups": {"g": {"targets": ["Linear"], "weights": weights}}}  # fmt: skip
+    qc = ct_config(fmt, weights)
     path.mkdir()
     save_file({f"m.{k}": v for k, v in tensors.items()}, path / "model.safetensors")
     config = {"architectures": ["LlamaForCausalLM"], "torch_dtype": "bfloat16"}

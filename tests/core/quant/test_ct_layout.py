@@ -9,15 +9,14 @@ import pytest
 
 from inspector.core.quant.recognise import recognise
 from inspector.core.quant.schemes import QuantScheme
-from tests.quant_folders import header_entry
+from tests.quant_folders import ct_config, header_entry
 
 _FP8 = {"num_bits": 8, "type": "float", "strategy": "channel"}
 _INT4 = {"num_bits": 4, "type": "int", "strategy": "channel"}
 
 
-def _qc(weights: dict = _FP8, fmt: str = "float-quantized", targets=("Linear",), **extra) -> dict:
-    return {"quant_method": "compressed-tensors", "format": fmt, **extra,
-            "config_groups": {"g": {"targets": list(targets), "weights": weights}}}  # fmt: skip
+def _qc(weights: dict = _FP8, fmt: str = "float-quantized", **kw) -> dict:
+    return ct_config(fmt, weights, **kw)
 
 
 def _fp8(m: str) -> list:

@@ -13,7 +13,7 @@ from inspector.core.dtypes import DTYPES
 from inspector.core.opening import open_checkpoint
 from inspector.core.progress import Progress, run_job
 from inspector.core.save.writer import save_arrays
-from tests.quant_folders import deepseek_folder, folder
+from tests.quant_folders import ct_config, deepseek_folder, folder
 
 F32, BF16, F8 = DTYPES["F32"], DTYPES["BF16"], DTYPES["F8_E4M3"]
 WEIGHT = "model.layers.0.mlp.up_proj.weight"
@@ -50,8 +50,7 @@ def test_the_bar_moves_through_a_weight_by_its_rows_from_where_the_last_tensor_l
 def test_a_weight_of_no_rows_counts_its_scale_and_ends_the_bar(tmp_path):
     """A [0, 4] weight with a per-tensor scale: no block of rows to read, 4 bytes of scale."""
     weights = {"num_bits": 8, "type": "float", "strategy": "tensor"}
-    qc = {"quant_method": "compressed-tensors", "format": "float-quantized",
-          "config_groups": {"g": {"targets": ["Linear"], "weights": weights}}}  # fmt: skip
+    qc = ct_config("float-quantized", weights)
     src = folder(tmp_path / "q", [
         ("a.bias", BF16, np.ones(8, ml_dtypes.bfloat16)),
         (WEIGHT, F8, np.zeros((0, 4), ml_dtypes.float8_e4m3fn)),

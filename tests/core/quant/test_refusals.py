@@ -21,6 +21,7 @@ from tests.quant_folders import (
     BF16,
     F8,
     F32,
+    ct_config,
     deepseek_folder,
     folder,
     gptq_tensors,
@@ -191,11 +192,6 @@ def test_configs_and_states_found_by_a_hostile_sweep_are_one_line(tmp_path, qc, 
     assert why in _refused(folder(tmp_path / "q", tensors, qc), tmp_path / "out")
 
 
-def _ct(fmt: str, weights: dict, **extra) -> dict:
-    return {"quant_method": "compressed-tensors", "format": fmt, **extra,
-            "config_groups": {"g": {"targets": ["Linear"], "weights": weights}}}  # fmt: skip
-
-
 _F8_CHANNEL = {"num_bits": 8, "type": "float", "strategy": "channel"}
 _PACK4 = {"num_bits": 4, "type": "int", "strategy": "channel"}
 
@@ -207,16 +203,16 @@ _PACK4 = {"num_bits": 4, "type": "int", "strategy": "channel"}
          [("m.weight_packed", DTYPES["I32"], np.zeros((4, 1), np.int32)),
           ("m.weight_scale", BF16, np.ones((4, 1), ml_dtypes.bfloat16))],
          "'m.weight_packed' (I32) is stored as quantized codes"),
-        (_ct("float-quantized", _F8_CHANNEL),
+        (ct_config("float-quantized", _F8_CHANNEL),
          [("a.weight", F8, np.zeros((4, 4), ml_dtypes.float8_e4m3fn)),
           ("a.weight_scale", BF16, np.ones((4, 1), ml_dtypes.bfloat16)),
           ("b.weight", F8, np.ones((4, 4), ml_dtypes.float8_e4m3fn))],
          "'b.weight' (F8_E4M3) is stored as quantized codes"),
-        (_ct("pack-quantized", _PACK4),
+        (ct_config("pack-quantized", _PACK4),
          [("m.weight_packed", DTYPES["I32"], np.zeros((16, 13), np.int32)),
           ("m.weight_scale", BF16, np.ones((16, 1), ml_dtypes.bfloat16))],
          "packed codes without weight_shape"),
-        (_ct("float-quantized", _F8_CHANNEL, transform_config={"quip": {"type": "hadamard"}}),
+        (ct_config("float-quantized", _F8_CHANNEL, transform_config={"quip": {"type": "hadamard"}}),
          [("a.weight", F8, np.zeros((4, 4), ml_dtypes.float8_e4m3fn)),
           ("a.weight_scale", BF16, np.ones((4, 1), ml_dtypes.bfloat16))],
          "has a transform_config"),
