@@ -7,6 +7,25 @@ from pathlib import Path
 
 import pytest
 
+
+def ct_decompressed(folder: Path, module: str):
+    """compressed-tensors' decompressor for ``module`` (its first group's scheme), on the
+    tensors as saved: the reference our dequantization is tested against (a torch tensor)."""
+    import json
+
+    from compressed_tensors.compressors.base import BaseCompressor
+    from compressed_tensors.quantization import QuantizationScheme
+    from safetensors.torch import load_file
+
+    qc = json.loads((folder / "config.json").read_text())["quantization_config"]
+    group = next(iter(qc["config_groups"].values()))
+    scheme = QuantizationScheme(**{k: v for k, v in group.items() if k != "format"})
+    compressor = BaseCompressor.get_value_from_registry(group.get("format") or qc["format"])
+    state = load_file(folder / "model.safetensors")
+    local = {k[len(module) + 1 :]: v for k, v in state.items() if k.startswith(module + ".")}
+    return compressor.decompress(local, scheme)["weight"]
+
+
 SCHEMES = (
     "FP8_DYNAMIC", "FP8_BLOCK", "W8A16", "W4A16", "W4A16_ASYM", "W8A8", "NVFP4A16", "MXFP4A16",
 )  # fmt: skip

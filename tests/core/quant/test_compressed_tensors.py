@@ -4,7 +4,6 @@ dequantized bit for bit as compressed-tensors' own decompressors (and transforme
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -17,7 +16,7 @@ from inspector.core.quant.layout import Part
 from inspector.core.quant.of_checkpoint import quant_layout
 from inspector.core.quant.schemes import QuantScheme
 
-from .conftest import SCHEMES
+from .conftest import SCHEMES, ct_decompressed
 
 torch = pytest.importorskip("torch")
 
@@ -32,21 +31,6 @@ EXPECTED = {
     "MXFP4A16": (QuantScheme.CT_MXFP4, "FP4 E2M1 pairs in U8, group 32, scales U8"),
 }
 LINEARS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
-
-
-def _reference(folder: Path, module: str) -> torch.Tensor:
-    """compressed-tensors' decompressor for ``module``, on the tensors as saved."""
-    from compressed_tensors.compressors.base import BaseCompressor
-    from compressed_tensors.quantization import QuantizationScheme
-    from safetensors.torch import load_file
-
-    qc = json.loads((folder / "config.json").read_text())["quantization_config"]
-    group = next(iter(qc["config_groups"].values()))
-    scheme = QuantizationScheme(**{k: v for k, v in group.items() if k != "format"})
-    compressor = BaseCompressor.get_value_from_registry(group.get("format") or qc["format"])
-    state = load_file(folder / "model.safetensors")
-    local = {k[len(module) + 1 :]: v for k, v in state.items() if k.startswith(module + ".")}
-    return compressor.decompress(local, scheme)["weight"]
 
 
 def _bits(t: torch.Tensor) -> np.ndarray:
@@ -86,7 +70,7 @@ def test_dequantized_rows_equal_compressed_tensors_decompression_bit_for_bit(llm
             plan = rows.prepare(ckpt, w)
             # 1 KiB chunks: several row blocks per weight, block rows split across chunks
             got = np.concatenate([c.reshape(-1) for c in rows.chunks(ckpt, plan, 1024)])
-            ref = _reference(folder, name.removesuffix(".weight"))
+            ref = ct_decompressed(folder, name.removesuffix(".weight"))
             assert plan.compute.name == {torch.bfloat16: "BF16", torch.float32: "F32"}[ref.dtype]
             assert np.array_equal(got.view(_bits(ref).dtype), _bits(ref).reshape(-1)), name
 
@@ -138,7 +122,7 @@ def test_other_targets_are_the_reference_values_cast_as_torch_casts_them(
     want = {"F32": torch.float32, "F16": torch.float16}[target]
     for m in ("self_attn.q_proj", "mlp.down_proj"):
         name = f"model.layers.0.{m}"
-        assert torch.equal(got[name + ".weight"], _reference(folder, name).to(want))
+        assert torch.equal(got[name + ".weight"], ct_decompressed(folder, name).to(want))
         assert name + ".weight_scale" not in got
     assert got["model.norm.weight"].dtype == want  # plain floats are cast as always
 
@@ -162,7 +146,7 @@ def test_diff_against_the_original_gives_the_precision_the_quantization_lost(llm
         if d.quant is None:
             assert d.status.value == "equal", name  # norms, embeddings, lm_head: untouched
             continue
-        ours = _reference(folder, name.removesuffix(".weight")).double()
+        ours = ct_decompressed(folder, name.removesuffix(".weight")).double()
         ref = original[name].double()
         err = torch.linalg.norm(ours - ref) / torch.linalg.norm(ref)
         sqnr = 10 * torch.log10((ref**2).sum() / ((ours - ref) ** 2).sum())

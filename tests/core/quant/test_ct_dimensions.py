@@ -17,6 +17,8 @@ from inspector.core.quant import rows
 from inspector.core.quant.of_checkpoint import quant_layout
 from tests.quant_folders import ct_config
 
+from .conftest import ct_decompressed
+
 torch = pytest.importorskip("torch")
 pytest.importorskip("compressed_tensors")
 
@@ -30,19 +32,6 @@ def _folder(path: Path, fmt: str, weights: dict, tensors: dict) -> Path:
     config = {"architectures": ["LlamaForCausalLM"], "torch_dtype": "bfloat16"}
     (path / "config.json").write_text(json.dumps(config | {"quantization_config": qc}))
     return path
-
-
-def _reference(path: Path) -> torch.Tensor:
-    """compressed-tensors' decompressor, on the tensors as saved (raises where it cannot)."""
-    from compressed_tensors.compressors.base import BaseCompressor
-    from compressed_tensors.quantization import QuantizationScheme
-    from safetensors.torch import load_file
-
-    qc = json.loads((path / "config.json").read_text())["quantization_config"]
-    compressor = BaseCompressor.get_value_from_registry(qc["format"])
-    scheme = QuantizationScheme(**qc["config_groups"]["g"])
-    local = {k.removeprefix("m."): v for k, v in load_file(path / "model.safetensors").items()}
-    return compressor.decompress(local, scheme)["weight"]
 
 
 def _ours(path: Path) -> tuple[tuple[int, ...], np.ndarray]:
@@ -81,7 +70,7 @@ def _stacked(kind: str) -> tuple[str, dict, dict]:
 @pytest.mark.parametrize("kind", ["pack-channel", "pack-group", "float", "int"])
 def test_stacked_experts_dequantize_as_compressed_tensors_does(tmp_path, kind):
     path = _folder(tmp_path / kind, *_stacked(kind))
-    ref = _reference(path)
+    ref = ct_decompressed(path, "m")
     shape, got = _ours(path)
     assert shape == tuple(ref.shape) == (3, 6, 128) and all(type(n) is int for n in shape)
     assert np.array_equal(got.view(np.int16), ref.contiguous().view(torch.int16).numpy().ravel())
@@ -97,7 +86,7 @@ def test_a_packed_group_weight_whose_last_word_is_padded_has_its_true_columns(tm
         "weight_scale": (torch.rand((5, 2), generator=g) + 0.5).to(torch.bfloat16),
         "weight_shape": torch.tensor([5, 100]),
     })  # fmt: skip
-    ref = _reference(path)
+    ref = ct_decompressed(path, "m")
     shape, got = _ours(path)
     assert shape == tuple(ref.shape) == (5, 100)
     assert np.array_equal(got.view(np.int16), ref.contiguous().view(torch.int16).numpy().ravel())
@@ -135,7 +124,7 @@ def test_weights_its_decompressors_raise_on_are_refused(tmp_path, made, why):
     """Before: dequantized by our own extension of the rules, with nothing to be exact to."""
     path = _folder(tmp_path / "q", *made)
     with pytest.raises(ValueError):
-        _reference(path)
+        ct_decompressed(path, "m")
     with pytest.raises(CheckpointError) as e:
         _ours(path)
     assert why in str(e.value)
