@@ -30,6 +30,20 @@ def header_entry(name: str, dtype: str, shape: tuple[int, ...] = (4, 4)) -> Tens
     return TensorInfo(dtype, shape, (0, 0), name, "model.safetensors")
 
 
+def header_codes(m: str, dtype: str) -> list[TensorInfo]:
+    """Module ``m``'s codes as a [4, 16] ``weight`` of ``dtype`` with a per-row BF16 scale."""
+    return [header_entry(f"{m}.weight", dtype, (4, 16)),
+            header_entry(f"{m}.weight_scale", "BF16", (4, 1))]  # fmt: skip
+
+
+def header_packed(m: str, dtype: str) -> list[TensorInfo]:
+    """Module ``m``'s codes packed in a [4, 2] ``weight_packed`` of ``dtype``, with a per-row
+    BF16 scale and its ``weight_shape``."""
+    return [header_entry(f"{m}.weight_packed", dtype, (4, 2)),
+            header_entry(f"{m}.weight_scale", "BF16", (4, 1)),
+            header_entry(f"{m}.weight_shape", "I64", (2,))]  # fmt: skip
+
+
 def deepseek_folder(folder: Path, rows: int = 256, cols: int = 256, seed: int = 0) -> dict:
     """A DeepSeek-style folder: the true weights, their codes and scales as fp8 writes them."""
     rng = np.random.default_rng(seed)

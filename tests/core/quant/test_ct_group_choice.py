@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import pytest
 
-from inspector.core.layout import TensorInfo
 from inspector.core.quant.config_groups import CtGroup, ct_group_of, ct_ignored
 from inspector.core.quant.layout import WeightArgs
 from inspector.core.quant.recognise import recognise
 from inspector.core.quant.schemes import QuantScheme
-from tests.quant_folders import header_entry
+from tests.quant_folders import header_codes, header_entry, header_packed
 
 _ARGS = WeightArgs(8, "int", "channel")
 
@@ -64,21 +63,6 @@ def test_ignore_names_modules_by_name_or_pattern(ignore, ignored):
     assert ct_ignored("model.mlp.up", ignore) is ignored
 
 
-def _packed(m: str, dtype: str) -> list[TensorInfo]:
-    return [
-        header_entry(f"{m}.weight_packed", dtype, (4, 2)),
-        header_entry(f"{m}.weight_scale", "BF16", (4, 1)),
-        header_entry(f"{m}.weight_shape", "I64", (2,)),
-    ]
-
-
-def _codes(m: str, dtype: str) -> list[TensorInfo]:
-    return [
-        header_entry(f"{m}.weight", dtype, (4, 16)),
-        header_entry(f"{m}.weight_scale", "BF16", (4, 1)),
-    ]
-
-
 def _config(**formats: dict) -> dict:
     groups = {name: {"format": fmt, "targets": ["Linear"], "weights": w}
               for name, (fmt, w) in formats.items()}  # fmt: skip
@@ -96,19 +80,19 @@ _FP4 = {"num_bits": 4, "type": "float", "strategy": "tensor_group", "group_size"
     ("formats", "tensors", "schemes"),
     [
         ({"a": ("float-quantized", _FP8), "b": ("pack-quantized", _INT4)},
-         _packed("p", "I32") + _codes("f", "F8_E4M3"),
+         header_packed("p", "I32") + header_codes("f", "F8_E4M3"),
          {"p.weight": QuantScheme.CT_PACK, "f.weight": QuantScheme.CT_FLOAT}),
         ({"a": ("nvfp4-pack-quantized", _FP4), "b": ("pack-quantized", _INT4)},
-         _packed("p", "I32") + _packed("n", "U8"),
+         header_packed("p", "I32") + header_packed("n", "U8"),
          {"p.weight": QuantScheme.CT_PACK, "n.weight": QuantScheme.CT_NVFP4}),
         ({"a": ("pack-quantized", _INT4), "b": ("nvfp4-pack-quantized", _FP4)},
-         _packed("p", "I32") + _packed("n", "U8"),
+         header_packed("p", "I32") + header_packed("n", "U8"),
          {"p.weight": QuantScheme.CT_PACK, "n.weight": QuantScheme.CT_NVFP4}),
         ({"a": ("nvfp4-pack-quantized", _FP4), "b": ("float-quantized", _FP8)},
-         _codes("f", "F8_E4M3") + _packed("n", "U8"),
+         header_codes("f", "F8_E4M3") + header_packed("n", "U8"),
          {"f.weight": QuantScheme.CT_FLOAT, "n.weight": QuantScheme.CT_NVFP4}),
         ({"a": ("int-quantized", _INT8), "b": ("float-quantized", _FP8)},
-         _codes("i", "I8") + _codes("f", "F8_E4M3"),
+         header_codes("i", "I8") + header_codes("f", "F8_E4M3"),
          {"i.weight": QuantScheme.CT_INT, "f.weight": QuantScheme.CT_FLOAT}),
     ],
     ids=["float-or-pack", "nvfp4-or-pack", "pack-or-nvfp4", "nvfp4-or-float", "int-or-float"],
@@ -123,7 +107,9 @@ def test_groups_that_tie_on_linear_go_to_the_modules_stored_their_way(formats, t
 
 def test_a_scale_without_codes_is_a_problem_not_a_crash():
     qc = _config(a=("int-quantized", _INT8))
-    layout = recognise([*_codes("i", "I8"), header_entry("stray.weight_scale", "BF16", (4, 1))], qc)
+    layout = recognise(
+        [*header_codes("i", "I8"), header_entry("stray.weight_scale", "BF16", (4, 1))], qc
+    )
     assert layout is not None and list(layout.weights) == ["i.weight"]
     assert (
         layout.problems[0] == "'stray.weight_scale' belongs to no quantization group of the config"

@@ -9,7 +9,7 @@ import pytest
 
 from inspector.core.quant.recognise import recognise
 from inspector.core.quant.schemes import QuantScheme
-from tests.quant_folders import ct_config, header_entry
+from tests.quant_folders import ct_config, header_codes, header_entry, header_packed
 
 _FP8 = {"num_bits": 8, "type": "float", "strategy": "channel"}
 _INT4 = {"num_bits": 4, "type": "int", "strategy": "channel"}
@@ -19,17 +19,12 @@ def _qc(weights: dict = _FP8, fmt: str = "float-quantized", **kw) -> dict:
     return ct_config(fmt, weights, **kw)
 
 
-def _fp8(m: str) -> list:
-    return [header_entry(f"{m}.weight", "F8_E4M3", (4, 16)),
-            header_entry(f"{m}.weight_scale", "BF16", (4, 1))]  # fmt: skip
-
-
 def test_activation_scales_are_companions_of_their_weight():
     extra = [
         header_entry("a.input_scale", "F32", (1,)),
         header_entry("a.output_scale", "F32", (1,)),
     ]
-    layout = recognise([*_fp8("a"), *extra], _qc())
+    layout = recognise([*header_codes("a", "F8_E4M3"), *extra], _qc())
     assert layout is not None and not layout.problems
     assert layout.part_of == dict.fromkeys(
         ["a.weight", "a.weight_scale", "a.input_scale", "a.output_scale"], "a.weight"
@@ -39,9 +34,9 @@ def test_activation_scales_are_companions_of_their_weight():
 def test_each_module_that_cannot_be_placed_is_named_and_the_others_still_read():
     tensors = [
         header_entry("p.weight_packed", "I32", (4, 2)), header_entry("p.weight_scale", "BF16", (4, 1)),
-        *_fp8("b"),
+        *header_codes("b", "F8_E4M3"),
         header_entry("n.weight_packed", "I32", (4, 2)),  # no scale at all
-        *_fp8("lm_head"),
+        *header_codes("lm_head", "F8_E4M3"),
     ]  # fmt: skip
     layout = recognise(tensors, _qc(ignore=["lm_head"]))
     assert layout is not None and set(layout.weights) == {"b.weight", "lm_head.weight"}
@@ -61,7 +56,9 @@ def test_a_packed_module_without_a_scale_is_found_by_its_codes():
 
 
 def test_a_module_no_group_targets_is_named_not_read():
-    layout = recognise([*_fp8("a"), *_fp8("b")], _qc(targets=["re:^a$"]))
+    layout = recognise(
+        [*header_codes("a", "F8_E4M3"), *header_codes("b", "F8_E4M3")], _qc(targets=["re:^a$"])
+    )
     assert layout is not None and list(layout.weights) == ["a.weight"]
     assert layout.problems[0] == "'b.weight_scale' belongs to no quantization group of the config"
 
@@ -70,8 +67,7 @@ def test_two_formats_are_named_together():
     qc = {"quant_method": "compressed-tensors", "format": "mixed-precision", "config_groups": {
         "a": {"format": "float-quantized", "targets": ["re:^a$"], "weights": _FP8},
         "b": {"format": "pack-quantized", "targets": ["re:^p$"], "weights": _INT4}}}  # fmt: skip
-    tensors = [*_fp8("a"), header_entry("p.weight_packed", "I32", (4, 2)),
-               header_entry("p.weight_scale", "BF16", (4, 1)), header_entry("p.weight_shape", "I64", (2,))]  # fmt: skip
+    tensors = [*header_codes("a", "F8_E4M3"), *header_packed("p", "I32")]
     layout = recognise(tensors, qc)
     assert layout is not None and not layout.problems
     assert layout.scheme_text == "compressed-tensors float-quantized/pack-quantized"
@@ -93,5 +89,5 @@ def test_two_formats_are_named_together():
     ids=["groups-a-list", "target-not-text", "no-weights"],
 )  # fmt: skip
 def test_config_groups_that_cannot_be_followed_are_refused_by_name(qc, why):
-    layout = recognise(_fp8("a"), qc)
+    layout = recognise(header_codes("a", "F8_E4M3"), qc)
     assert layout is not None and layout.cast_refusal() == why
