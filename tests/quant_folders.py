@@ -44,6 +44,14 @@ def header_packed(m: str, dtype: str) -> list[TensorInfo]:
             header_entry(f"{m}.weight_shape", "I64", (2,))]  # fmt: skip
 
 
+def header_fp4(m: str) -> list[TensorInfo]:
+    """Module ``m``'s NVFP4 codes as compressed-tensors stores a [4, 16] weight: pairs in a
+    [4, 8] U8 ``weight_packed``, one F8 scale per group of 16, one F32 global scale."""
+    return [header_entry(f"{m}.weight_packed", "U8", (4, 8)),
+            header_entry(f"{m}.weight_scale", "F8_E4M3", (4, 1)),
+            header_entry(f"{m}.weight_global_scale", "F32", (1,))]  # fmt: skip
+
+
 def deepseek_folder(folder: Path, rows: int = 256, cols: int = 256, seed: int = 0) -> dict:
     """A DeepSeek-style folder: the true weights, their codes and scales as fp8 writes them."""
     rng = np.random.default_rng(seed)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 
 from ..layout import TensorInfo
+from ..wording import _q
 from .config_groups import (
     ConfigProblem,
     CtGroup,
@@ -15,6 +16,7 @@ from .config_groups import (
     ct_ignored,
     not_converted,
 )
+from .header_checks import header_refusal
 from .layout import Part, QuantizedWeight, QuantLayout, WeightArgs
 from .schemes import QuantScheme
 
@@ -135,10 +137,12 @@ def compressed_tensors(by_name: dict[str, TensorInfo], qc: dict) -> QuantLayout:
         scale = w.parts.get(Part.SCALE)
         if scale is None:
             layout.problems.append(f"{codes.name!r} has no weight_scale")
-        elif group.args.scale_dtype and scale.dtype.name != group.args.scale_dtype:
+        elif (why := header_refusal(w)) is not None:  # worded as the cast would refuse it
+            layout.problems.append(f"{_q(w.name)} ({w.scheme.label}): {why}")
+        said = group.args.scale_dtype
+        if scale is not None and said and scale.dtype.name != said:
             layout.notes.append(
-                f"{scale.name!r} is {scale.dtype.name}; the config's scale_dtype says "
-                f"{group.args.scale_dtype}"
+                f"{scale.name!r} is {scale.dtype.name}; the config's scale_dtype says {said}"
             )
     return layout
 

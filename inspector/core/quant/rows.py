@@ -18,10 +18,11 @@ from ..checkpoint import Checkpoint, read_byte_chunks
 from ..dtypes import DTYPES, DType
 from ..errors import CheckpointError
 from ..formats.burnpack.tensor import BurnQuantInfo
-from ..layout import StridedTensorInfo, TensorInfo
+from ..layout import TensorInfo
 from ..wording import _q
 from . import bnb, burn_qfloat, gguf_blocks, gptq_awq
 from . import kernels as k
+from .header_checks import header_refusal
 from .layout import Part, QuantizedWeight
 from .schemes import QuantScheme
 
@@ -59,21 +60,16 @@ def _refuse(w: QuantizedWeight, why: str) -> CheckpointError:
 
 
 def prepare(ckpt: Checkpoint, w: QuantizedWeight) -> DequantPlan:
-    """Read and check the companions of ``w``; raise one clear line when they do not fit."""
-    if not w.scheme.dequantizable:
-        raise _refuse(w, "this scheme cannot be dequantized by this tool yet")
-    if isinstance(w.codes, StridedTensorInfo) or len(w.codes.shape) < 1:
-        raise _refuse(w, "codes are not a plain row-major tensor")
+    """Check ``w``'s header, then read and check its companions; raise one clear line when
+    they do not fit."""
+    if (why := header_refusal(w)) is not None:
+        raise _refuse(w, why)
     if w.scheme is QuantScheme.GGUF:  # the scales are inside the blocks
-        if w.block_type not in gguf_blocks.dequantizable_types():
-            raise _refuse(w, f"the gguf package cannot dequantize {w.block_type}")
         rows = math.prod(w.shape[:-1]) if len(w.shape) > 1 else 1
         return DequantPlan(w, F32, rows, w.shape[-1] if w.shape else 1, np.empty(0), F32)
     if w.scheme is QuantScheme.BURN:  # the scales follow the values in the same tensor
         return _burn_plan(ckpt, w)
-    scale_t = w.parts.get(Part.SCALE)
-    if scale_t is None:
-        raise _refuse(w, "no scale tensor")
+    scale_t = w.parts[Part.SCALE]
     if bnb.is_bnb(w):  # its arguments are in a quant_state, not a config group
         return _bnb_plan(ckpt, w, scale_t)
     args = w.args
@@ -96,82 +92,30 @@ def prepare(ckpt: Checkpoint, w: QuantizedWeight) -> DequantPlan:
         trivial = np.arange(g_idx.size) // (args.group_size or 1)
         if g_idx.size != shape[-1] or not np.array_equal(g_idx, trivial):
             raise _refuse(w, "activation-ordered groups (weight_g_idx) are not dequantized yet")
-    cols = shape[-1]
-    rows = math.prod(shape[:-1])
     scale = _small(ckpt, scale_t)
     scale_dtype = scale_t.dtype
     if w.scheme is QuantScheme.MXFP4:  # one expert a "row": its output is transposed
-        return _gpt_oss_plan(w, scale, scale_dtype)
-    if args.strategy == "block":
-        if len(shape) != 2 or args.block is None:
-            raise _refuse(w, "block scales need a 2-D weight")
-        want = [math.ceil(shape[0] / args.block[0]), math.ceil(shape[1] / args.block[1])]
-    elif args.strategy in ("group", "tensor_group"):
-        if cols % (args.group_size or 1):  # compressed-tensors refuses to dequantize it too
-            raise _refuse(w, f"{cols:,} columns are not a multiple of the group size "
-                             f"{args.group_size}")  # fmt: skip
-        want = [*shape[:-1], math.ceil(cols / (args.group_size or 1))]
-    elif args.strategy == "channel":
-        want = [*shape[:-1], 1]
-    else:
-        want = [1]
-    if math.prod(scale.shape) != math.prod(want) or (
-        args.strategy != "tensor" and list(scale.shape) != want
-    ):
-        raise _refuse(w, f"scale {_q(scale_t.name)} is {list(scale.shape)}, the weight "
-                         f"{list(shape)} with {args.describe()} needs {want}")  # fmt: skip
+        experts = w.codes.shape[0]
+        return DequantPlan(w, BF16, experts, math.prod(w.codes.shape[1:]) * 2,
+                           scale.reshape(experts, -1), scale_dtype)  # fmt: skip
+    cols = shape[-1]
+    rows = math.prod(shape[:-1])
     if args.strategy not in ("block", "tensor"):
         scale = scale.reshape(rows, max(1, scale.size // max(1, rows)))
     plan = DequantPlan(w, F32, rows, cols, scale, scale_dtype)
     if w.scheme is QuantScheme.FP8_BLOCK:
-        if scale_dtype.name != "F32":
-            raise _refuse(w, f"weight_scale_inv is {scale_dtype.name}, not F32")
-        if w.codes.dtype.name not in ("F8_E4M3", "F8_E5M2"):
-            raise _refuse(w, f"codes are {w.codes.dtype.name}, not FP8")
         return plan
     if w.scheme in (QuantScheme.CT_NVFP4, QuantScheme.CT_MXFP4):
-        if len(shape) != 2:  # compressed-tensors' FP4 unpacking raises on anything else
-            raise _refuse(w, f"FP4 codes of {len(shape)} dimensions (compressed-tensors "
-                             "unpacks FP4 matrices only)")  # fmt: skip
-        if w.codes.dtype.name != "U8":
-            raise _refuse(w, f"packed codes are {w.codes.dtype.name}, not U8")
         plan.compute = BF16
         if w.scheme is QuantScheme.CT_NVFP4:
-            gs = w.parts.get(Part.GLOBAL_SCALE)
-            if gs is None or gs.dtype.name != "F32" or gs.numel != 1:
-                raise _refuse(w, "NVFP4 needs one F32 weight_global_scale")
-            if scale_dtype.name not in ("F8_E4M3", "BF16", "F16", "F32"):
-                raise _refuse(w, f"NVFP4 scales are {scale_dtype.name}")
-            plan.global_scale = np.float32(_small(ckpt, gs).reshape(-1)[0])
-        elif scale_dtype.name != "U8":
-            raise _refuse(w, f"MXFP4 scales are {scale_dtype.name}, not U8 exponents")
+            plan.global_scale = np.float32(_small(ckpt, w.parts[Part.GLOBAL_SCALE]).reshape(-1)[0])
         return plan
-    if scale_dtype.name not in ("F32", "BF16", "F16"):
-        raise _refuse(w, f"scales are {scale_dtype.name}")
     plan.compute = scale_dtype
-    want_codes = ("F8_E4M3", "F8_E5M2") if w.scheme is QuantScheme.CT_FLOAT else ("I8",)
-    if w.scheme is QuantScheme.CT_PACK:
-        want_codes = ("I32",)
-        if Part.SHAPE not in w.parts:  # compressed-tensors unpacks only with weight_shape
-            raise _refuse(w, "packed codes without weight_shape")
-        if len(shape) < 2:  # unpack_from_int32 reads rows of words: it raises on one dimension
-            raise _refuse(w, "packed codes of one dimension (compressed-tensors unpacks rows)")
-        if not 1 <= args.num_bits <= 8:  # compressed-tensors unpacks 1 to 8 bits only
-            raise _refuse(w, f"{args.num_bits}-bit packing (compressed-tensors packs 1 to 8 bits)")
-    if w.codes.dtype.name not in want_codes:
-        raise _refuse(
-            w, f"codes are {w.codes.dtype.name}, {w.scheme.value} stores {'/'.join(want_codes)}"
-        )
     zp_t = w.parts.get(Part.ZERO_POINT)
     if zp_t is not None:
         zp = _small(ckpt, zp_t)
-        if w.scheme is QuantScheme.CT_PACK and not args.symmetric:
-            if len(shape) != 2:  # packed along dim 0 of each 2-D slice: not followed yet
-                raise _refuse(w, "packed zero points of a weight with more than 2 dimensions")
-            groups = scale.shape[-1]
-            if zp.dtype != np.int32 or zp.ndim != 2:
-                raise _refuse(w, "packed zero points are not I32 [rows, groups]")
-            zp = k.unpack_int32_rows(zp, args.num_bits, rows)[:, :groups]
+        if w.scheme is QuantScheme.CT_PACK and not args.symmetric:  # packed along the rows
+            zp = k.unpack_int32_rows(zp, args.num_bits, rows)[:, : scale.shape[-1]]
         plan.zero_point = zp.reshape(scale.shape) if zp.size == scale.size else None
         if plan.zero_point is None:
             raise _refuse(w, f"zero point {_q(zp_t.name)} does not match its scale's shape")
@@ -218,17 +162,6 @@ def _bnb_plan(ckpt: Checkpoint, w: QuantizedWeight, scale_t: TensorInfo) -> Dequ
         return DequantPlan(w, F32, w.codes.shape[0], w.codes.shape[1], scb, F32)
     except ValueError as e:
         raise _refuse(w, str(e)) from None
-
-
-def _gpt_oss_plan(w: QuantizedWeight, scale: np.ndarray, scale_dtype: DType) -> DequantPlan:
-    shape = tuple(w.codes.shape)
-    if len(shape) != 4 or shape[3] != 16 or scale.shape != shape[:3]:
-        raise _refuse(w, f"blocks {list(shape)} and scales {list(scale.shape)} are not gpt-oss's")
-    if w.codes.dtype.name != "U8" or scale_dtype.name != "U8":
-        raise _refuse(w, "gpt-oss MXFP4 stores blocks and scales as U8")
-    experts = shape[0]
-    return DequantPlan(w, BF16, experts, math.prod(shape[1:]) * 2, scale.reshape(experts, -1),
-                       scale_dtype)  # fmt: skip
 
 
 def rows_per_chunk(plan: DequantPlan, chunk_bytes: int) -> int:

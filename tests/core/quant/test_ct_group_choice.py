@@ -11,7 +11,7 @@ from inspector.core.quant.config_groups import CtGroup, ct_group_of, ct_ignored
 from inspector.core.quant.layout import WeightArgs
 from inspector.core.quant.recognise import recognise
 from inspector.core.quant.schemes import QuantScheme
-from tests.quant_folders import header_codes, header_entry, header_packed
+from tests.quant_folders import header_codes, header_entry, header_fp4, header_packed
 
 _ARGS = WeightArgs(8, "int", "channel")
 
@@ -83,13 +83,13 @@ _FP4 = {"num_bits": 4, "type": "float", "strategy": "tensor_group", "group_size"
          header_packed("p", "I32") + header_codes("f", "F8_E4M3"),
          {"p.weight": QuantScheme.CT_PACK, "f.weight": QuantScheme.CT_FLOAT}),
         ({"a": ("nvfp4-pack-quantized", _FP4), "b": ("pack-quantized", _INT4)},
-         header_packed("p", "I32") + header_packed("n", "U8"),
+         header_packed("p", "I32") + header_fp4("n"),
          {"p.weight": QuantScheme.CT_PACK, "n.weight": QuantScheme.CT_NVFP4}),
         ({"a": ("pack-quantized", _INT4), "b": ("nvfp4-pack-quantized", _FP4)},
-         header_packed("p", "I32") + header_packed("n", "U8"),
+         header_packed("p", "I32") + header_fp4("n"),
          {"p.weight": QuantScheme.CT_PACK, "n.weight": QuantScheme.CT_NVFP4}),
         ({"a": ("nvfp4-pack-quantized", _FP4), "b": ("float-quantized", _FP8)},
-         header_codes("f", "F8_E4M3") + header_packed("n", "U8"),
+         header_codes("f", "F8_E4M3") + header_fp4("n"),
          {"f.weight": QuantScheme.CT_FLOAT, "n.weight": QuantScheme.CT_NVFP4}),
         ({"a": ("int-quantized", _INT8), "b": ("float-quantized", _FP8)},
          header_codes("i", "I8") + header_codes("f", "F8_E4M3"),

@@ -131,6 +131,7 @@ def test_a_guess_names_its_group_when_a_weight_does_not_fit_it(tmp_path):
     tensors = [
         (f"{M}.weight_packed", I32, np.zeros((8, 2), np.int32)),
         (f"{M}.weight_scale", BF16, np.ones((8, 1), ml_dtypes.bfloat16)),
+        (f"{M}.weight_shape", DTYPES["I64"], np.array([8, 16], np.int64)),
         ("model.layers.1.mlp.up_proj.weight", F8, _f8((4, 4))),
         ("model.layers.1.mlp.up_proj.weight_scale", F32, np.ones((4, 1), np.float32)),
     ]

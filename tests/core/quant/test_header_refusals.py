@@ -1,0 +1,118 @@
+"""A compressed-tensors weight whose header a dequantization cannot follow is refused when the
+checkpoint is recognised, not only when a cast reads its companions: ``list``, ``check`` and the
+window then say a cast is refused, and the cast refuses with the same line before it writes.
+
+Before: recognising such a weight found no problem, the window and ``check`` said "a cast
+dequantizes it", and only the cast itself refused."""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from inspector.core.cast.job import cast_checkpoint
+from inspector.core.dtypes import DTYPES
+from inspector.core.errors import CheckpointError
+from inspector.core.opening import open_checkpoint
+from inspector.core.progress import run_job
+from inspector.core.quant.recognise import recognise
+from tests.quant_folders import ct_config, folder, header_entry, header_fp4
+
+_INT4 = {"num_bits": 4, "type": "int", "strategy": "channel"}
+_INT4_GROUP = {"num_bits": 4, "type": "int", "strategy": "group", "group_size": 32}
+_NVFP4 = {"num_bits": 4, "type": "float", "strategy": "tensor_group", "group_size": 16}
+_MXFP4 = {"num_bits": 4, "type": "float", "strategy": "group", "group_size": 32}
+_FP8 = {"num_bits": 8, "type": "float", "strategy": "channel"}
+
+
+def _packed(codes: tuple[int, ...], scale: tuple[int, ...], dtype: str = "I32") -> list:
+    return [header_entry("m.weight_packed", dtype, codes),
+            header_entry("m.weight_scale", "BF16", scale),
+            header_entry("m.weight_shape", "I64", (len(codes),))]  # fmt: skip
+
+
+def _fp4(codes: tuple[int, ...], scale: tuple[int, ...], scale_dtype: str = "F8_E4M3") -> list:
+    return [header_entry("m.weight_packed", "U8", codes),
+            header_entry("m.weight_scale", scale_dtype, scale),
+            header_entry("m.weight_global_scale", "F32", (1,))]  # fmt: skip
+
+
+HEADERS = {
+    "packed-1-dimension": ("pack-quantized", _INT4, _packed((2,), (1,)),
+                           "packed codes of one dimension (compressed-tensors unpacks rows)"),
+    "nvfp4-3-dimensions": ("nvfp4-pack-quantized", _NVFP4, _fp4((2, 8, 32), (2, 8, 4)),
+                           "FP4 codes of 3 dimensions (compressed-tensors unpacks FP4 matrices only)"),
+    "mxfp4-3-dimensions": ("mxfp4-pack-quantized", _MXFP4, _fp4((2, 8, 32), (2, 8, 2), "U8")[:2],
+                           "FP4 codes of 3 dimensions (compressed-tensors unpacks FP4 matrices only)"),
+    "columns-not-a-multiple-of-the-group": (  # 20 bytes hold 40 FP4 codes: 2.5 groups
+        "nvfp4-pack-quantized", _NVFP4, _fp4((4, 20), (4, 3)),
+        "40 columns are not a multiple of the group size 16"),
+    "scale-of-another-shape": ("float-quantized", _FP8,
+                               [header_entry("m.weight", "F8_E4M3", (4, 16)),
+                                header_entry("m.weight_scale", "BF16", (4, 2))],
+                               "scale 'm.weight_scale' is [4, 2], the weight [4, 16] with "
+                               "per channel needs [4, 1]"),
+    "nvfp4-without-global-scale": ("nvfp4-pack-quantized", _NVFP4, header_fp4("m")[:2],
+                                   "NVFP4 needs one F32 weight_global_scale"),
+    "nvfp4-scales-as-integers": ("nvfp4-pack-quantized", _NVFP4, _fp4((4, 8), (4, 1), "I8"),
+                                 "NVFP4 scales are I8"),
+    "scales-as-integers": ("float-quantized", _FP8,
+                           [header_entry("m.weight", "F8_E4M3", (4, 16)),
+                            header_entry("m.weight_scale", "I32", (4, 1))], "scales are I32"),
+    "packed-without-weight-shape": ("pack-quantized", _INT4, _packed((4, 2), (4, 1))[:2],
+                                    "packed codes without weight_shape"),
+    "packed-zero-points-not-i32": (
+        "pack-quantized", {**_INT4, "symmetric": False},
+        [*_packed((4, 2), (4, 1)), header_entry("m.weight_zero_point", "I8", (4, 1))],
+        "packed zero points are not I32 [rows, groups]"),
+    "zero-points-not-one-a-scale": (
+        "int-quantized", {"num_bits": 8, "type": "int", "strategy": "channel", "symmetric": False},
+        [header_entry("m.weight", "I8", (4, 16)), header_entry("m.weight_scale", "BF16", (4, 1)),
+         header_entry("m.weight_zero_point", "I8", (4, 2))],
+        "zero point 'm.weight_zero_point' does not match its scale's shape"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(("fmt", "weights", "tensors", "why"), HEADERS.values(), ids=HEADERS)
+def test_a_header_a_dequantization_cannot_follow_is_a_problem(fmt, weights, tensors, why):
+    layout = recognise(tensors, ct_config(fmt, weights))
+    assert layout is not None and list(layout.weights) == ["m.weight"]
+    label = layout.weights["m.weight"].scheme.label
+    assert layout.problems == [f"'m.weight' ({label}): {why}"]
+    assert layout.cast_refusal() == layout.problems[0]
+    assert layout.to_json()["dequantizable"] is False
+
+
+@pytest.mark.parametrize(
+    ("fmt", "weights", "tensors"),
+    [("nvfp4-pack-quantized", _NVFP4, header_fp4("m")),
+     ("pack-quantized", _INT4, _packed((4, 2), (4, 1))),
+     ("pack-quantized", _INT4_GROUP, _packed((4, 8), (4, 2))),
+     ("pack-quantized", {**_INT4, "symmetric": False},
+      [*_packed((4, 2), (4, 1)), header_entry("m.weight_zero_point", "I32", (1, 1))]),
+     ("float-quantized", {**_FP8, "strategy": "tensor"},
+      [header_entry("m.weight", "F8_E4M3", (4, 16)), header_entry("m.weight_scale", "F32", ())])],
+    ids=["nvfp4", "pack-channel", "pack-group", "pack-asymmetric", "fp8-tensor"],
+)  # fmt: skip
+def test_headers_that_fit_are_no_problem(fmt, weights, tensors):
+    layout = recognise(tensors, ct_config(fmt, weights))
+    assert layout is not None and list(layout.weights) == ["m.weight"]
+    assert layout.problems == [] and layout.cast_refusal() is None
+
+
+def test_the_cast_refuses_with_the_line_recognition_gave(tmp_path):
+    qc = ct_config("nvfp4-pack-quantized", _NVFP4)
+    tensors = [
+        ("m.weight_packed", DTYPES["U8"], np.zeros((2, 8, 32), np.uint8)),
+        ("m.weight_scale", DTYPES["F8_E4M3"], np.ones((2, 8, 4), ml_dtypes.float8_e4m3fn)),
+        ("m.weight_global_scale", DTYPES["F32"], np.ones(1, np.float32)),
+    ]
+    path = folder(tmp_path / "q", tensors, qc)
+    header = recognise([header_entry(n, d.name, a.shape) for n, d, a in tensors], qc)
+    assert header is not None
+    out = tmp_path / "out.safetensors"
+    with open_checkpoint(str(path)) as ckpt, pytest.raises(CheckpointError) as e:
+        run_job(cast_checkpoint(ckpt, DTYPES["F32"], out))
+    assert header.problems[0] in str(e.value)
+    assert not out.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["q"]
