@@ -75,7 +75,8 @@ class DetailsController(QObject):
     def _on_session_target(self, dt: DType) -> None:
         t = self.session.current
         if t is not None:
-            self.details.set_status(status_text(self.session.status_of(t), t, dt))
+            s = self.session
+            self.details.set_status(status_text(s.status_of(t), t, dt, s.cast_refusal))
 
     def _on_session_diffs(self, _diffs: object) -> None:
         t = self.session.current
@@ -95,7 +96,7 @@ class DetailsController(QObject):
         ckpt = s.checkpoint
         assert ckpt is not None
         w = s.quantized_weight(t)
-        status = status_text(s.status_of(t), t, s.target)
+        status = status_text(s.status_of(t), t, s.target, s.cast_refusal)
         if w is not None:  # the numbers and the histogram are of the dequantized values
             status = f"{status} ({w.storage()}; {format_shape(w.shape)})"
         self.details.show_tensor(ckpt, t, status)

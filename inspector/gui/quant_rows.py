@@ -28,6 +28,7 @@ class QuantRows:
                 self.weights[i] = w
             companions.update(index[n] for n in w.companions if n in index)
         self.companions = frozenset(companions)
+        self.refusal = layout.cast_refusal()  # why a cast is refused; None: it dequantizes
 
     def cell(self, i: int, col: int) -> str | None:
         """The Name, DType, Shape and Params cells of a weight's codes row: the weight's own

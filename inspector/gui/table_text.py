@@ -80,7 +80,8 @@ def status_cell(status: TensorStatus, t: TensorInfo, target: DType) -> str:
     return ""
 
 
-def status_text(status: str, t: TensorInfo, target: DType) -> str:
+def status_text(status: str, t: TensorInfo, target: DType, refusal: str | None = None) -> str:
+    """The status in words; ``refusal``: why a cast of the quantized checkpoint is refused."""
     if status is TensorStatus.DIFFERS:
         return translate("TableText", "differs: {dtype} → {target}").format(
             dtype=t.dtype.name, target=target.name
@@ -88,11 +89,13 @@ def status_text(status: str, t: TensorInfo, target: DType) -> str:
     if status is TensorStatus.KEPT:
         return translate("TableText", "kept (not a float)")
     if status is TensorStatus.QUANTIZED:
+        if refusal is not None:
+            return translate("TableText", "quantized: a cast is refused")
         return translate("TableText", "quantized: a cast dequantizes it")
     return translate("TableText", "matches {target}").format(target=target.name)
 
 
-def status_tooltip(t: TensorInfo, status: str, target: str) -> str:
+def status_tooltip(t: TensorInfo, status: str, target: str, refusal: str | None = None) -> str:
     if status is TensorStatus.DIFFERS:
         return translate(
             "TensorTable",
@@ -103,6 +106,12 @@ def status_tooltip(t: TensorInfo, status: str, target: str) -> str:
         return translate(
             "TensorTable", "{dtype} is not a float type: casting leaves it unchanged."
         ).format(dtype=t.dtype.name)
+    if status is TensorStatus.QUANTIZED and refusal is not None:
+        return translate(
+            "TensorTable",
+            "Codes or scales of a quantized weight, stored so on purpose. A cast is refused, so "
+            "nothing writes them as values: {why}",
+        ).format(why=refusal)
     if status is TensorStatus.QUANTIZED:
         return translate(
             "TensorTable",

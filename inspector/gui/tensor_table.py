@@ -113,6 +113,10 @@ class TensorTableModel(QAbstractTableModel):
             self.dataChanged.emit(self.index(0, 0), self.index(self.rowCount() - 1, len(Col) - 1))
 
     @property
+    def _refusal(self) -> str | None:
+        return self._quant.refusal if self._quant is not None else None
+
+    @property
     def has_companions(self) -> bool:
         return self._quant is not None and bool(self._quant.companions)
 
@@ -301,7 +305,9 @@ class TensorTableModel(QAbstractTableModel):
                 return cast_error_tooltip(self._cast.get(t.name))
             if col == Col.STATUS:
                 tgt = self._target.name if self._target else "?"
-                return intended_tooltip(tgt) if intended else status_tooltip(t, status, tgt)
+                if intended:
+                    return intended_tooltip(tgt)
+                return status_tooltip(t, status, tgt, self._refusal)
             if col == Col.NAME:
                 logical = self._quant.tooltip(i) if self._quant is not None else None
                 return logical or t.name
@@ -317,7 +323,7 @@ class TensorTableModel(QAbstractTableModel):
         if role == ShownNameRole and col == Col.NAME:
             return self.shown_name(str(self.data(index)))
         if role == R.AccessibleTextRole and col == Col.STATUS:
-            return status_text(status, t, self._target) if self._target else status
+            return status_text(status, t, self._target, self._refusal) if self._target else status
         return None
 
     def _sorted_order(self) -> list[int]:

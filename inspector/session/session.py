@@ -148,6 +148,13 @@ class Session:
             return TensorStatus.QUANTIZED
         return tensor_status(t, self.target)
 
+    @property
+    def cast_refusal(self) -> str | None:
+        """Why a cast of this quantized checkpoint is refused; None when it dequantizes (or
+        nothing here is quantized)."""
+        quant = self.groups.quant
+        return quant.cast_refusal() if quant is not None else None
+
     def quantized_weight(self, t: TensorInfo) -> QuantizedWeight | None:
         """The quantized weight whose codes ``t`` holds: its values are the dequantized ones."""
         quant = self.groups.quant

@@ -315,3 +315,43 @@ def test_lint_stats_counts_every_zero_scale_and_names_the_first_twenty(tmp_path,
             "files": [],
         }
     ]
+
+
+def _fp4_of_three_dimensions(path):
+    """NVFP4 codes stacked [2, 8, 32]: compressed-tensors' FP4 unpacking raises on them."""
+    import ml_dtypes
+    import numpy as np
+
+    from inspector.core.dtypes import DTYPES
+    from tests.quant_folders import ct_config
+
+    weights = {"num_bits": 4, "type": "float", "strategy": "tensor_group", "group_size": 16}
+    tensors = [
+        ("m.weight_packed", DTYPES["U8"], np.zeros((2, 8, 32), np.uint8)),
+        ("m.weight_scale", DTYPES["F8_E4M3"], np.ones((2, 8, 4), ml_dtypes.float8_e4m3fn)),
+        ("m.weight_global_scale", DTYPES["F32"], np.ones(1, np.float32)),
+    ]
+    return folder(path, tensors, ct_config("nvfp4-pack-quantized", weights))
+
+
+REFUSAL = (
+    "'m.weight' (compressed-tensors NVFP4): FP4 codes of 3 dimensions (compressed-tensors "
+    "unpacks FP4 matrices only)"
+)
+
+
+def test_check_and_list_say_a_cast_is_refused_before_one_is_tried(tmp_path, capsys):
+    """Before: check said "a cast dequantizes it" and list --json "dequantizable": true; only
+    the cast refused."""
+    path = _fp4_of_three_dimensions(tmp_path / "q")
+    code, out, _ = run(capsys, "check", path)
+    assert code == 0 and "a cast dequantizes" not in out
+    assert out.splitlines()[-1].endswith(f"1 quantized weight; a cast is refused: {REFUSAL}")
+    code, out, _ = run(capsys, "list", path, "--json")
+    assert code == 0
+    assert json.loads(out)["quantization"] | {"scheme": None} == {
+        "scheme": None, "confirmed": True, "weights": 1, "problems": [REFUSAL],
+        "dequantizable": False,
+    }  # fmt: skip
+    code, _, err = run(capsys, "cast", path, "-o", tmp_path / "out", "--target", "F32")
+    assert code == 2 and REFUSAL in err and not (tmp_path / "out").exists()

@@ -175,3 +175,30 @@ def test_a_packed_weights_comparison_is_on_its_row(qtbot, window, tmp_path):
     }
     assert cells["m.weight_packed"] == f"{d.max_abs_diff:.3g}"
     assert cells["norm.weight"] == "0 (equal)"
+
+
+def test_a_weight_a_cast_refuses_is_not_said_to_be_dequantized(qtbot, window, tmp_path):
+    """NVFP4 codes of three dimensions: the table, the pane and the dialog say a cast is
+    refused, and why. Before: "a cast dequantizes it" until the cast itself refused."""
+    from PySide6.QtCore import Qt
+
+    from inspector.gui.tensor_columns import Col
+    from tests.cli.test_quantized import REFUSAL, _fp4_of_three_dimensions
+
+    _fp4_of_three_dimensions(tmp_path / "q")
+    _open(qtbot, window, tmp_path / "q")
+    if window.current_tensor().name != "m.weight_packed":
+        with qtbot.waitSignal(window.details_ready, timeout=20_000):
+            window.select_tensor("m.weight_packed")
+    dtype = window.details.fields["DType"].text()
+    assert dtype.startswith("U8 — quantized: a cast is refused (") and "dequantizes" not in dtype
+    model = window.model
+    cell = model.index(model.row_of("m.weight_packed"), Col.STATUS)
+    tip = model.data(cell, Qt.ItemDataRole.ToolTipRole)
+    assert tip.endswith(f"A cast is refused, so nothing writes them as values: {REFUSAL}")
+    spoken = model.data(cell, Qt.ItemDataRole.AccessibleTextRole)
+    assert spoken == "quantized: a cast is refused"
+    dlg = window.open_cast_dialog()
+    assert not dlg.buttons.buttons()[0].isEnabled()
+    assert f"Cannot dequantize: {REFUSAL}." in dlg.plan_label.text()
+    dlg.reject()

@@ -355,42 +355,42 @@
         <translation>此文件夹包含多个 checkpoint。打开：</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="246"/>
+        <location filename="../controller.py" line="250"/>
         <source>Opening reference {name}…</source>
         <translation>正在打开参考文件 {name}…</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="268"/>
+        <location filename="../controller.py" line="272"/>
         <source>Comparing with {name}</source>
         <translation>正在与 {name} 对比</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="272"/>
+        <location filename="../controller.py" line="276"/>
         <source>Comparison cancelled.</source>
         <translation>对比已取消。</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="279"/>
+        <location filename="../controller.py" line="283"/>
         <source>Could not open the reference {what}</source>
         <translation>无法打开参考文件 {what}</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="289"/>
+        <location filename="../controller.py" line="293"/>
         <source>Comparison failed: {why}</source>
         <translation>对比失败：{why}</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="308"/>
+        <location filename="../controller.py" line="312"/>
         <source>Compared with {ref}: {n} differing (worst max |Δ| {worst}), {equal} equal</source>
         <translation>已与 {ref} 对比：{n} 个张量有差异（最大 |Δ| 为 {worst}），{equal} 个完全相同</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="313"/>
+        <location filename="../controller.py" line="317"/>
         <source>; {n} only in one file or shaped differently</source>
         <translation>；{n} 个只存在于其中一个文件或形状不同</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="318"/>
+        <location filename="../controller.py" line="322"/>
         <source>{sentence}.</source>
         <translation>{sentence}。</translation>
     </message>
@@ -444,27 +444,27 @@
 <context>
     <name>DetailsController</name>
     <message>
-        <location filename="../details_controller.py" line="158"/>
+        <location filename="../details_controller.py" line="159"/>
         <source>not a float</source>
         <translation>非浮点</translation>
     </message>
     <message>
-        <location filename="../details_controller.py" line="160"/>
+        <location filename="../details_controller.py" line="161"/>
         <source>already {dtype}</source>
         <translation>已是 {dtype}</translation>
     </message>
     <message>
-        <location filename="../details_controller.py" line="162"/>
+        <location filename="../details_controller.py" line="163"/>
         <source>kept by a pattern, or a format torch cannot cast exactly</source>
         <translation>被规则保留，或是 torch 无法精确转换的格式</translation>
     </message>
     <message>
-        <location filename="../details_controller.py" line="166"/>
+        <location filename="../details_controller.py" line="167"/>
         <source>written unchanged as {dtype} ({why})</source>
         <translation>按原样写为 {dtype}（{why}）</translation>
     </message>
     <message>
-        <location filename="../details_controller.py" line="200"/>
+        <location filename="../details_controller.py" line="201"/>
         <source>Could not read the saved file: {why}</source>
         <translation>无法读取保存的文件：{why}</translation>
     </message>
@@ -719,7 +719,7 @@
         <translation>100% 一致：所有保存值都等于原始值</translation>
     </message>
     <message>
-        <location filename="../details_controller.py" line="104"/>
+        <location filename="../details_controller.py" line="105"/>
         <source>dequantized</source>
         <translation>反量化后</translation>
     </message>
@@ -1460,18 +1460,18 @@ Shift+drop a second checkpoint to compare against it.</source>
 <context>
     <name>Plots</name>
     <message>
-        <location filename="../plots.py" line="132"/>
+        <location filename="../plots.py" line="139"/>
         <source>Values</source>
         <translation>数值</translation>
     </message>
     <message>
-        <location filename="../plots.py" line="149"/>
-        <location filename="../plots.py" line="208"/>
+        <location filename="../plots.py" line="156"/>
+        <location filename="../plots.py" line="215"/>
         <source>count</source>
         <translation>个数</translation>
     </message>
     <message>
-        <location filename="../plots.py" line="198"/>
+        <location filename="../plots.py" line="205"/>
         <source>Relative error</source>
         <translation>相对误差</translation>
     </message>
@@ -1695,37 +1695,42 @@ overflow {o} · underflow {u} (non-zero values that became 0: an error of 1 each
         <translation>已量化</translation>
     </message>
     <message>
-        <location filename="../table_text.py" line="85"/>
+        <location filename="../table_text.py" line="86"/>
         <source>differs: {dtype} → {target}</source>
         <translation>不一致：{dtype} → {target}</translation>
     </message>
     <message>
-        <location filename="../table_text.py" line="89"/>
+        <location filename="../table_text.py" line="90"/>
         <source>kept (not a float)</source>
         <translation>保持不变（非浮点）</translation>
     </message>
     <message>
-        <location filename="../table_text.py" line="91"/>
+        <location filename="../table_text.py" line="93"/>
+        <source>quantized: a cast is refused</source>
+        <translation>已量化：转换会被拒绝</translation>
+    </message>
+    <message>
+        <location filename="../table_text.py" line="94"/>
         <source>quantized: a cast dequantizes it</source>
         <translation>已量化：转换时会反量化</translation>
     </message>
     <message>
-        <location filename="../table_text.py" line="92"/>
+        <location filename="../table_text.py" line="95"/>
         <source>matches {target}</source>
         <translation>与 {target} 一致</translation>
     </message>
     <message>
-        <location filename="../table_text.py" line="128"/>
+        <location filename="../table_text.py" line="137"/>
         <source>{n} of {total} tensors differ from {target}</source>
         <translation>{total} 个张量中有 {n} 个与 {target} 不一致</translation>
     </message>
     <message>
-        <location filename="../table_text.py" line="134"/>
+        <location filename="../table_text.py" line="143"/>
         <source>{n} quantized ({scheme})</source>
         <translation>{n} 个已量化（{scheme}）</translation>
     </message>
     <message>
-        <location filename="../table_text.py" line="139"/>
+        <location filename="../table_text.py" line="148"/>
         <source>{n} params</source>
         <translation>{n} 参数</translation>
     </message>
@@ -1846,12 +1851,12 @@ overflow {o} · underflow {u} (non-zero values that became 0: an error of 1 each
         <translation>与参考 checkpoint 的最大绝对差（float64）</translation>
     </message>
     <message>
-        <location filename="../tensor_table.py" line="251"/>
+        <location filename="../tensor_table.py" line="255"/>
         <source>Name in {module}</source>
         <translation>{module} 中的名称</translation>
     </message>
     <message>
-        <location filename="../tensor_table.py" line="285"/>
+        <location filename="../tensor_table.py" line="289"/>
         <source>on purpose?</source>
         <translation>有意为之？</translation>
     </message>
@@ -1896,32 +1901,37 @@ overflow {o} · underflow {u} (non-zero values that became 0: an error of 1 each
         <translation>0（相同）</translation>
     </message>
     <message>
-        <location filename="../table_text.py" line="97"/>
+        <location filename="../table_text.py" line="100"/>
         <source>Stored as {dtype}, the model uses {target}. PyTorch&apos;s load_state_dict casts it silently; burn-store keeps {dtype} and fails with a dtype mismatch.</source>
         <translation>文件中存为 {dtype}，模型使用 {target}。PyTorch 的 load_state_dict 会静默转换；burn-store 会保留 {dtype}，并因 dtype 不匹配而报错。</translation>
     </message>
     <message>
-        <location filename="../table_text.py" line="103"/>
+        <location filename="../table_text.py" line="106"/>
         <source>{dtype} is not a float type: casting leaves it unchanged.</source>
         <translation>{dtype} 不是浮点类型：转换时保持不变。</translation>
     </message>
     <message>
-        <location filename="../table_text.py" line="107"/>
+        <location filename="../table_text.py" line="110"/>
+        <source>Codes or scales of a quantized weight, stored so on purpose. A cast is refused, so nothing writes them as values: {why}</source>
+        <translation>量化权重的编码或缩放因子，有意如此存储。转换会被拒绝，因此不会把它们当作数值写出：{why}</translation>
+    </message>
+    <message>
+        <location filename="../table_text.py" line="116"/>
         <source>Codes or scales of a quantized weight, stored so on purpose. A cast dequantizes the weight to {target} and leaves its scales out; casting the codes as values would corrupt it.</source>
         <translation>量化权重的编码或缩放因子，有意如此存储。转换会把该权重反量化为 {target} 并丢弃缩放因子；把编码当作数值转换会损坏模型。</translation>
     </message>
     <message>
-        <location filename="../table_text.py" line="113"/>
+        <location filename="../table_text.py" line="122"/>
         <source>Already {target}.</source>
         <translation>已经是 {target}。</translation>
     </message>
     <message>
-        <location filename="../table_text.py" line="117"/>
+        <location filename="../table_text.py" line="126"/>
         <source>F32 in a {target} model: norms, rotary inv_freq and MoE routers are often kept in F32 on purpose. Casting them loses precision the model wants; keep them with the fp32-norms globs (cast dialog, or --keep-preset).</source>
         <translation>{target} 模型中的 F32：归一化层、旋转位置编码 inv_freq 和 MoE 路由常被有意保持为 F32。转换它们会损失模型所需的精度；可用 fp32-norms 模式保留（转换对话框，或 --keep-preset）。</translation>
     </message>
     <message>
-        <location filename="../quant_rows.py" line="54"/>
+        <location filename="../quant_rows.py" line="55"/>
         <source>{name}
 stored as {codes} ({storage}), with: {companions}</source>
         <translation>{name}
