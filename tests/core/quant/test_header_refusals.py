@@ -24,6 +24,7 @@ _INT4_GROUP = {"num_bits": 4, "type": "int", "strategy": "group", "group_size": 
 _NVFP4 = {"num_bits": 4, "type": "float", "strategy": "tensor_group", "group_size": 16}
 _MXFP4 = {"num_bits": 4, "type": "float", "strategy": "group", "group_size": 32}
 _FP8 = {"num_bits": 8, "type": "float", "strategy": "channel"}
+_BLOCK = {"num_bits": 8, "type": "float", "strategy": "block", "block_structure": [2, 4]}
 
 
 def _packed(codes: tuple[int, ...], scale: tuple[int, ...], dtype: str = "I32") -> list:
@@ -71,6 +72,32 @@ HEADERS = {
         [header_entry("m.weight", "I8", (4, 16)), header_entry("m.weight_scale", "BF16", (4, 1)),
          header_entry("m.weight_zero_point", "I8", (4, 2))],
         "zero point 'm.weight_zero_point' does not match its scale's shape"),
+    "codes-of-no-dimension": ("float-quantized", {**_FP8, "strategy": "tensor"},
+                              [header_entry("m.weight", "F8_E4M3", ()),
+                               header_entry("m.weight_scale", "F32", (1,))],
+                              "codes are not a plain row-major tensor"),
+    "scale-transposed": ("float-quantized", _FP8,  # as many values, in the other order
+                         [header_entry("m.weight", "F8_E4M3", (4, 16)),
+                          header_entry("m.weight_scale", "BF16", (1, 4))],
+                         "scale 'm.weight_scale' is [1, 4], the weight [4, 16] with "
+                         "per channel needs [4, 1]"),
+    "block-of-three-dimensions": ("float-quantized", _BLOCK,
+                                  [header_entry("m.weight", "F8_E4M3", (2, 4, 8)),
+                                   header_entry("m.weight_scale", "F32", (2, 1, 2))],
+                                  "block scales need a 2-D weight"),
+    "block-scales-of-the-other-side": ("float-quantized", _BLOCK,  # [4, 16] in 2×4: [2, 4]
+                                       [header_entry("m.weight", "F8_E4M3", (4, 16)),
+                                        header_entry("m.weight_scale", "F32", (1, 4))],
+                                       "scale 'm.weight_scale' is [1, 4], the weight [4, 16] "
+                                       "with block 2×4 needs [2, 4]"),
+    "nvfp4-two-global-scales": ("nvfp4-pack-quantized", _NVFP4,
+                                [*_fp4((4, 8), (4, 1))[:2],
+                                 header_entry("m.weight_global_scale", "F32", (2,))],
+                                "NVFP4 needs one F32 weight_global_scale"),
+    "mxfp4-scales-not-exponents": ("mxfp4-pack-quantized", _MXFP4, _fp4((4, 16), (4, 1), "BF16")[:2],
+                                   "MXFP4 scales are BF16, not U8 exponents"),
+    "nine-bit-packing": ("pack-quantized", {**_INT4, "num_bits": 9}, _packed((4, 9), (4, 1)),
+                         "9-bit packing (compressed-tensors packs 1 to 8 bits)"),
 }  # fmt: skip
 
 
@@ -92,8 +119,17 @@ def test_a_header_a_dequantization_cannot_follow_is_a_problem(fmt, weights, tens
      ("pack-quantized", {**_INT4, "symmetric": False},
       [*_packed((4, 2), (4, 1)), header_entry("m.weight_zero_point", "I32", (1, 1))]),
      ("float-quantized", {**_FP8, "strategy": "tensor"},
-      [header_entry("m.weight", "F8_E4M3", (4, 16)), header_entry("m.weight_scale", "F32", ())])],
-    ids=["nvfp4", "pack-channel", "pack-group", "pack-asymmetric", "fp8-tensor"],
+      [header_entry("m.weight", "F8_E4M3", (4, 16)), header_entry("m.weight_scale", "F32", ())]),
+     *[("nvfp4-pack-quantized", _NVFP4, _fp4((4, 8), (4, 1), dt)) for dt in ("BF16", "F16", "F32")],
+     ("mxfp4-pack-quantized", _MXFP4, _fp4((4, 16), (4, 1), "U8")[:2]),
+     ("float-quantized", _FP8, [header_entry("m.weight", "F8_E5M2", (4, 16)),
+                                header_entry("m.weight_scale", "F16", (4, 1))]),
+     ("float-quantized", _BLOCK, [header_entry("m.weight", "F8_E4M3", (4, 16)),
+                                  header_entry("m.weight_scale", "F32", (2, 4))]),
+     *[("pack-quantized", {**_INT4, "num_bits": bits}, _packed((4, 2), (4, 1))) for bits in (1, 8)]],
+    ids=["nvfp4", "pack-channel", "pack-group", "pack-asymmetric", "fp8-tensor", "nvfp4-bf16-scales",
+         "nvfp4-f16-scales", "nvfp4-f32-scales", "mxfp4", "e5m2-f16-scales", "block-2x4",
+         "pack-1-bit", "pack-8-bits"],
 )  # fmt: skip
 def test_headers_that_fit_are_no_problem(fmt, weights, tensors):
     layout = recognise(tensors, ct_config(fmt, weights))
@@ -116,3 +152,21 @@ def test_the_cast_refuses_with_the_line_recognition_gave(tmp_path):
         run_job(cast_checkpoint(ckpt, DTYPES["F32"], out))
     assert header.problems[0] in str(e.value)
     assert not out.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["q"]
+
+
+@pytest.mark.parametrize(
+    ("codes", "scale", "why"),
+    [("F8_E4M3", "F32", None), ("F8_E5M2", "F32", None),
+     ("F8_E4M3", "BF16", "weight_scale_inv is BF16, not F32"), ("I8", "F32", "codes are I8, not FP8")],
+)  # fmt: skip
+def test_fp8_block_weights_take_either_fp8_and_f32_scales(codes, scale, why):
+    """``fp8_block`` words these as layout problems first; the check the cast runs itself
+    (``header_refusal``, through ``rows.prepare``) holds the same rule."""
+    from inspector.core.quant.header_checks import header_refusal
+    from inspector.core.quant.layout import Part, QuantizedWeight, WeightArgs
+    from inspector.core.quant.schemes import QuantScheme
+
+    w = QuantizedWeight("m.weight", QuantScheme.FP8_BLOCK, header_entry("m.weight", codes, (4, 8)),
+                        (4, 8), {Part.SCALE: header_entry("m.weight_scale_inv", scale, (1, 1))},
+                        WeightArgs(8, "float", "block", block=(128, 128)))  # fmt: skip
+    assert header_refusal(w) == why
