@@ -126,6 +126,7 @@ LEGACY = {
     "UNICODE escapes": b"V\\u20ac x\n.",
     "BINUNICODE": b"X\x03\x00\x00\x00\xe2\x82\xac.",
     "SHORT_BINUNICODE surrogate": b"\x8c\x03\xed\xa0\x80.",
+    "BINUNICODE surrogate": b"X\x03\x00\x00\x00\xed\xa0\x80.",
     "BINUNICODE8": b"\x8d\x02\x00\x00\x00\x00\x00\x00\x00hi.",
     "BINUNICODE8 surrogate": b"\x8d\x03\x00\x00\x00\x00\x00\x00\x00\xed\xa0\x80.",
     # cls.__new__(cls, *args) of a set ignores its arguments: it comes out empty

@@ -33,6 +33,9 @@ READ_AS_C_READS = {
     "INT in binary": b"I0b101\n.",
     "INT past a C long": b"I9223372036854775808\n.",
     "INT at the bottom of a C long in hex": b"I-0x8000000000000000\n.",
+    # strtol reads these; int(text, 0), where it stops short, refuses a leading 0
+    "INT at the top of a C long in octal": b"I0777777777777777777777\n.",
+    "INT at the bottom of a C long in octal": b"I-01000000000000000000000\n.",
     "LONG in hex with its L": b"L0x10L\n.",
     "LONG that stops at a NUL": b"L12\x00junk\n.",
     "LONG with spaces": b"L 12 L\n.",
@@ -42,6 +45,7 @@ READ_AS_C_READS = {
     "FLOAT that underflows to a subnormal": b"F2.4e-320\n.",
     "PUT and GET keys that stop at a NUL": b"]p3\x00x\ng3\x00y\n\x86.",
     "PUT and GET keys in base 10 with spaces": b"]p 07\ng7 \n\x86.",
+    "PUT key past 9 in text, GET in binary": b"]p10\nh\x0a\x86.",
 }
 
 
@@ -65,6 +69,7 @@ REFUSED_AS_C_REFUSES = {
     "LONG empty": (b"L\n.", "pickle has an empty text argument (truncated or corrupt)"),
     "GET empty": (b"]p1\ng\n.", "pickle has an empty text argument (truncated or corrupt)"),
     "GET in hex": (b"]p1\ng0x1\n.", "pickle memo key is not a whole number (corrupt)"),
+    "GET of a letter": (b"]p1\nga\n.", "pickle memo key is not a whole number (corrupt)"),
     "FLOAT with a space before": (b"F 1.5\n.", "pickle FLOAT argument is not a number (corrupt)"),
     "FLOAT with a space after": (b"F1.5 \n.", "pickle FLOAT argument is not a number (corrupt)"),
     "FLOAT with underscores": (b"F1_0\n.", "pickle FLOAT argument is not a number (corrupt)"),
