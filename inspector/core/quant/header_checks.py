@@ -130,7 +130,8 @@ def _zero_point(w: QuantizedWeight, args: WeightArgs, scale_t: TensorInfo) -> st
             return "packed zero points of a weight with more than 2 dimensions"
         if zp_t.dtype.name != "I32" or len(zp_t.shape) != 2:
             return "packed zero points are not I32 [rows, groups]"
-        return None  # their size is known once unpacked (rows.prepare)
-    if zp_t.numel != scale_t.numel:
-        return f"zero point {_q(zp_t.name)} does not match its scale's shape"
-    return None
+        if tuple(zp_t.shape[1:]) == tuple(scale_t.shape[-1:]):  # a column a group (as
+            return None  # compressed-tensors reads them); the rows are read in rows.prepare
+    elif zp_t.numel == scale_t.numel:
+        return None
+    return f"zero point {_q(zp_t.name)} does not match its scale's shape"

@@ -115,7 +115,7 @@ def prepare(ckpt: Checkpoint, w: QuantizedWeight) -> DequantPlan:
     if zp_t is not None:
         zp = _small(ckpt, zp_t)
         if w.scheme is QuantScheme.CT_PACK and not args.symmetric:  # packed along the rows
-            zp = k.unpack_int32_rows(zp, args.num_bits, rows)[:, : scale.shape[-1]]
+            zp = k.unpack_int32_rows(zp, args.num_bits, rows)
         plan.zero_point = zp.reshape(scale.shape) if zp.size == scale.size else None
         if plan.zero_point is None:
             raise _refuse(w, f"zero point {_q(zp_t.name)} does not match its scale's shape")
