@@ -60,15 +60,20 @@ def test_int_quantized_zero_points_are_subtracted_as_stored(tmp_path):
     _as_reference(path)
 
 
-def test_int_quantized_zero_points_stored_flat_take_their_scales_shape(tmp_path):
+@pytest.mark.parametrize("groups", [1, 2])
+def test_int_quantized_zero_points_stored_flat_take_their_scales_shape(tmp_path, groups):
     codes = np.arange(-48, 48, dtype=np.int8).reshape(6, 16)
     weights = {"num_bits": 8, "type": "int", "strategy": "channel", "symmetric": False}
-    scale = torch.tensor([[0.5], [1.0], [2.0], [0.25], [4.0], [1.5]], dtype=torch.bfloat16)
-    zp = torch.tensor([1, -2, 3, 0, 5, -7], dtype=torch.int8)
+    if groups > 1:
+        weights |= {"strategy": "group", "group_size": 16 // groups}
+    scale = torch.tensor([0.5, 1.0, 2.0, 0.25, 4.0, 1.5] * groups, dtype=torch.bfloat16)
+    zp = torch.tensor([1, -2, 3, 0, 5, -7] * groups, dtype=torch.int8)
     path = _folder(tmp_path / "q", "int-quantized", weights, {
-        "weight": torch.from_numpy(codes), "weight_scale": scale, "weight_zero_point": zp,
+        "weight": torch.from_numpy(codes), "weight_scale": scale.reshape(6, groups),
+        "weight_zero_point": zp,
     })  # fmt: skip
-    want = (codes.astype(np.float32) - zp.numpy()[:, None]) * scale.float().numpy()
+    per_column = lambda t: np.repeat(t.float().numpy().reshape(6, groups), 16 // groups, 1)  # noqa: E731
+    want = (codes.astype(np.float32) - per_column(zp)) * per_column(scale)
     assert np.array_equal(_values(path), want.ravel())
 
 
