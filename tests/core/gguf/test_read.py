@@ -204,3 +204,15 @@ def test_type_counts_are_most_common_first_then_by_name(tmp_path):
     with open_checkpoint(write_gguf(tmp_path / "m.gguf", tensors)) as ckpt:
         counts = gguf_facts(ckpt.files[0]).type_counts()
     assert list(counts.items()) == [("Q8_0", 2), ("F16", 1), ("F32", 1)]
+
+
+def test_stacked_experts_dequantize_every_expert(tmp_path):
+    """A 3-D quantized tensor ([experts, rows, columns], as llama.cpp stores MoE experts): its
+    rows are every expert's, not the first dimension's."""
+    a = RNG.standard_normal((3, 5, 64)).astype(np.float32)
+    path = write_gguf(tmp_path / "m.gguf", {"blk.0.ffn_up_exps.weight": (a, Q.Q8_0)})
+    with open_checkpoint(path) as ckpt:
+        w = recognise(ckpt.tensors).weights["blk.0.ffn_up_exps.weight"]
+        got = np.concatenate(list(dequantized_f32(ckpt, w)))
+    assert w.shape == (3, 5, 64)
+    assert np.array_equal(got.reshape(3, 5, 64), dequantize(quantize(a, Q.Q8_0), Q.Q8_0))
