@@ -55,12 +55,18 @@ def test_a_packed_module_without_a_scale_is_found_by_its_codes():
     assert layout.problems == ["'n.weight_packed' has no weight_scale"]
 
 
-def test_a_module_no_group_targets_is_named_not_read():
+@pytest.mark.parametrize("targeted", ["a", "b"])
+def test_a_module_no_group_targets_is_named_not_read(targeted):
+    """Whichever comes first in the header: the modules after an untargeted one are read too."""
     layout = recognise(
-        [*header_codes("a", "F8_E4M3"), *header_codes("b", "F8_E4M3")], _qc(targets=["re:^a$"])
+        [*header_codes("a", "F8_E4M3"), *header_codes("b", "F8_E4M3")],
+        _qc(targets=[f"re:^{targeted}$"]),
     )
-    assert layout is not None and list(layout.weights) == ["a.weight"]
-    assert layout.problems[0] == "'b.weight_scale' belongs to no quantization group of the config"
+    other = "b" if targeted == "a" else "a"
+    assert layout is not None and list(layout.weights) == [f"{targeted}.weight"]
+    assert layout.problems[0] == (
+        f"'{other}.weight_scale' belongs to no quantization group of the config"
+    )
 
 
 def test_two_formats_are_named_together():
