@@ -58,3 +58,16 @@ def test_a_weight_of_no_rows_counts_its_scale_and_ends_the_bar(tmp_path):
     ], qc)  # fmt: skip
     seen = _progress(src, tmp_path / "plain")
     assert seen[-1] == Progress(20, 20, WEIGHT)
+
+
+def test_a_weight_of_one_row_ends_the_bar(tmp_path):
+    """A [1, 64] weight last in its file: one block of one row is the whole weight."""
+    weights = {"num_bits": 8, "type": "float", "strategy": "tensor"}
+    src = folder(tmp_path / "q", [
+        ("a.bias", BF16, np.ones(8, ml_dtypes.bfloat16)),
+        (WEIGHT, F8, np.ones((1, 64), ml_dtypes.float8_e4m3fn)),
+        (WEIGHT + "_scale", F32, np.ones(1, np.float32)),
+    ], ct_config("float-quantized", weights))  # fmt: skip
+    seen = _progress(src, tmp_path / "plain")
+    assert [p.done for p in seen if p.name == WEIGHT] == [16 + 64 + 4]
+    assert seen[-1] == Progress(84, 84, WEIGHT)
