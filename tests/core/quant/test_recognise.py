@@ -53,6 +53,17 @@ def test_an_fp8_block_size_is_guessed_from_the_weight_and_scale_shapes(
         "looks like FP8 block-scaled (quant_method fp8): 1 quantized weight, no config.json to "
         "confirm"
     )
+    assert layout.to_json()["confirmed"] is False  # list --json: false, not null
+
+
+def test_a_weight_scale_inv_without_its_weight_is_no_fp8_guess(tmp_path):
+    """No ``x.weight`` beside ``x.weight_scale_inv`` (a header cut, or another naming): nothing
+    to guess FP8 from, and no crash looking for the weight's dtype."""
+    tensors = [
+        ("a.weight", BF16, np.ones((2, 2), ml_dtypes.bfloat16)),
+        (f"{M}.weight_scale_inv", F32, np.ones((1, 1), np.float32)),
+    ]
+    assert _guess(tmp_path / "m.safetensors", tensors) is None
 
 
 def test_fp8_weights_with_weight_scale_look_like_compressed_tensors_float(tmp_path):
