@@ -98,6 +98,13 @@ def _dtypes(w: QuantizedWeight, args: WeightArgs, scale_t: TensorInfo) -> str | 
             return "packed codes of one dimension (compressed-tensors unpacks rows)"
         if not 1 <= args.num_bits <= 8:  # compressed-tensors unpacks 1 to 8 bits only
             return f"{args.num_bits}-bit packing (compressed-tensors packs 1 to 8 bits)"
+        words, held = -(-w.shape[-1] * args.num_bits // 32), w.codes.shape[-1]
+        if words != held:  # with groups the scales give the columns: they must fill the words
+            return (
+                f"the scales say {w.shape[-1]:,} columns ({args.describe()}), which fill "
+                f"{words:,} word{'s' * (words != 1)} of int{args.num_bits} a row; the packed "
+                f"codes hold {held:,} ({held * 32 // args.num_bits:,} columns)"
+            )
     if codes not in want_codes:
         return f"codes are {codes}, {w.scheme.value} stores {'/'.join(want_codes)}"
     return _zero_point(w, args, scale_t)

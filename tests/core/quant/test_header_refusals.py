@@ -96,6 +96,10 @@ HEADERS = {
                                 "NVFP4 needs one F32 weight_global_scale"),
     "mxfp4-scales-not-exponents": ("mxfp4-pack-quantized", _MXFP4, _fp4((4, 16), (4, 1), "BF16")[:2],
                                    "MXFP4 scales are BF16, not U8 exponents"),
+    "packed-words-past-the-groups": ("pack-quantized", {**_INT4_GROUP, "group_size": 8},
+                                     _packed((1, 4), (1, 1)),  # one group of 8: one word
+                                     "the scales say 8 columns (group 8), which fill 1 word "
+                                     "of int4 a row; the packed codes hold 4 (32 columns)"),
     "nine-bit-packing": ("pack-quantized", {**_INT4, "num_bits": 9}, _packed((4, 9), (4, 1)),
                          "9-bit packing (compressed-tensors packs 1 to 8 bits)"),
 }  # fmt: skip

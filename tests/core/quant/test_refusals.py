@@ -153,13 +153,13 @@ def test_columns_that_are_not_a_multiple_of_the_group_are_refused(tmp_path):
     qc = {"quant_method": "compressed-tensors", "format": "pack-quantized", "config_groups": {
         "g": {"targets": ["Linear"], "weights": {"num_bits": 4, "type": "int",
                                                  "strategy": "group", "group_size": 32}}}}  # fmt: skip
-    tensors = [
-        ("m.weight_packed", DTYPES["I32"], np.zeros((8, 5), np.int32)),  # 40 columns
+    tensors = [  # 8 words hold 60 columns as they hold the 2 groups' 64: only weight_shape tells
+        ("m.weight_packed", DTYPES["I32"], np.zeros((8, 8), np.int32)),
         ("m.weight_scale", BF16, np.ones((8, 2), ml_dtypes.bfloat16)),
-        ("m.weight_shape", DTYPES["I64"], np.array([8, 40], np.int64)),
+        ("m.weight_shape", DTYPES["I64"], np.array([8, 60], np.int64)),
     ]
     line = _refused(folder(tmp_path / "q", tensors, qc), tmp_path / "out")
-    assert "40 columns are not a multiple of the group size 32" in line
+    assert "60 columns are not a multiple of the group size 32" in line
 
 
 @pytest.mark.parametrize(
