@@ -137,6 +137,12 @@ def _zero_point(w: QuantizedWeight, args: WeightArgs, scale_t: TensorInfo) -> st
             return "packed zero points of a weight with more than 2 dimensions"
         if zp_t.dtype.name != "I32" or len(zp_t.shape) != 2:
             return "packed zero points are not I32 [rows, groups]"
+        need = -(-w.shape[0] * args.num_bits // 32)  # words a column for the weight's rows
+        if zp_t.shape[0] < need:
+            return (
+                f"packed zero point {_q(zp_t.name)} holds {zp_t.shape[0]:,} words a column; "
+                f"{w.shape[0]:,} rows of int{args.num_bits} need {need:,}"
+            )
         if tuple(zp_t.shape[1:]) == tuple(scale_t.shape[-1:]):  # a column a group (as
             return None  # compressed-tensors reads them); the rows are read in rows.prepare
     elif zp_t.numel == scale_t.numel:

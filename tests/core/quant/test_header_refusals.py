@@ -67,6 +67,10 @@ HEADERS = {
         "pack-quantized", {**_INT4, "symmetric": False},
         [*_packed((4, 2), (4, 1)), header_entry("m.weight_zero_point", "I8", (4, 1))],
         "packed zero points are not I32 [rows, groups]"),
+    "packed-zero-points-of-too-few-words": (  # found by a fuzz: an IndexError, not a line
+        "pack-quantized", {**_INT4, "num_bits": 8, "symmetric": False},
+        [*_packed((16, 16), (16, 1)), header_entry("m.weight_zero_point", "I32", (3, 1))],
+        "packed zero point 'm.weight_zero_point' holds 3 words a column; 16 rows of int8 need 4"),
     "zero-points-not-one-a-scale": (
         "int-quantized", {"num_bits": 8, "type": "int", "strategy": "channel", "symmetric": False},
         [header_entry("m.weight", "I8", (4, 16)), header_entry("m.weight_scale", "BF16", (4, 1)),
@@ -141,13 +145,24 @@ def test_headers_that_fit_are_no_problem(fmt, weights, tensors):
     assert layout.problems == [] and layout.cast_refusal() is None
 
 
-def test_the_cast_refuses_with_the_line_recognition_gave(tmp_path):
-    qc = ct_config("nvfp4-pack-quantized", _NVFP4)
-    tensors = [
+CAST = {
+    "nvfp4-3-dimensions": (ct_config("nvfp4-pack-quantized", _NVFP4), [
         ("m.weight_packed", DTYPES["U8"], np.zeros((2, 8, 32), np.uint8)),
         ("m.weight_scale", DTYPES["F8_E4M3"], np.ones((2, 8, 4), ml_dtypes.float8_e4m3fn)),
         ("m.weight_global_scale", DTYPES["F32"], np.ones(1, np.float32)),
-    ]
+    ]),
+    "packed-zero-points-of-too-few-words": (  # before: an IndexError out of the cast
+        ct_config("pack-quantized", {**_INT4, "num_bits": 8, "symmetric": False}), [
+        ("m.weight_packed", DTYPES["I32"], np.zeros((16, 16), np.int32)),
+        ("m.weight_scale", DTYPES["F32"], np.ones((16, 1), np.float32)),
+        ("m.weight_shape", DTYPES["I64"], np.array([16, 64], np.int64)),
+        ("m.weight_zero_point", DTYPES["I32"], np.zeros((3, 1), np.int32)),
+    ]),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(("qc", "tensors"), CAST.values(), ids=CAST)
+def test_the_cast_refuses_with_the_line_recognition_gave(tmp_path, qc, tensors):
     path = folder(tmp_path / "q", tensors, qc)
     header = recognise([header_entry(n, d.name, a.shape) for n, d, a in tensors], qc)
     assert header is not None
