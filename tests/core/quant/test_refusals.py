@@ -73,6 +73,23 @@ def test_quantized_names_without_a_config_are_refused_as_a_guess(tmp_path):
     assert "looks like FP8 block-scaled" in line and "no config.json" in line
 
 
+def test_gptq_names_without_a_config_are_refused_as_a_guess(tmp_path):
+    """qweight/qzeros/scales and no config: GPTQ and AWQ store the same names, so the scheme
+    is named as both, unconfirmed, and a cast refuses rather than guess which."""
+    save_arrays(tmp_path / "m.safetensors", gptq_tensors())
+    with open_checkpoint(str(tmp_path / "m.safetensors")) as ckpt:
+        layout = recognise(ckpt.tensors, None)
+    assert layout is not None and layout.to_json()["confirmed"] is False
+    assert layout.describe() == (
+        "looks like GPTQ or AWQ: 1 quantized weight, no config.json to confirm"
+    )
+    line = _refused(tmp_path / "m.safetensors", tmp_path / "out.safetensors")
+    assert line.endswith(
+        "looks like GPTQ or AWQ but there is no config.json quantization_config to confirm the "
+        "scheme; a cast would write the codes unscaled, so it is refused"
+    )
+
+
 @pytest.mark.parametrize(
     ("scale_shape", "why"),
     [((2, 1), "needs F32 [2, 2]"), ((4, 4), "needs F32 [2, 2]")],
