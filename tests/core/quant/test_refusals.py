@@ -21,9 +21,11 @@ from tests.quant_folders import (
     BF16,
     F8,
     F32,
+    bnb4_tensors,
     ct_config,
     deepseek_folder,
     folder,
+    gpt_oss_tensors,
     gptq_tensors,
 )
 
@@ -57,8 +59,6 @@ def test_schemes_we_cannot_dequantize_are_refused_by_name(tmp_path, method, tens
 
 
 def test_bitsandbytes_without_a_readable_quant_state_is_refused(tmp_path):
-    from tests.quant_folders import bnb4_tensors
-
     qc = {"quant_method": "bitsandbytes", "load_in_4bit": True, "bnb_4bit_quant_type": "nf4"}
     line = _refused(folder(tmp_path / "q", bnb4_tensors(), qc), tmp_path / "out")
     assert (
@@ -73,19 +73,32 @@ def test_quantized_names_without_a_config_are_refused_as_a_guess(tmp_path):
     assert "looks like FP8 block-scaled" in line and "no config.json" in line
 
 
-def test_gptq_names_without_a_config_are_refused_as_a_guess(tmp_path):
-    """qweight/qzeros/scales and no config: GPTQ and AWQ store the same names, so the scheme
-    is named as both, unconfirmed, and a cast refuses rather than guess which."""
-    save_arrays(tmp_path / "m.safetensors", gptq_tensors())
+def _norm_scales() -> tuple:  # a plain tensor whose name ends as gpt-oss's scales end
+    return ("model.norm_scales", BF16, np.ones(8, ml_dtypes.bfloat16))
+
+
+GUESSES = {
+    # GPTQ and AWQ store the same names: the scheme is named as both, a cast refuses to choose
+    "gptq-or-awq": (gptq_tensors, "GPTQ or AWQ"),
+    "gpt-oss": (gpt_oss_tensors, "gpt-oss MXFP4 (quant_method mxfp4)"),
+    "bitsandbytes-beside-a-scales-name": (lambda: [*bnb4_tensors(), _norm_scales()],
+                                          "bitsandbytes 4-bit"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(("made", "scheme"), GUESSES.values(), ids=GUESSES)
+def test_names_of_a_scheme_without_a_config_are_refused_as_a_guess(tmp_path, made, scheme):
+    save_arrays(tmp_path / "m.safetensors", made())
     with open_checkpoint(str(tmp_path / "m.safetensors")) as ckpt:
         layout = recognise(ckpt.tensors, None)
     assert layout is not None and layout.to_json()["confirmed"] is False
-    assert layout.describe() == (
-        "looks like GPTQ or AWQ: 1 quantized weight, no config.json to confirm"
+    n = len(layout.weights)
+    assert n >= 1 and layout.describe() == (
+        f"looks like {scheme}: {n} quantized weight{'s' * (n != 1)}, no config.json to confirm"
     )
     line = _refused(tmp_path / "m.safetensors", tmp_path / "out.safetensors")
     assert line.endswith(
-        "looks like GPTQ or AWQ but there is no config.json quantization_config to confirm the "
+        f"looks like {scheme} but there is no config.json quantization_config to confirm the "
         "scheme; a cast would write the codes unscaled, so it is refused"
     )
 
