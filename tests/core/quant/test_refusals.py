@@ -83,6 +83,8 @@ GUESSES = {
     "gpt-oss": (gpt_oss_tensors, "gpt-oss MXFP4 (quant_method mxfp4)"),
     "bitsandbytes-beside-a-scales-name": (lambda: [*bnb4_tensors(), _norm_scales()],
                                           "bitsandbytes 4-bit"),
+    "llm-int8": (lambda: [("m.weight", DTYPES["I8"], np.ones((4, 8), np.int8)),
+                          ("m.SCB", F32, np.ones(4, np.float32))], "bitsandbytes 8-bit"),
 }  # fmt: skip
 
 
