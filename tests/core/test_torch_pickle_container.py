@@ -144,6 +144,29 @@ def test_a_polyglot_whose_pickle_imports_nothing_before_its_finding_says_so(tmp_
     )
 
 
+def test_a_polyglot_whose_pickle_starts_at_its_first_byte_is_refused(tmp_path):
+    """Its length bytes are SHORT_BINBYTES 8: read from byte 1 they are no pickle at all."""
+    import pickletools
+
+    from safetensors import safe_open
+
+    data = safetensors_polyglot_of(b"cos\nsystem\n(S'echo'\ntR.", mark=False)
+    ops = [(op.name, arg) for op, arg, _ in pickletools.genops(data)]
+    assert ops[0] == ("SHORT_BINBYTES", data[2:10]) and ("GLOBAL", "os system") in ops
+    with pytest.raises(ValueError):
+        list(pickletools.genops(data[1:]))
+    path = tmp_path / "model.safetensors"
+    path.write_bytes(data)
+    with safe_open(str(path), "np") as f:  # a valid safetensors file
+        assert list(f.keys()) == ["S"]
+    with pytest.raises(CheckpointError) as e:
+        open_checkpoint(str(path))
+    assert str(e.value).endswith(
+        "is both a safetensors file and a pickle that imports os.system; refused: torch.load "
+        "of it would run that (see: checkpoint-inspector scan)"
+    )
+
+
 def test_a_polyglot_finding_names_every_import_of_its_pickle(tmp_path):
     path = tmp_path / "model.safetensors"
     path.write_bytes(safetensors_polyglot_of(b"cos\nsystem\ncbuiltins\neval\n."))

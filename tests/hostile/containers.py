@@ -109,10 +109,11 @@ def safetensors_pickle_polyglot(canary: Path) -> bytes:
     return safetensors_polyglot_of(f"cos\nsystem\n(S'touch {canary}'\ntR.".encode())
 
 
-def safetensors_polyglot_of(payload: bytes) -> bytes:
+def safetensors_polyglot_of(payload: bytes, mark: bool = True) -> bytes:
     """The polyglot above with any ``payload`` as its tensor's bytes: the pickle that follows the
-    length bytes and the JSON."""
-    n = 0x28 + 0x43 * 256 + 7 * 65536
+    length bytes and the JSON. ``mark=False``: the length's first byte is SHORT_BINBYTES 8 itself
+    (skipping to the same JSON byte), so the pickle holds only when read from byte 0."""
+    n = 0x28 + 0x43 * 256 + 7 * 65536 if mark else 0x43 + 8 * 256
     size = len(payload)
     head = (
         f'{{"S":{{"dtype":"U8","shape":[{size}],"data_offsets":[0,{size}]}},"__metadata__":{{"k":"'
