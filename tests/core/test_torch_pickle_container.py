@@ -161,10 +161,14 @@ def test_a_polyglot_whose_pickle_starts_at_its_first_byte_is_refused(tmp_path):
         assert list(f.keys()) == ["S"]
     with pytest.raises(CheckpointError) as e:
         open_checkpoint(str(path))
-    assert str(e.value).endswith(
-        "is both a safetensors file and a pickle that imports os.system; refused: torch.load "
-        "of it would run that (see: checkpoint-inspector scan)"
+    assert str(e.value) == (
+        f"{path}: is both a safetensors file and a pickle that imports os.system; refused: "
+        "torch.load of it would run that (see: checkpoint-inspector scan)"
     )
+    path.write_bytes(safetensors_polyglot_of(b"cos\nsystem\ncbuiltins\neval\n.", mark=False))
+    with pytest.raises(CheckpointError) as e:
+        open_checkpoint(str(path))
+    assert "a pickle that imports os.system, builtins.eval; refused" in str(e.value)
 
 
 def test_a_polyglot_finding_names_every_import_of_its_pickle(tmp_path):
