@@ -8,6 +8,23 @@ from pathlib import Path
 import pytest
 
 
+def ct_folder(path: Path, fmt: str, weights: dict, tensors: dict) -> Path:
+    """A model folder of module ``m``'s ``tensors`` (torch tensors, saved by safetensors' own
+    writer) under a one-group compressed-tensors config of ``fmt`` and ``weights``."""
+    import json
+
+    from safetensors.torch import save_file
+
+    from tests.quant_folders import ct_config
+
+    path.mkdir()
+    save_file({f"m.{k}": v for k, v in tensors.items()}, path / "model.safetensors")
+    config = {"architectures": ["LlamaForCausalLM"], "torch_dtype": "bfloat16"}
+    config["quantization_config"] = ct_config(fmt, weights)
+    (path / "config.json").write_text(json.dumps(config))
+    return path
+
+
 def ct_decompressed(folder: Path, module: str):
     """compressed-tensors' decompressor for ``module`` (its first group's scheme), on the
     tensors as saved: the reference our dequantization is tested against (a torch tensor)."""

@@ -6,7 +6,6 @@ and a ``weight_shape`` that disagrees with the codes or is stored as a matrix.""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
@@ -16,23 +15,11 @@ from inspector.core.errors import CheckpointError
 from inspector.core.opening import open_checkpoint
 from inspector.core.quant.of_checkpoint import quant_layout
 from inspector.core.quant.values import dequantized_f32
-from tests.quant_folders import ct_config
 
-from .conftest import ct_decompressed
+from .conftest import ct_decompressed, ct_folder
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("compressed_tensors")
-
-
-def _folder(path: Path, fmt: str, weights: dict, tensors: dict) -> Path:
-    from safetensors.torch import save_file
-
-    path.mkdir()
-    save_file({f"m.{k}": v for k, v in tensors.items()}, path / "model.safetensors")
-    config = {"architectures": ["LlamaForCausalLM"], "torch_dtype": "bfloat16"}
-    config["quantization_config"] = ct_config(fmt, weights)
-    (path / "config.json").write_text(json.dumps(config))
-    return path
 
 
 def _values(path: Path) -> np.ndarray:
@@ -52,7 +39,7 @@ def test_int_quantized_zero_points_are_subtracted_as_stored(tmp_path):
     """I8 zero points of an int-quantized weight are not packed (only pack-quantized packs)."""
     g = torch.Generator().manual_seed(0)
     weights = {"num_bits": 8, "type": "int", "strategy": "channel", "symmetric": False}
-    path = _folder(tmp_path / "q", "int-quantized", weights, {
+    path = ct_folder(tmp_path / "q", "int-quantized", weights, {
         "weight": torch.randint(-128, 127, (6, 32), generator=g, dtype=torch.int8),
         "weight_scale": (torch.rand((6, 1), generator=g) + 0.5).to(torch.bfloat16),
         "weight_zero_point": torch.randint(-20, 20, (6, 1), generator=g, dtype=torch.int8),
@@ -68,7 +55,7 @@ def test_int_quantized_zero_points_stored_flat_take_their_scales_shape(tmp_path,
         weights |= {"strategy": "group", "group_size": 16 // groups}
     scale = torch.tensor([0.5, 1.0, 2.0, 0.25, 4.0, 1.5] * groups, dtype=torch.bfloat16)
     zp = torch.tensor([1, -2, 3, 0, 5, -7] * groups, dtype=torch.int8)
-    path = _folder(tmp_path / "q", "int-quantized", weights, {
+    path = ct_folder(tmp_path / "q", "int-quantized", weights, {
         "weight": torch.from_numpy(codes), "weight_scale": scale.reshape(6, groups),
         "weight_zero_point": zp,
     })  # fmt: skip
@@ -96,7 +83,7 @@ def _packed_asymmetric(rows: int, cols: int, groups: int) -> tuple[dict, dict]:
 def test_packed_zero_points_of_fewer_groups_than_a_word_holds(tmp_path):
     """16 rows, 2 groups: the unpacked zero points are cut to the 2 groups, not to the rows."""
     weights, tensors = _packed_asymmetric(16, 64, 2)
-    _as_reference(_folder(tmp_path / "q", "pack-quantized", weights, tensors))
+    _as_reference(ct_folder(tmp_path / "q", "pack-quantized", weights, tensors))
 
 
 @pytest.mark.parametrize("groups", [1, 3])
@@ -109,7 +96,7 @@ def test_packed_zero_points_of_other_groups_than_the_scales_are_one_line(tmp_pat
     weights, tensors = _packed_asymmetric(16, 64, 2)
     zp = torch.zeros((16, groups), dtype=torch.int8)
     tensors["weight_zero_point"] = pack_to_int32(zp, 4, packed_dim=0).contiguous()
-    path = _folder(tmp_path / "q", "pack-quantized", weights, tensors)
+    path = ct_folder(tmp_path / "q", "pack-quantized", weights, tensors)
     if groups == 3:
         with pytest.raises(RuntimeError):
             ct_decompressed(path, "m")
@@ -128,7 +115,7 @@ def test_packed_zero_points_of_other_groups_than_the_scales_are_one_line(tmp_pat
 def test_a_weight_of_one_row_has_its_groups_scales(tmp_path):
     g = torch.Generator().manual_seed(2)
     weights = {"num_bits": 8, "type": "float", "strategy": "group", "group_size": 16}
-    path = _folder(tmp_path / "q", "float-quantized", weights, {
+    path = ct_folder(tmp_path / "q", "float-quantized", weights, {
         "weight": torch.randn(1, 64, generator=g).to(torch.float8_e4m3fn),
         "weight_scale": (torch.rand((1, 4), generator=g) + 0.5).to(torch.bfloat16),
     })  # fmt: skip
@@ -143,16 +130,16 @@ def test_an_nvfp4_global_scale_of_no_dimension_is_the_one_scale(tmp_path):
         "weight_scale": (torch.rand((4, 2), generator=g) + 0.5).to(torch.float8_e4m3fn),
         "weight_global_scale": torch.tensor([3.0]),
     }
-    one = _values(_folder(tmp_path / "one", "nvfp4-pack-quantized", weights, tensors))
+    one = _values(ct_folder(tmp_path / "one", "nvfp4-pack-quantized", weights, tensors))
     tensors["weight_global_scale"] = torch.tensor(3.0)
-    scalar = _values(_folder(tmp_path / "scalar", "nvfp4-pack-quantized", weights, tensors))
+    scalar = _values(ct_folder(tmp_path / "scalar", "nvfp4-pack-quantized", weights, tensors))
     assert np.array_equal(one, scalar) and np.isfinite(one).all() and one.any()
 
 
 def _packed_channel(path: Path, weight_shape: torch.Tensor) -> Path:
     g = torch.Generator().manual_seed(4)
     weights = {"num_bits": 4, "type": "int", "strategy": "channel"}
-    return _folder(path, "pack-quantized", weights, {
+    return ct_folder(path, "pack-quantized", weights, {
         "weight_packed": torch.randint(-(2**31), 2**31 - 1, (8, 2), generator=g, dtype=torch.int32),
         "weight_scale": (torch.rand((8, 1), generator=g) + 0.5).to(torch.bfloat16),
         "weight_shape": weight_shape,

@@ -5,7 +5,6 @@ are refused with a line rather than dequantized by rules of our own."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
@@ -15,23 +14,11 @@ from inspector.core.errors import CheckpointError
 from inspector.core.opening import open_checkpoint
 from inspector.core.quant import rows
 from inspector.core.quant.of_checkpoint import quant_layout
-from tests.quant_folders import ct_config
 
-from .conftest import ct_decompressed
+from .conftest import ct_decompressed, ct_folder
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("compressed_tensors")
-
-
-def _folder(path: Path, fmt: str, weights: dict, tensors: dict) -> Path:
-    from safetensors.torch import save_file
-
-    qc = ct_config(fmt, weights)
-    path.mkdir()
-    save_file({f"m.{k}": v for k, v in tensors.items()}, path / "model.safetensors")
-    config = {"architectures": ["LlamaForCausalLM"], "torch_dtype": "bfloat16"}
-    (path / "config.json").write_text(json.dumps(config | {"quantization_config": qc}))
-    return path
 
 
 def _ours(path: Path) -> tuple[tuple[int, ...], np.ndarray]:
@@ -69,7 +56,7 @@ def _stacked(kind: str) -> tuple[str, dict, dict]:
 
 @pytest.mark.parametrize("kind", ["pack-channel", "pack-group", "float", "int"])
 def test_stacked_experts_dequantize_as_compressed_tensors_does(tmp_path, kind):
-    path = _folder(tmp_path / kind, *_stacked(kind))
+    path = ct_folder(tmp_path / kind, *_stacked(kind))
     ref = ct_decompressed(path, "m")
     shape, got = _ours(path)
     assert shape == tuple(ref.shape) == (3, 6, 128) and all(type(n) is int for n in shape)
@@ -81,7 +68,7 @@ def test_a_packed_group_weight_whose_last_word_is_padded_has_its_true_columns(tm
     as weight_shape does; the words alone would say 104 and the cast would refuse."""
     g = torch.Generator().manual_seed(2)
     weights = {"num_bits": 4, "type": "int", "strategy": "group", "group_size": 50}
-    path = _folder(tmp_path / "q", "pack-quantized", weights, {
+    path = ct_folder(tmp_path / "q", "pack-quantized", weights, {
         "weight_packed": torch.randint(-(2**31), 2**31 - 1, (5, 13), generator=g, dtype=torch.int32),
         "weight_scale": (torch.rand((5, 2), generator=g) + 0.5).to(torch.bfloat16),
         "weight_shape": torch.tensor([5, 100]),
@@ -122,7 +109,7 @@ REFUSED = {
 @pytest.mark.parametrize(("made", "why"), REFUSED.values(), ids=REFUSED.keys())
 def test_weights_its_decompressors_raise_on_are_refused(tmp_path, made, why):
     """Before: dequantized by our own extension of the rules, with nothing to be exact to."""
-    path = _folder(tmp_path / "q", *made)
+    path = ct_folder(tmp_path / "q", *made)
     with pytest.raises(ValueError):
         ct_decompressed(path, "m")
     with pytest.raises(CheckpointError) as e:
