@@ -36,20 +36,34 @@ def header_codes(m: str, dtype: str) -> list[TensorInfo]:
             header_entry(f"{m}.weight_scale", "BF16", (4, 1))]  # fmt: skip
 
 
-def header_packed(m: str, dtype: str) -> list[TensorInfo]:
-    """Module ``m``'s codes packed in a [4, 2] ``weight_packed`` of ``dtype``, with a per-row
-    BF16 scale and its ``weight_shape``."""
-    return [header_entry(f"{m}.weight_packed", dtype, (4, 2)),
-            header_entry(f"{m}.weight_scale", "BF16", (4, 1)),
-            header_entry(f"{m}.weight_shape", "I64", (2,))]  # fmt: skip
+def header_packed(m: str, dtype: str = "I32", codes: tuple[int, ...] = (4, 2),
+                  scale: tuple[int, ...] = (4, 1)) -> list[TensorInfo]:  # fmt: skip
+    """Module ``m``'s codes packed in a ``weight_packed`` of ``dtype`` (a [4, 2] one: a row of 16
+    int4), with its BF16 ``weight_scale`` (per row) and its ``weight_shape``."""
+    return [header_entry(f"{m}.weight_packed", dtype, codes),
+            header_entry(f"{m}.weight_scale", "BF16", scale),
+            header_entry(f"{m}.weight_shape", "I64", (len(codes),))]  # fmt: skip
 
 
-def header_fp4(m: str) -> list[TensorInfo]:
-    """Module ``m``'s NVFP4 codes as compressed-tensors stores a [4, 16] weight: pairs in a
-    [4, 8] U8 ``weight_packed``, one F8 scale per group of 16, one F32 global scale."""
-    return [header_entry(f"{m}.weight_packed", "U8", (4, 8)),
-            header_entry(f"{m}.weight_scale", "F8_E4M3", (4, 1)),
+def header_fp4(m: str, codes: tuple[int, ...] = (4, 8), scale: tuple[int, ...] = (4, 1),
+               scale_dtype: str = "F8_E4M3") -> list[TensorInfo]:  # fmt: skip
+    """Module ``m``'s NVFP4 codes as compressed-tensors stores them (a [4, 8] U8
+    ``weight_packed``: a [4, 16] weight), a scale a group of 16, one F32 global scale."""
+    return [header_entry(f"{m}.weight_packed", "U8", codes),
+            header_entry(f"{m}.weight_scale", scale_dtype, scale),
             header_entry(f"{m}.weight_global_scale", "F32", (1,))]  # fmt: skip
+
+
+def nvfp4_stacked() -> tuple[list, dict]:
+    """NVFP4 codes stacked [2, 8, 32] (tensors, config for ``folder``): compressed-tensors'
+    FP4 unpacking raises on them, so a cast refuses them."""
+    weights = {"num_bits": 4, "type": "float", "strategy": "tensor_group", "group_size": 16}
+    tensors = [
+        ("m.weight_packed", U8, np.zeros((2, 8, 32), np.uint8)),
+        ("m.weight_scale", F8, np.ones((2, 8, 4), ml_dtypes.float8_e4m3fn)),
+        ("m.weight_global_scale", F32, np.ones(1, np.float32)),
+    ]
+    return tensors, ct_config("nvfp4-pack-quantized", weights)
 
 
 def deepseek_folder(folder: Path, rows: int = 256, cols: int = 256, seed: int = 0) -> dict:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 from inspector.cli import main
-from tests.quant_folders import deepseek_folder, folder, gptq_tensors
+from tests.quant_folders import deepseek_folder, folder, gptq_tensors, nvfp4_stacked
 
 W = "model.layers.0.mlp.up_proj.weight"
 
@@ -317,23 +317,6 @@ def test_lint_stats_counts_every_zero_scale_and_names_the_first_twenty(tmp_path,
     ]
 
 
-def _fp4_of_three_dimensions(path):
-    """NVFP4 codes stacked [2, 8, 32]: compressed-tensors' FP4 unpacking raises on them."""
-    import ml_dtypes
-    import numpy as np
-
-    from inspector.core.dtypes import DTYPES
-    from tests.quant_folders import ct_config
-
-    weights = {"num_bits": 4, "type": "float", "strategy": "tensor_group", "group_size": 16}
-    tensors = [
-        ("m.weight_packed", DTYPES["U8"], np.zeros((2, 8, 32), np.uint8)),
-        ("m.weight_scale", DTYPES["F8_E4M3"], np.ones((2, 8, 4), ml_dtypes.float8_e4m3fn)),
-        ("m.weight_global_scale", DTYPES["F32"], np.ones(1, np.float32)),
-    ]
-    return folder(path, tensors, ct_config("nvfp4-pack-quantized", weights))
-
-
 REFUSAL = (
     "'m.weight' (compressed-tensors NVFP4): FP4 codes of 3 dimensions (compressed-tensors "
     "unpacks FP4 matrices only)"
@@ -343,7 +326,7 @@ REFUSAL = (
 def test_check_and_list_say_a_cast_is_refused_before_one_is_tried(tmp_path, capsys):
     """Before: check said "a cast dequantizes it" and list --json "dequantizable": true; only
     the cast refused."""
-    path = _fp4_of_three_dimensions(tmp_path / "q")
+    path = folder(tmp_path / "q", *nvfp4_stacked())
     code, out, _ = run(capsys, "check", path)
     assert code == 0 and "a cast dequantizes" not in out
     assert out.splitlines()[-1].endswith(f"1 quantized weight; a cast is refused: {REFUSAL}")

@@ -183,9 +183,10 @@ def test_a_weight_a_cast_refuses_is_not_said_to_be_dequantized(qtbot, window, tm
     from PySide6.QtCore import Qt
 
     from inspector.gui.tensor_columns import Col
-    from tests.cli.test_quantized import REFUSAL, _fp4_of_three_dimensions
+    from tests.cli.test_quantized import REFUSAL
+    from tests.quant_folders import nvfp4_stacked
 
-    _fp4_of_three_dimensions(tmp_path / "q")
+    folder(tmp_path / "q", *nvfp4_stacked())
     _open(qtbot, window, tmp_path / "q")
     if window.current_tensor().name != "m.weight_packed":
         with qtbot.waitSignal(window.details_ready, timeout=20_000):

@@ -7,7 +7,6 @@ dequantizes it", and only the cast itself refused."""
 
 from __future__ import annotations
 
-import ml_dtypes
 import numpy as np
 import pytest
 
@@ -17,7 +16,14 @@ from inspector.core.errors import CheckpointError
 from inspector.core.opening import open_checkpoint
 from inspector.core.progress import run_job
 from inspector.core.quant.recognise import recognise
-from tests.quant_folders import ct_config, folder, header_entry, header_fp4
+from tests.quant_folders import (
+    ct_config,
+    folder,
+    header_entry,
+    header_fp4,
+    header_packed,
+    nvfp4_stacked,
+)
 
 _INT4 = {"num_bits": 4, "type": "int", "strategy": "channel"}
 _INT4_GROUP = {"num_bits": 4, "type": "int", "strategy": "group", "group_size": 32}
@@ -27,27 +33,15 @@ _FP8 = {"num_bits": 8, "type": "float", "strategy": "channel"}
 _BLOCK = {"num_bits": 8, "type": "float", "strategy": "block", "block_structure": [2, 4]}
 
 
-def _packed(codes: tuple[int, ...], scale: tuple[int, ...], dtype: str = "I32") -> list:
-    return [header_entry("m.weight_packed", dtype, codes),
-            header_entry("m.weight_scale", "BF16", scale),
-            header_entry("m.weight_shape", "I64", (len(codes),))]  # fmt: skip
-
-
-def _fp4(codes: tuple[int, ...], scale: tuple[int, ...], scale_dtype: str = "F8_E4M3") -> list:
-    return [header_entry("m.weight_packed", "U8", codes),
-            header_entry("m.weight_scale", scale_dtype, scale),
-            header_entry("m.weight_global_scale", "F32", (1,))]  # fmt: skip
-
-
 HEADERS = {
-    "packed-1-dimension": ("pack-quantized", _INT4, _packed((2,), (1,)),
+    "packed-1-dimension": ("pack-quantized", _INT4, header_packed("m", "I32", (2,), (1,)),
                            "packed codes of one dimension (compressed-tensors unpacks rows)"),
-    "nvfp4-3-dimensions": ("nvfp4-pack-quantized", _NVFP4, _fp4((2, 8, 32), (2, 8, 4)),
+    "nvfp4-3-dimensions": ("nvfp4-pack-quantized", _NVFP4, header_fp4("m", (2, 8, 32), (2, 8, 4)),
                            "FP4 codes of 3 dimensions (compressed-tensors unpacks FP4 matrices only)"),
-    "mxfp4-3-dimensions": ("mxfp4-pack-quantized", _MXFP4, _fp4((2, 8, 32), (2, 8, 2), "U8")[:2],
+    "mxfp4-3-dimensions": ("mxfp4-pack-quantized", _MXFP4, header_fp4("m", (2, 8, 32), (2, 8, 2), "U8")[:2],
                            "FP4 codes of 3 dimensions (compressed-tensors unpacks FP4 matrices only)"),
     "columns-not-a-multiple-of-the-group": (  # 20 bytes hold 40 FP4 codes: 2.5 groups
-        "nvfp4-pack-quantized", _NVFP4, _fp4((4, 20), (4, 3)),
+        "nvfp4-pack-quantized", _NVFP4, header_fp4("m", (4, 20), (4, 3)),
         "40 columns are not a multiple of the group size 16"),
     "scale-of-another-shape": ("float-quantized", _FP8,
                                [header_entry("m.weight", "F8_E4M3", (4, 16)),
@@ -56,20 +50,20 @@ HEADERS = {
                                "per channel needs [4, 1]"),
     "nvfp4-without-global-scale": ("nvfp4-pack-quantized", _NVFP4, header_fp4("m")[:2],
                                    "NVFP4 needs one F32 weight_global_scale"),
-    "nvfp4-scales-as-integers": ("nvfp4-pack-quantized", _NVFP4, _fp4((4, 8), (4, 1), "I8"),
+    "nvfp4-scales-as-integers": ("nvfp4-pack-quantized", _NVFP4, header_fp4("m", scale_dtype="I8"),
                                  "NVFP4 scales are I8"),
     "scales-as-integers": ("float-quantized", _FP8,
                            [header_entry("m.weight", "F8_E4M3", (4, 16)),
                             header_entry("m.weight_scale", "I32", (4, 1))], "scales are I32"),
-    "packed-without-weight-shape": ("pack-quantized", _INT4, _packed((4, 2), (4, 1))[:2],
+    "packed-without-weight-shape": ("pack-quantized", _INT4, header_packed("m")[:2],
                                     "packed codes without weight_shape"),
     "packed-zero-points-not-i32": (
         "pack-quantized", {**_INT4, "symmetric": False},
-        [*_packed((4, 2), (4, 1)), header_entry("m.weight_zero_point", "I8", (4, 1))],
+        [*header_packed("m"), header_entry("m.weight_zero_point", "I8", (4, 1))],
         "packed zero points are not I32 [rows, groups]"),
     "packed-zero-points-of-too-few-words": (  # found by a fuzz: an IndexError, not a line
         "pack-quantized", {**_INT4, "num_bits": 8, "symmetric": False},
-        [*_packed((16, 16), (16, 1)), header_entry("m.weight_zero_point", "I32", (3, 1))],
+        [*header_packed("m", "I32", (16, 16), (16, 1)), header_entry("m.weight_zero_point", "I32", (3, 1))],
         "packed zero point 'm.weight_zero_point' holds 3 words a column; 16 rows of int8 need 4"),
     "zero-points-not-one-a-scale": (
         "int-quantized", {"num_bits": 8, "type": "int", "strategy": "channel", "symmetric": False},
@@ -95,16 +89,16 @@ HEADERS = {
                                        "scale 'm.weight_scale' is [1, 4], the weight [4, 16] "
                                        "with block 2×4 needs [2, 4]"),
     "nvfp4-two-global-scales": ("nvfp4-pack-quantized", _NVFP4,
-                                [*_fp4((4, 8), (4, 1))[:2],
+                                [*header_fp4("m")[:2],
                                  header_entry("m.weight_global_scale", "F32", (2,))],
                                 "NVFP4 needs one F32 weight_global_scale"),
-    "mxfp4-scales-not-exponents": ("mxfp4-pack-quantized", _MXFP4, _fp4((4, 16), (4, 1), "BF16")[:2],
+    "mxfp4-scales-not-exponents": ("mxfp4-pack-quantized", _MXFP4, header_fp4("m", (4, 16), (4, 1), "BF16")[:2],
                                    "MXFP4 scales are BF16, not U8 exponents"),
     "packed-words-past-the-groups": ("pack-quantized", {**_INT4_GROUP, "group_size": 8},
-                                     _packed((1, 4), (1, 1)),  # one group of 8: one word
+                                     header_packed("m", "I32", (1, 4), (1, 1)),  # one group of 8: one word
                                      "the scales say 8 columns (group 8), which fill 1 word "
                                      "of int4 a row; the packed codes hold 4 (32 columns)"),
-    "nine-bit-packing": ("pack-quantized", {**_INT4, "num_bits": 9}, _packed((4, 9), (4, 1)),
+    "nine-bit-packing": ("pack-quantized", {**_INT4, "num_bits": 9}, header_packed("m", "I32", (4, 9), (4, 1)),
                          "9-bit packing (compressed-tensors packs 1 to 8 bits)"),
 }  # fmt: skip
 
@@ -122,19 +116,19 @@ def test_a_header_a_dequantization_cannot_follow_is_a_problem(fmt, weights, tens
 @pytest.mark.parametrize(
     ("fmt", "weights", "tensors"),
     [("nvfp4-pack-quantized", _NVFP4, header_fp4("m")),
-     ("pack-quantized", _INT4, _packed((4, 2), (4, 1))),
-     ("pack-quantized", _INT4_GROUP, _packed((4, 8), (4, 2))),
+     ("pack-quantized", _INT4, header_packed("m")),
+     ("pack-quantized", _INT4_GROUP, header_packed("m", "I32", (4, 8), (4, 2))),
      ("pack-quantized", {**_INT4, "symmetric": False},
-      [*_packed((4, 2), (4, 1)), header_entry("m.weight_zero_point", "I32", (1, 1))]),
+      [*header_packed("m"), header_entry("m.weight_zero_point", "I32", (1, 1))]),
      ("float-quantized", {**_FP8, "strategy": "tensor"},
       [header_entry("m.weight", "F8_E4M3", (4, 16)), header_entry("m.weight_scale", "F32", ())]),
-     *[("nvfp4-pack-quantized", _NVFP4, _fp4((4, 8), (4, 1), dt)) for dt in ("BF16", "F16", "F32")],
-     ("mxfp4-pack-quantized", _MXFP4, _fp4((4, 16), (4, 1), "U8")[:2]),
+     *[("nvfp4-pack-quantized", _NVFP4, header_fp4("m", scale_dtype=dt)) for dt in ("BF16", "F16", "F32")],
+     ("mxfp4-pack-quantized", _MXFP4, header_fp4("m", (4, 16), (4, 1), "U8")[:2]),
      ("float-quantized", _FP8, [header_entry("m.weight", "F8_E5M2", (4, 16)),
                                 header_entry("m.weight_scale", "F16", (4, 1))]),
      ("float-quantized", _BLOCK, [header_entry("m.weight", "F8_E4M3", (4, 16)),
                                   header_entry("m.weight_scale", "F32", (2, 4))]),
-     *[("pack-quantized", {**_INT4, "num_bits": bits}, _packed((4, 2), (4, 1))) for bits in (1, 8)]],
+     *[("pack-quantized", {**_INT4, "num_bits": bits}, header_packed("m")) for bits in (1, 8)]],
     ids=["nvfp4", "pack-channel", "pack-group", "pack-asymmetric", "fp8-tensor", "nvfp4-bf16-scales",
          "nvfp4-f16-scales", "nvfp4-f32-scales", "mxfp4", "e5m2-f16-scales", "block-2x4",
          "pack-1-bit", "pack-8-bits"],
@@ -146,23 +140,18 @@ def test_headers_that_fit_are_no_problem(fmt, weights, tensors):
 
 
 CAST = {
-    "nvfp4-3-dimensions": (ct_config("nvfp4-pack-quantized", _NVFP4), [
-        ("m.weight_packed", DTYPES["U8"], np.zeros((2, 8, 32), np.uint8)),
-        ("m.weight_scale", DTYPES["F8_E4M3"], np.ones((2, 8, 4), ml_dtypes.float8_e4m3fn)),
-        ("m.weight_global_scale", DTYPES["F32"], np.ones(1, np.float32)),
-    ]),
-    "packed-zero-points-of-too-few-words": (  # before: an IndexError out of the cast
-        ct_config("pack-quantized", {**_INT4, "num_bits": 8, "symmetric": False}), [
+    "nvfp4-3-dimensions": nvfp4_stacked(),
+    "packed-zero-points-of-too-few-words": ([  # before: an IndexError out of the cast
         ("m.weight_packed", DTYPES["I32"], np.zeros((16, 16), np.int32)),
         ("m.weight_scale", DTYPES["F32"], np.ones((16, 1), np.float32)),
         ("m.weight_shape", DTYPES["I64"], np.array([16, 64], np.int64)),
         ("m.weight_zero_point", DTYPES["I32"], np.zeros((3, 1), np.int32)),
-    ]),
+    ], ct_config("pack-quantized", {**_INT4, "num_bits": 8, "symmetric": False})),
 }  # fmt: skip
 
 
-@pytest.mark.parametrize(("qc", "tensors"), CAST.values(), ids=CAST)
-def test_the_cast_refuses_with_the_line_recognition_gave(tmp_path, qc, tensors):
+@pytest.mark.parametrize(("tensors", "qc"), CAST.values(), ids=CAST)
+def test_the_cast_refuses_with_the_line_recognition_gave(tmp_path, tensors, qc):
     path = folder(tmp_path / "q", tensors, qc)
     header = recognise([header_entry(n, d.name, a.shape) for n, d, a in tensors], qc)
     assert header is not None
