@@ -185,10 +185,13 @@ class DetailsPane(QWidget):
             )
 
     def set_stats_error(self, message: str) -> None:
-        for k in ("Range", "Mean ± std", "NaN / inf"):
-            self.fields[k].setText(
-                translate("DetailsPane", "unavailable: {reason}").format(reason=message)
-            )
+        """The reason once, in the first statistics row: three wrapped copies of a long reason
+        pushed the rows under them out of a window at its minimum size."""
+        self.fields["Range"].setText(
+            translate("DetailsPane", "unavailable: {reason}").format(reason=message)
+        )
+        for k in ("Mean ± std", "NaN / inf"):
+            self.fields[k].setText("—")
         self.histogram.clear_data(translate("DetailsPane", "Values: unavailable"))
 
     def _dtype(self) -> str:
