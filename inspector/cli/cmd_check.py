@@ -27,9 +27,10 @@ def cmd_check(args: argparse.Namespace) -> int:
     summary = summarize(ckpt.tensors, target, quant)
     note = config_line(folder, plain, target)
     if not differing:
-        n_float = sum(1 for t in plain if t.dtype.is_float)
-        every = "the 1 float tensor is" if n_float == 1 else f"all {n_float} float tensors are"
-        out(f"ok: {every} {target.name} ({summary.line()})")
+        out(
+            f"ok: {_every_float(plain, quant is not None and bool(quant.weights), target.name)}"
+            f" ({summary.line()})"
+        )
         if quant is not None and quant.weights:
             out(_quant_line(quant))
         return EXIT_OK
@@ -55,6 +56,18 @@ def cmd_check(args: argparse.Namespace) -> int:
         if quant is not None and quant.weights:
             out(_quant_line(quant))
     return EXIT_DIFFERENT
+
+
+def _every_float(plain: list, quantized: bool, target: str) -> str:
+    """What ``ok`` says of the float tensors; a GGUF of quantized weights alone has none."""
+    n_float = sum(1 for t in plain if t.dtype.is_float)
+    if n_float == 0:
+        return "no float tensor besides the quantized weights" if quantized else "no float tensor"
+    return (
+        f"the 1 float tensor is {target}"
+        if n_float == 1
+        else (f"all {n_float} float tensors are {target}")
+    )
 
 
 def _quant_line(quant) -> str:

@@ -605,7 +605,8 @@ def test_check_of_quantized_checkpoints_says_what_a_cast_would_do(tmp_path, caps
         {"blk.0.attn_q.weight": (g[0], Q.Q8_0), "blk.0.attn_k.weight": (g[1], Q.Q8_0)},
     )
     assert lines_of(capsys, "check", gguf) == [
-        "ok: all 0 float tensors are F32 (0 of 2 tensors differ from F32 · 2 quantized (GGUF "
+        "ok: no float tensor besides the quantized weights (0 of 2 tensors differ from F32 · 2 "
+        "quantized (GGUF "
         "Q8_0×2) · 8.2 k params · 8.5 KiB)",
         "GGUF Q8_0×2: 2 quantized weights; a cast dequantizes them (writes safetensors under the "
         "HF names where the architecture is known)",
@@ -803,6 +804,9 @@ def test_a_count_of_one_is_in_the_singular(tmp_path, capsys):
     assert lines_of(capsys, "check", one) == [
         "ok: the 1 float tensor is F32 (0 of 2 tensors differ from F32 · 4 params · 24 B · I64×1)"
     ]
+    ints = tmp_path / "ints.safetensors"
+    save_arrays(ints, [("ids", I64, np.arange(2))])
+    assert lines_of(capsys, "check", ints)[0].startswith("ok: no float tensor (0 of 1 tensors")
 
 
 def test_quantize_clips_a_long_name_left_out_and_says_one_in_the_singular(tmp_path, capsys):
