@@ -52,6 +52,7 @@ class TableColumns(QObject):
         self._has_data = {Col.CAST_ERR: False, Col.REF_DIFF: False}
         self._user_hidden: set[Col] = set(DEFAULT_HIDDEN)
         self._no_room: set[Col] = set()  # left out this time for lack of room
+        self._dragged: set[Col] = set()  # widths the person chose: no sample changes them
         self.natural = {c: fm.horizontalAdvance(t) + 24 for c, t in _COLUMN_SAMPLES.items()}
         self.floor = {c: fm.horizontalAdvance(t) + 12 for c, t in _COLUMN_FLOORS.items()}
         self.floor[Col.STATUS] += 20  # its icon
@@ -99,6 +100,19 @@ class TableColumns(QObject):
         self.name_want = max(widest + _NAME_PADDING, self.min_name)
         self.fit_name_column()
 
+    def set_dtypes(self, texts: set[str]) -> None:
+        """The DType column's texts: its natural width grows to the widest (``F8_E4M3``,
+        ``Q4_K``) unless the person dragged it, so no dtype shows as ``…E4M3``."""
+        if Col.DTYPE in self._dragged:
+            return
+        widest = max((self.fm.horizontalAdvance(t) for t in texts), default=0)
+        natural = max(self.fm.horizontalAdvance(_COLUMN_SAMPLES[Col.DTYPE]), widest) + 24
+        # a dtype cut to "…E4M3" says nothing: below its width the column is left out instead
+        floor = max(self.fm.horizontalAdvance(_COLUMN_FLOORS[Col.DTYPE]), widest) + 12
+        if (natural, floor) != (self.natural[Col.DTYPE], self.floor[Col.DTYPE]):
+            self.natural[Col.DTYPE], self.floor[Col.DTYPE] = natural, floor
+            self.fit_name_column()
+
     def _apply(self) -> None:
         self.fit_name_column()
 
@@ -123,6 +137,7 @@ class TableColumns(QObject):
         # a hidden section reads 0 (Qt hides by resizing): not a width anyone chose
         if index != Col.NAME and not self._fitting and new > 0:
             self.natural[Col(index)] = new  # the person dragged it: that is its width now
+            self._dragged.add(Col(index))
             self.fit_name_column()
 
     def fit_name_column(self) -> None:

@@ -291,6 +291,7 @@ class TensorPage(QWidget):
     def set_quant(self, layout: QuantLayout | None) -> None:
         """A quantized checkpoint: one row per weight, its companions behind "Show scales"."""
         self.model.set_quant(layout)
+        self.columns.set_dtypes(self.model.dtype_texts())  # a weight's stored type: F8_E4M3
         self.show_scales.setVisible(self.model.has_companions)
         self.update_count()
 
@@ -341,6 +342,7 @@ class TensorPage(QWidget):
         self._names_changed()
 
     def _names_changed(self) -> None:
+        self.columns.set_dtypes(self.model.dtype_texts())
         self.columns.set_names(self.model.widest_shown_names())
 
     def _select_row(self, row: int) -> None:

@@ -25,7 +25,7 @@ from inspector.core.dtypes import DType
 from inspector.core.layout import TensorInfo
 from inspector.core.model_folder.intended import IntendedMatcher
 from inspector.core.status import TensorStatus
-from inspector.core.summary import DTypeGroups
+from inspector.core.summary import QUANTIZED_GROUP, DTypeGroups
 
 if TYPE_CHECKING:
     from inspector.core.quant.layout import QuantLayout
@@ -111,6 +111,15 @@ class TensorTableModel(QAbstractTableModel):
         self._relayout(resort=False, refilter=True)
         if self.rowCount():
             self.dataChanged.emit(self.index(0, 0), self.index(self.rowCount() - 1, len(Col) - 1))
+
+    def dtype_texts(self) -> set[str]:
+        """Every text the DType column can show (the column is fitted to the widest): each
+        dtype's name, and a quantized weight's stored type (``F8_E4M3``, ``Q4_K``)."""
+        texts = {k for k in self._groups.groups if k != QUANTIZED_GROUP}
+        if self._quant is not None:
+            texts.update(w.stored_dtype for w in self._quant.weights.values())
+            texts.update(self._tensors[i].dtype.name for i in self._quant.companions)
+        return texts
 
     @property
     def _refusal(self) -> str | None:

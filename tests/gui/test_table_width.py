@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QStyle
 
 from inspector.core.dtypes import DTYPES
 from inspector.core.save.writer import save_arrays
@@ -112,3 +113,27 @@ def test_names_read_relative_to_the_selected_module(qtbot, window, layers):
     window.tensor_page.apply_filter()
     assert model.index(0, Col.NAME).data(ShownNameRole) == "model.layers.0.mlp.down_proj.weight"
     assert model.headerData(Col.NAME, Qt.Orientation.Horizontal) == "Name"
+
+
+def test_the_dtype_column_fits_an_fp8_weight_and_keeps_a_width_the_person_chose(
+    qtbot, window, tmp_path
+):
+    """A DeepSeek-style weight's stored type showed as ``…E4M3`` at 1000×700: the column was
+    sized for ``BF16``. It grows to the widest dtype shown, not past a width dragged by hand."""
+    from tests.quant_folders import deepseek_folder
+
+    deepseek_folder(tmp_path / "ds")
+    window.resize(1000, 700)
+    with qtbot.waitSignals([window.loaded, window.details_ready], timeout=20_000):
+        window.open_path(str(tmp_path / "ds"))
+    table = window.table
+    texts = {window.model.index(r, Col.DTYPE).data() for r in range(window.model.rowCount())}
+    assert "F8_E4M3" in texts
+    for text in texts:  # as the table's delegate elides it (its margins: 1 + the focus frame's)
+        margin = table.style().pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin, None, table)
+        room = table.columnWidth(Col.DTYPE) - 2 * (margin + 1)
+        assert table.fontMetrics().elidedText(text, Qt.TextElideMode.ElideLeft, room) == text
+    table.horizontalHeader().resizeSection(Col.DTYPE, 50)  # the person narrows it
+    with qtbot.waitSignals([window.loaded, window.details_ready], timeout=20_000):
+        window.open_path(str(tmp_path / "ds"))
+    assert table.columnWidth(Col.DTYPE) == 50
