@@ -65,6 +65,10 @@ HEADERS = {
         "pack-quantized", {**_INT4, "num_bits": 8, "symmetric": False},
         [*header_packed("m", "I32", (16, 16), (16, 1)), header_entry("m.weight_zero_point", "I32", (3, 1))],
         "packed zero point 'm.weight_zero_point' holds 3 words a column; 16 rows of int8 need 4"),
+    "packed-zero-points-one-word-short": (  # 33 rows of int4: 132 bits, 5 words (not 132 // 33)
+        "pack-quantized", {**_INT4, "symmetric": False},
+        [*header_packed("m", "I32", (33, 2), (33, 1)), header_entry("m.weight_zero_point", "I32", (4, 1))],
+        "packed zero point 'm.weight_zero_point' holds 4 words a column; 33 rows of int4 need 5"),
     "zero-points-not-one-a-scale": (
         "int-quantized", {"num_bits": 8, "type": "int", "strategy": "channel", "symmetric": False},
         [header_entry("m.weight", "I8", (4, 16)), header_entry("m.weight_scale", "BF16", (4, 1)),
