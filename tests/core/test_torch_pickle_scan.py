@@ -631,6 +631,24 @@ def test_a_tar_checkpoint_lists_what_its_members_import_from_their_first_byte(tm
     )
 
 
+def test_a_tar_that_is_also_a_gzip_of_another_tar_is_judged_by_the_tar_torch_reads(tmp_path):
+    """torch.load's legacy path opens a tar with tarfile's mode "r:", no compression: of a file
+    that is both a plain tar and a gzip stream of another tar, it unpickles the plain tar's
+    members (its payload runs, shown here). Mode "r" reads the gzipped tar first; a scan that
+    opened it so judged a benign pickle torch never reads. (Mutation testing.)"""
+    from tests.hostile.containers import gzip_tar, gzip_tar_twin
+
+    path, canary = tmp_path / "twin.tar", tmp_path / "CANARY"
+    path.write_bytes(gzip_tar_twin(canary))
+    with pytest.raises(EOFError):  # after the payload, torch finds no "tensors" pickle
+        torch.load(path, weights_only=False)
+    assert canary.exists()
+    path.write_bytes(gzip_tar({"storages": b"\x80\x02cos\nsystem\n."}, {"storages": b"\x80\x02]."}))
+    assert scan_file(str(path)) == FileScan(
+        str(path), "torch tar", [ImportSeen("os.system", R)], findings=[_TAR]
+    )
+
+
 def test_a_tar_checkpoint_lists_the_imports_of_each_member_past_a_linked_one(tmp_path):
     """torch's tar path unpickles "storages", "tensors" and "pickle": a linked "storages" (torch
     follows it out of the archive) is not read, and the two after it still are. (Mutation

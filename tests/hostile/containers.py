@@ -7,6 +7,7 @@ import io
 import struct
 import tarfile
 import zipfile
+import zlib
 from pathlib import Path
 
 from tests.hostile_folders import evil_pickle
@@ -192,6 +193,48 @@ def tar_long_name_chain(canary: Path) -> bytes:
     return raw + last.tobuf(format=tarfile.GNU_FORMAT) + bytes(1024)
 
 
+def _tar_members(members: dict[str, bytes]) -> bytes:
+    """Members' headers and data, then the two zero blocks that end a tar (no record padding)."""
+    out = b""
+    for name, data in members.items():
+        info = tarfile.TarInfo(name)
+        info.size = len(data)
+        out += info.tobuf(tarfile.USTAR_FORMAT) + data + bytes(-len(data) % 512)
+    return out + bytes(1024)
+
+
+def gzip_tar(raw: dict[str, bytes], gzipped: dict[str, bytes]) -> bytes:
+    """One file that is two tars: read plainly (``tarfile.open(mode="r:")``, as torch.load's
+    legacy path opens it) it holds ``raw``; read with compression detected (mode ``"r"``, which
+    tries gzip first) it is a gzip stream of a tar that holds ``gzipped``.
+
+    The first tar header is a pax extended header (tarfile lists no member for it and ignores its
+    name field), whose name starts with a gzip header flagged FEXTRA; the extra field's length
+    covers the rest of the plain tar, so gzip skips it and inflates the stream after it, where
+    tarfile has already stopped at the plain tar's zero blocks."""
+    record = b"26 comment=gzip-tar-twin.\n"  # a pax record: its own length, key=value
+    pax = tarfile.TarInfo("pax")
+    pax.type, pax.size = tarfile.XHDTYPE, len(record)
+    header = bytearray(pax.tobuf(tarfile.USTAR_FORMAT))
+    rest = record + bytes(-len(record) % 512) + _tar_members(raw)
+    extra = len(header) - 12 + len(rest)  # all after gzip's 12 bytes of fixed header
+    assert extra <= 0xFFFF, "the plain tar must fit in gzip's extra field"
+    header[:100] = (b"\x1f\x8b\x08\x04" + bytes(6) + struct.pack("<H", extra)).ljust(100, b"\0")
+    header[148:156] = b" " * 8  # the checksum, over the header as it now is
+    header[148:156] = b"%06o\0 " % sum(header)
+    inner = _tar_members(gzipped)
+    deflate = zlib.compressobj(9, zlib.DEFLATED, -15)
+    stream = deflate.compress(inner) + deflate.flush()
+    return bytes(header) + rest + stream + struct.pack("<II", zlib.crc32(inner), len(inner))
+
+
+def gzip_tar_twin(canary: Path) -> bytes:
+    """torch.load reads the plain tar, whose ``storages`` runs the payload; the gzipped tar in
+    the same bytes holds only a benign pickle. A reader that let tarfile detect compression
+    judged the benign one."""
+    return gzip_tar({"storages": evil_pickle(canary)}, {"storages": BENIGN})
+
+
 BUILDERS = {
     "v7-tar": v7_tar,
     "frame-past-stop": frame_past_stop,
@@ -205,4 +248,5 @@ BUILDERS = {
     "zip64-locator-two-directories": zip64_locator_two_directories,
     "tar-storages-symlink": tar_storages_symlink,
     "tar-long-name-chain": tar_long_name_chain,
+    "gzip-tar-twin": gzip_tar_twin,
 }

@@ -102,6 +102,14 @@ HEADERS = {
                                      header_packed("m", "I32", (1, 4), (1, 1)),  # one group of 8: one word
                                      "the scales say 8 columns (group 8), which fill 1 word "
                                      "of int4 a row; the packed codes hold 4 (32 columns)"),
+    "packed-words-past-the-groups-of-stacked-experts": (  # the columns are the last dimension
+        "pack-quantized", _INT4_GROUP, header_packed("m", "I32", (2, 4, 5), (2, 4, 2)),
+        "the scales say 64 columns (group 32), which fill 8 words of int4 a row; the packed "
+        "codes hold 5 (40 columns)"),
+    "float-codes-as-integers": ("float-quantized", _FP8,
+                                [header_entry("m.weight", "I8", (4, 16)),
+                                 header_entry("m.weight_scale", "BF16", (4, 1))],
+                                "codes are I8, float-quantized stores F8_E4M3/F8_E5M2"),
     "nine-bit-packing": ("pack-quantized", {**_INT4, "num_bits": 9}, header_packed("m", "I32", (4, 9), (4, 1)),
                          "9-bit packing (compressed-tensors packs 1 to 8 bits)"),
 }  # fmt: skip
