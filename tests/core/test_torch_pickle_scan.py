@@ -649,6 +649,27 @@ def test_a_tar_that_is_also_a_gzip_of_another_tar_is_judged_by_the_tar_torch_rea
     )
 
 
+def test_a_gzipped_tar_is_not_read_as_a_tar_checkpoint(tmp_path):
+    """torch.load opens a tar uncompressed: a ``.tar.gz`` of a payload fails as a pickle
+    ("invalid load key") before anything runs, so scan does not judge its members (a mode that
+    let tarfile decompress it called it a torch tar that imports os.system)."""
+    import io
+    import tarfile
+
+    from tests.hostile_folders import evil_pickle
+
+    path, canary = tmp_path / "old.tar.gz", tmp_path / "CANARY"
+    with tarfile.open(path, "w:gz") as tf:
+        info = tarfile.TarInfo("storages")
+        info.size = len(payload := evil_pickle(canary))
+        tf.addfile(info, io.BytesIO(payload))
+    with pytest.raises(pickle.UnpicklingError, match="invalid load key"):
+        torch.load(path, weights_only=False)
+    assert not canary.exists()
+    found = scan_file(str(path))
+    assert (found.format, found.imports) == ("unknown", [])
+
+
 def test_a_tar_checkpoint_lists_the_imports_of_each_member_past_a_linked_one(tmp_path):
     """torch's tar path unpickles "storages", "tensors" and "pickle": a linked "storages" (torch
     follows it out of the archive) is not read, and the two after it still are. (Mutation
