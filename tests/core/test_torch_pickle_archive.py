@@ -211,6 +211,18 @@ def test_a_member_behind_a_bad_local_header_or_cut_out_is_named():
     )
 
 
+def test_a_zip_torch_reads_differently_is_refused_by_its_first_problem_and_a_count():
+    """The first problem whole, then how many more (one is worded alone)."""
+    twins = {"a/data.pkl": b"N.", "a/data/0": b"", "a/DATA/0": b""}
+    start = "is a zip archive torch's reader would read differently: members 'a/data/0' and "
+    start += "'a/DATA/0' have the same name to torch's zip reader (it ignores case)"
+    end = "; refused (see: checkpoint-inspector scan)"
+    for more, also in (({}, ""), ({"a/Data/0": b""}, " (and 1 more problem(s))")):
+        with pytest.raises(CheckpointError) as e:
+            read_zip("f.pt", _zip({**twins, **more}))
+        assert e.value.reason == start + also + end
+
+
 def test_a_damaged_compressed_pickle_is_named():
     buf = io.BytesIO()
     payload = bytes(range(256)) * 64  # 16 KiB that deflate cannot shrink much
