@@ -649,6 +649,39 @@ def test_a_tar_that_is_also_a_gzip_of_another_tar_is_judged_by_the_tar_torch_rea
     )
 
 
+def test_a_hard_link_in_a_tar_checkpoint_is_read_as_the_member_it_names(tmp_path):
+    """torch's tar path extracts "storages" into a temporary folder: a hard link to a member
+    before it is written with that member's bytes, and unpickled (its payload runs, shown). The
+    scan listed nothing for it; it lists what that member imports. A link out of the folder,
+    absolute or through "..", and one to a member after it (torch's extract fails) stay unread."""
+    import io
+    import tarfile
+
+    from tests.hostile_folders import evil_pickle
+
+    def tar(path, link_to, after=b""):
+        with tarfile.open(path, "w", format=tarfile.USTAR_FORMAT) as tf:
+            for name, data in (("evil", evil_pickle(canary)), ("storages", None), ("late", after)):
+                info = tarfile.TarInfo(name)
+                if data is None:
+                    info.type, info.linkname = tarfile.LNKTYPE, link_to
+                else:
+                    info.size = len(data)
+                tf.addfile(info, io.BytesIO(data or b""))
+
+    path, canary = tmp_path / "old.tar", tmp_path / "CANARY"
+    tar(path, "evil")
+    with pytest.raises(EOFError):  # after the payload, torch finds no "tensors" pickle
+        torch.load(path, weights_only=False)
+    assert canary.exists()
+    assert scan_file(str(path)) == FileScan(
+        str(path), "torch tar", [ImportSeen("os.system", R)], findings=[_TAR]
+    )
+    for link_to in (str(tmp_path / "evil"), "../evil", "a/../../evil", "late"):
+        tar(path, link_to, after=evil_pickle(canary))
+        assert scan_file(str(path)) == FileScan(str(path), "torch tar", findings=[_TAR]), link_to
+
+
 def test_a_gzipped_tar_is_not_read_as_a_tar_checkpoint(tmp_path):
     """torch.load opens a tar uncompressed: a ``.tar.gz`` of a payload fails as a pickle
     ("invalid load key") before anything runs, so scan does not judge its members (a mode that

@@ -182,6 +182,20 @@ def tar_storages_symlink(canary: Path) -> bytes:
     return buf.getvalue()
 
 
+def tar_storages_hardlink(canary: Path) -> bytes:
+    """A tar whose ``storages`` is a hard link to a member before it: torch's extract writes
+    that member's bytes (the payload) and unpickles them."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.USTAR_FORMAT) as tf:
+        evil = tarfile.TarInfo("evil")
+        evil.size = len(payload := evil_pickle(canary))
+        tf.addfile(evil, io.BytesIO(payload))
+        member = tarfile.TarInfo("storages")
+        member.type, member.linkname = tarfile.LNKTYPE, "evil"
+        tf.addfile(member)
+    return buf.getvalue()
+
+
 def tar_long_name_chain(canary: Path) -> bytes:
     """400 GNU long-name headers in a row: tarfile recurses once per header (RecursionError)."""
     raw = b""
@@ -247,6 +261,7 @@ BUILDERS = {
     "safetensors-pickle-polyglot": safetensors_pickle_polyglot,
     "zip64-locator-two-directories": zip64_locator_two_directories,
     "tar-storages-symlink": tar_storages_symlink,
+    "tar-storages-hardlink": tar_storages_hardlink,
     "tar-long-name-chain": tar_long_name_chain,
     "gzip-tar-twin": gzip_tar_twin,
 }

@@ -122,6 +122,13 @@ def is_torch_tar(fh: Any) -> bool:
         fh.seek(start)
 
 
+def _inside(linkname: str) -> bool:
+    """A hard link's target that torch's extract (``os.link`` from its temporary folder) cannot
+    find outside it: relative, without ``..``."""
+    parts = linkname.replace("\\", "/").split("/")
+    return not linkname.startswith(("/", "\\")) and ".." not in parts
+
+
 def tar_pickles(fh: Any, limit: int) -> dict[str, bytes]:
     """The members torch's tar path unpickles (``storages``, ``tensors``, ``pickle``), each
     read only up to ``limit`` bytes: for scan to list what they import."""
@@ -134,9 +141,12 @@ def tar_pickles(fh: Any, limit: int) -> dict[str, bytes]:
                     member = tar.getmember(name)
                 except KeyError:
                     continue
-                if member.issym() or member.islnk():
+                if member.issym() or (member.islnk() and not _inside(member.linkname)):
                     continue  # torch extracts and follows it: outside the archive, not read
-                f = tar.extractfile(member)
+                try:  # a hard link is read as torch's extract copies it: the member it names
+                    f = tar.extractfile(member)
+                except KeyError:  # it names no member before it: torch's extract fails too
+                    continue
                 if f is not None:
                     out[name] = f.read(limit)
     except (tarfile.TarError, OSError, ValueError, EOFError, UnicodeDecodeError, RecursionError):
