@@ -19,7 +19,13 @@ from inspector.core.scan.walk import FileScan, ScanStatus, scan_file
 from tests.hostile.containers import BUILDERS, safetensors_polyglot_of
 
 # the builders for which torch 2.13 really runs the payload: checked in the test itself
-TORCH_RUNS = {"v7-tar", "safetensors-pickle-polyglot", "zip64-locator-two-directories"}
+TORCH_RUNS = {
+    "v7-tar",
+    "safetensors-pickle-polyglot",
+    "zip64-locator-two-directories",
+    "gzip-tar-twin",
+    "tar-storages-hardlink",
+}
 SAYS = {
     "v7-tar": "tar-format",
     "frame-past-stop": "FRAME",
@@ -33,6 +39,8 @@ SAYS = {
     "zip64-locator-two-directories": "zip64 end record is not where its locator says",
     "tar-storages-symlink": "tar-format",
     "tar-long-name-chain": "tar-format",
+    "gzip-tar-twin": "tar-format",
+    "tar-storages-hardlink": "tar-format",
 }
 
 _SYSTEM = [ImportSeen("os.system", ImportVerdict.REFUSED)]
@@ -92,6 +100,8 @@ SCANS = {
     ),
     "tar-storages-symlink": ("torch tar", [], [_TAR]),
     "tar-long-name-chain": ("torch tar", [], [_TAR]),
+    "gzip-tar-twin": ("torch tar", _SYSTEM, [_TAR]),  # the plain tar's storages, as torch reads
+    "tar-storages-hardlink": ("torch tar", _SYSTEM, [_TAR]),  # the member it links to
 }
 
 

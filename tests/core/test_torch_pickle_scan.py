@@ -634,15 +634,12 @@ def test_a_tar_checkpoint_lists_what_its_members_import_from_their_first_byte(tm
 def test_a_tar_that_is_also_a_gzip_of_another_tar_is_judged_by_the_tar_torch_reads(tmp_path):
     """torch.load's legacy path opens a tar with tarfile's mode "r:", no compression: of a file
     that is both a plain tar and a gzip stream of another tar, it unpickles the plain tar's
-    members (its payload runs, shown here). Mode "r" reads the gzipped tar first; a scan that
-    opened it so judged a benign pickle torch never reads. (Mutation testing.)"""
-    from tests.hostile.containers import gzip_tar, gzip_tar_twin
+    members (its payload runs: gzip-tar-twin, test_torch_pickle_container). Mode "r" reads the
+    gzipped tar first; a scan that opened it so judged a benign pickle torch never reads.
+    (Mutation testing.)"""
+    from tests.hostile.containers import gzip_tar
 
-    path, canary = tmp_path / "twin.tar", tmp_path / "CANARY"
-    path.write_bytes(gzip_tar_twin(canary))
-    with pytest.raises(EOFError):  # after the payload, torch finds no "tensors" pickle
-        torch.load(path, weights_only=False)
-    assert canary.exists()
+    path = tmp_path / "twin.tar"
     path.write_bytes(gzip_tar({"storages": b"\x80\x02cos\nsystem\n."}, {"storages": b"\x80\x02]."}))
     assert scan_file(str(path)) == FileScan(
         str(path), "torch tar", [ImportSeen("os.system", R)], findings=[_TAR]
@@ -652,8 +649,9 @@ def test_a_tar_that_is_also_a_gzip_of_another_tar_is_judged_by_the_tar_torch_rea
 def test_a_hard_link_in_a_tar_checkpoint_is_read_as_the_member_it_names(tmp_path):
     """torch's tar path extracts "storages" into a temporary folder: a hard link to a member
     before it is written with that member's bytes, and unpickled (its payload runs, shown). The
-    scan listed nothing for it; it lists what that member imports. A link out of the folder,
-    absolute or through "..", and one to a member after it (torch's extract fails) stay unread."""
+    scan listed nothing for it; it lists what that member imports, and so for a symbolic link
+    (copied where none can be made). A link out of the folder, absolute or through "..", and a
+    hard link to a member after it (torch's extract fails) stay unread."""
     import io
     import tarfile
 
@@ -680,6 +678,15 @@ def test_a_hard_link_in_a_tar_checkpoint_is_read_as_the_member_it_names(tmp_path
     for link_to in (str(tmp_path / "evil"), "../evil", "a/../../evil", "late"):
         tar(path, link_to, after=evil_pickle(canary))
         assert scan_file(str(path)) == FileScan(str(path), "torch tar", findings=[_TAR]), link_to
+    # a symbolic link: where none can be made (Windows), tarfile copies the member it names
+    with tarfile.open(path, "w", format=tarfile.USTAR_FORMAT) as tf:
+        info = tarfile.TarInfo("evil")
+        info.size = len(payload := evil_pickle(canary))
+        tf.addfile(info, io.BytesIO(payload))
+        link = tarfile.TarInfo("storages")
+        link.type, link.linkname = tarfile.SYMTYPE, "evil"
+        tf.addfile(link)
+    assert scan_file(str(path)).imports == [ImportSeen("os.system", R)]
 
 
 def test_a_gzipped_tar_is_not_read_as_a_tar_checkpoint(tmp_path):

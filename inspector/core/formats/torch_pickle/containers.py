@@ -123,8 +123,8 @@ def is_torch_tar(fh: Any) -> bool:
 
 
 def _inside(linkname: str) -> bool:
-    """A hard link's target that torch's extract (``os.link`` from its temporary folder) cannot
-    find outside it: relative, without ``..``."""
+    """A link's target that torch's extract (into a temporary folder) cannot find outside it:
+    relative, without ``..``."""
     parts = linkname.replace("\\", "/").split("/")
     return not linkname.startswith(("/", "\\")) and ".." not in parts
 
@@ -141,11 +141,12 @@ def tar_pickles(fh: Any, limit: int) -> dict[str, bytes]:
                     member = tar.getmember(name)
                 except KeyError:
                     continue
-                if member.issym() or (member.islnk() and not _inside(member.linkname)):
+                if (member.issym() or member.islnk()) and not _inside(member.linkname):
                     continue  # torch extracts and follows it: outside the archive, not read
-                try:  # a hard link is read as torch's extract copies it: the member it names
+                try:  # a link is read as torch's extract copies it: the member it names (a
+                    # hard link always; a symbolic one where no symlink can be made, Windows)
                     f = tar.extractfile(member)
-                except KeyError:  # it names no member before it: torch's extract fails too
+                except KeyError:  # it names no member: torch's extract fails too
                     continue
                 if f is not None:
                     out[name] = f.read(limit)
