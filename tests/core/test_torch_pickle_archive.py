@@ -220,7 +220,7 @@ def test_a_zip_torch_reads_differently_is_refused_by_its_first_problem_and_a_cou
     for more, also in (({}, ""), ({"a/Data/0": b""}, " (and 1 more problem(s))")):
         with pytest.raises(CheckpointError) as e:
             read_zip("f.pt", _zip({**twins, **more}))
-        assert e.value.reason == start + also + end
+        assert (e.value.path, e.value.reason) == ("f.pt", start + also + end)
 
 
 def test_a_damaged_compressed_pickle_is_named():
