@@ -59,7 +59,9 @@ def test_a_storage_of_another_size_than_declared_is_refused_as_torch_does(tmp_pa
         open_checkpoint(path)
 
 
-@pytest.mark.parametrize("order", [b"", b"little\n", b" little", b"LITTLE", b"middle"])
+@pytest.mark.parametrize(  # 16 bytes: the longest record read, shown whole
+    "order", [b"", b"little\n", b" little", b"LITTLE", b"middle", b"little-endian!!!"]
+)
 def test_a_byteorder_record_torch_does_not_know_is_refused(tmp_path, order):
     path = tmp_path / "m.pt"
     path.write_bytes(_zip_with_byteorder(order))
