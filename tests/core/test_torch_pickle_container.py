@@ -248,3 +248,28 @@ def test_real_torch_saves_still_scan_clean(tmp_path):
         assert scan_file(str(path)).status is ScanStatus.CLEAN
         with open_checkpoint(path) as ckpt:
             assert sorted(t.name for t in ckpt.tensors) == ["b", "w"]
+
+
+def test_each_zip_problem_names_a_long_member_by_its_first_80_characters():
+    """A hostile name is clipped, and marked so, in every problem that names it: one with a NUL,
+    two that fold to the same, an encrypted one."""
+    import io
+    import zipfile
+
+    from inspector.core.formats.torch_pickle.containers import zip_problems
+    from tests.hostile.containers import BENIGN, _zip
+
+    long = "a/" + "w" * 100
+    raw = _zip(
+        [("a/data.pkl", BENIGN), (long + "#x", b""), (long.upper(), b""), (long + "e", b"")]
+    ).replace(f"{long}#x".encode(), f"{long}\0x".encode())
+    flags = raw.rindex(f"{long}e".encode()) - 46 + 8  # its central entry's flags: bit 0
+    raw = raw[:flags] + bytes([raw[flags] | 1]) + raw[flags + 1 :]
+    clip, upper = repr(long[:80]) + "…", repr(long.upper()[:80]) + "…"
+    with zipfile.ZipFile(fh := io.BytesIO(raw)) as zf:
+        assert zip_problems(zf, fh, len(raw)) == [
+            f"member name {long[:80]!r}… holds a NUL byte",
+            f"members {clip} and {upper} have the same name to torch's zip reader (it ignores "
+            "case)",
+            f"member {(long + 'e')[:80]!r}… is encrypted",
+        ]
