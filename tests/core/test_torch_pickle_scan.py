@@ -652,23 +652,13 @@ def test_a_hard_link_in_a_tar_checkpoint_is_read_as_the_member_it_names(tmp_path
     scan listed nothing for it; it lists what that member imports, and so for a symbolic link
     (copied where none can be made). A link out of the folder, absolute or through "..", and a
     hard link to a member after it (torch's extract fails) stay unread."""
-    import io
     import tarfile
 
+    from tests.hostile.containers import tar_link
     from tests.hostile_folders import evil_pickle
 
-    def tar(path, link_to, after=b""):
-        with tarfile.open(path, "w", format=tarfile.USTAR_FORMAT) as tf:
-            for name, data in (("evil", evil_pickle(canary)), ("storages", None), ("late", after)):
-                info = tarfile.TarInfo(name)
-                if data is None:
-                    info.type, info.linkname = tarfile.LNKTYPE, link_to
-                else:
-                    info.size = len(data)
-                tf.addfile(info, io.BytesIO(data or b""))
-
     path, canary = tmp_path / "old.tar", tmp_path / "CANARY"
-    tar(path, "evil")
+    path.write_bytes(tar_link(evil_pickle(canary)))
     with pytest.raises(EOFError):  # after the payload, torch finds no "tensors" pickle
         torch.load(path, weights_only=False)
     assert canary.exists()
@@ -676,16 +666,10 @@ def test_a_hard_link_in_a_tar_checkpoint_is_read_as_the_member_it_names(tmp_path
         str(path), "torch tar", [ImportSeen("os.system", R)], findings=[_TAR]
     )
     for link_to in (str(tmp_path / "evil"), "../evil", "a/../../evil", "late"):
-        tar(path, link_to, after=evil_pickle(canary))
+        path.write_bytes(tar_link(b"", link_to, late=evil_pickle(canary)))
         assert scan_file(str(path)) == FileScan(str(path), "torch tar", findings=[_TAR]), link_to
     # a symbolic link: where none can be made (Windows), tarfile copies the member it names
-    with tarfile.open(path, "w", format=tarfile.USTAR_FORMAT) as tf:
-        info = tarfile.TarInfo("evil")
-        info.size = len(payload := evil_pickle(canary))
-        tf.addfile(info, io.BytesIO(payload))
-        link = tarfile.TarInfo("storages")
-        link.type, link.linkname = tarfile.SYMTYPE, "evil"
-        tf.addfile(link)
+    path.write_bytes(tar_link(evil_pickle(canary), kind=tarfile.SYMTYPE))
     assert scan_file(str(path)).imports == [ImportSeen("os.system", R)]
 
 

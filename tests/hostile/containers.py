@@ -182,18 +182,26 @@ def tar_storages_symlink(canary: Path) -> bytes:
     return buf.getvalue()
 
 
+def tar_link(payload: bytes, link_to: str = "evil", kind: bytes = tarfile.LNKTYPE,
+             late: bytes = b"") -> bytes:  # fmt: skip
+    """A tar of ``evil`` (``payload``), then ``storages``, a link of ``kind`` to ``link_to``,
+    then ``late``."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.USTAR_FORMAT) as tf:
+        for name, data in (("evil", payload), ("storages", None), ("late", late)):
+            member = tarfile.TarInfo(name)
+            if data is None:
+                member.type, member.linkname = kind, link_to
+            else:
+                member.size = len(data)
+            tf.addfile(member, io.BytesIO(data or b""))
+    return buf.getvalue()
+
+
 def tar_storages_hardlink(canary: Path) -> bytes:
     """A tar whose ``storages`` is a hard link to a member before it: torch's extract writes
     that member's bytes (the payload) and unpickles them."""
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w", format=tarfile.USTAR_FORMAT) as tf:
-        evil = tarfile.TarInfo("evil")
-        evil.size = len(payload := evil_pickle(canary))
-        tf.addfile(evil, io.BytesIO(payload))
-        member = tarfile.TarInfo("storages")
-        member.type, member.linkname = tarfile.LNKTYPE, "evil"
-        tf.addfile(member)
-    return buf.getvalue()
+    return tar_link(evil_pickle(canary))
 
 
 def tar_long_name_chain(canary: Path) -> bytes:
