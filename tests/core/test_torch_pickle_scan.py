@@ -650,8 +650,8 @@ def test_a_hard_link_in_a_tar_checkpoint_is_read_as_the_member_it_names(tmp_path
     """torch's tar path extracts "storages" into a temporary folder: a hard link to a member
     before it is written with that member's bytes, and unpickled (its payload runs, shown). The
     scan listed nothing for it; it lists what that member imports, and so for a symbolic link
-    (copied where none can be made). A link out of the folder, absolute or through "..", and a
-    hard link to a member after it (torch's extract fails) stay unread."""
+    (copied where none can be made). A link that names no member before it (a file outside, or
+    a member after it: torch's extract fails) stays unread; the tar's finding says so."""
     import tarfile
 
     from tests.hostile.containers import tar_link
@@ -665,9 +665,15 @@ def test_a_hard_link_in_a_tar_checkpoint_is_read_as_the_member_it_names(tmp_path
     assert scan_file(str(path)) == FileScan(
         str(path), "torch tar", [ImportSeen("os.system", R)], findings=[_TAR]
     )
-    for link_to in (str(tmp_path / "evil"), "../evil", "a/../../evil", "late"):
+    for link_to in ("x/../evil", "./evil"):  # tarfile looks the member up by its normal path
+        path.write_bytes(tar_link(evil_pickle(canary), link_to))
+        assert scan_file(str(path)).imports == [ImportSeen("os.system", R)], link_to
+    for link_to in (str(tmp_path / "evil"), "../evil", "a/../../evil", "late"):  # no member
         path.write_bytes(tar_link(b"", link_to, late=evil_pickle(canary)))
         assert scan_file(str(path)) == FileScan(str(path), "torch tar", findings=[_TAR]), link_to
+    # a member named "../evil": torch reads it unless a file ../evil is beside its folder
+    path.write_bytes(tar_link(evil_pickle(canary), "../evil", first="../evil"))
+    assert scan_file(str(path)).imports == [ImportSeen("os.system", R)]
     # a symbolic link: where none can be made (Windows), tarfile copies the member it names
     path.write_bytes(tar_link(evil_pickle(canary), kind=tarfile.SYMTYPE))
     assert scan_file(str(path)).imports == [ImportSeen("os.system", R)]

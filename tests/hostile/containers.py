@@ -183,12 +183,12 @@ def tar_storages_symlink(canary: Path) -> bytes:
 
 
 def tar_link(payload: bytes, link_to: str = "evil", kind: bytes = tarfile.LNKTYPE,
-             late: bytes = b"") -> bytes:  # fmt: skip
-    """A tar of ``evil`` (``payload``), then ``storages``, a link of ``kind`` to ``link_to``,
+             late: bytes = b"", first: str = "evil") -> bytes:  # fmt: skip
+    """A tar of ``first`` (``payload``), then ``storages``, a link of ``kind`` to ``link_to``,
     then ``late``."""
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w", format=tarfile.USTAR_FORMAT) as tf:
-        for name, data in (("evil", payload), ("storages", None), ("late", late)):
+        for name, data in ((first, payload), ("storages", None), ("late", late)):
             member = tarfile.TarInfo(name)
             if data is None:
                 member.type, member.linkname = kind, link_to

@@ -122,13 +122,6 @@ def is_torch_tar(fh: Any) -> bool:
         fh.seek(start)
 
 
-def _inside(linkname: str) -> bool:
-    """A link's target that torch's extract (into a temporary folder) cannot find outside it:
-    relative, without ``..``."""
-    parts = linkname.replace("\\", "/").split("/")
-    return not linkname.startswith(("/", "\\")) and ".." not in parts
-
-
 def tar_pickles(fh: Any, limit: int) -> dict[str, bytes]:
     """The members torch's tar path unpickles (``storages``, ``tensors``, ``pickle``), each
     read only up to ``limit`` bytes: for scan to list what they import."""
@@ -141,13 +134,12 @@ def tar_pickles(fh: Any, limit: int) -> dict[str, bytes]:
                     member = tar.getmember(name)
                 except KeyError:
                     continue
-                if (member.issym() or member.islnk()) and not _inside(member.linkname):
-                    continue  # torch extracts and follows it: outside the archive, not read
-                try:  # a link is read as torch's extract copies it: the member it names (a
-                    # hard link always; a symbolic one where no symlink can be made, Windows)
+                try:  # a link is read as torch's extract copies it where no file on disk
+                    # is its target: the member tarfile's lookup finds (a symbolic link is
+                    # copied so where none can be made, on Windows)
                     f = tar.extractfile(member)
-                except KeyError:  # it names no member: torch's extract fails too
-                    continue
+                except KeyError:  # it names no member: torch's extract fails, or links to a
+                    continue  # file outside (unknown here, and the tar finding says so)
                 if f is not None:
                     out[name] = f.read(limit)
     except (tarfile.TarError, OSError, ValueError, EOFError, UnicodeDecodeError, RecursionError):
