@@ -63,11 +63,9 @@ def _every_float(plain: list, quantized: bool, target: str) -> str:
     n_float = sum(1 for t in plain if t.dtype.is_float)
     if n_float == 0:
         return "no float tensor besides the quantized weights" if quantized else "no float tensor"
-    return (
-        f"the 1 float tensor is {target}"
-        if n_float == 1
-        else (f"all {n_float} float tensors are {target}")
-    )
+    if n_float == 1:
+        return f"the 1 float tensor is {target}"
+    return f"all {n_float} float tensors are {target}"
 
 
 def _quant_line(quant) -> str:
