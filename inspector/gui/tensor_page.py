@@ -107,6 +107,7 @@ class TensorPage(QWidget):
         self.tree_split.installEventFilter(self)
         self.columns = TableColumns(self.table, self.fontMetrics())
         self.columns.sig_hidden_changed.connect(self.sig_hidden_columns_changed)
+        self.model.modelReset.connect(self._dtypes_changed)
         self.model.modelReset.connect(self._names_changed)
         self._hint_only = False
         self._tabs: set[PlotTab] = set()  # the tabs shown, kept across a resize
@@ -291,7 +292,7 @@ class TensorPage(QWidget):
     def set_quant(self, layout: QuantLayout | None) -> None:
         """A quantized checkpoint: one row per weight, its companions behind "Show scales"."""
         self.model.set_quant(layout)
-        self.columns.set_dtypes(self.model.dtype_texts())  # a weight's stored type: F8_E4M3
+        self._dtypes_changed()  # a weight's stored type: F8_E4M3
         self.show_scales.setVisible(self.model.has_companions)
         self.update_count()
 
@@ -342,8 +343,12 @@ class TensorPage(QWidget):
         self._names_changed()
 
     def _names_changed(self) -> None:
-        self.columns.set_dtypes(self.model.dtype_texts())
         self.columns.set_names(self.model.widest_shown_names())
+
+    def _dtypes_changed(self) -> None:
+        """The DType column's texts change with the rows and the quantized weights, not with
+        the filter: fitted on those alone."""
+        self.columns.set_dtypes(self.model.dtype_texts())
 
     def _select_row(self, row: int) -> None:
         idx = self.model.index(row, 0)
